@@ -1,0 +1,329 @@
+"""The ``mtplug`` command: argparse subcommands over the package.
+
+Results go to stdout, logs and progress to stderr. Bad input ends the program with a
+one-line ``mtplug: error: FILE:LINE: what was expected`` and exit status 2; nothing
+is half-written because every writer goes through a temporary file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Callable, Sequence
+
+from . import __version__
+from .errors import InputError
+
+EXIT_INPUT_ERROR = 2
+
+EXAMPLES = """\
+examples:
+  mtplug example                                   # score, extract and optimize the bundled example
+  mtplug score --hyp out.txt --ref ref.0 ref.1     # corpus BLEU of a translation
+  mtplug extract --nbest run1.best100.out.gz --ref ref.0 --ffile run1.features.dat --scfile run1.scores.dat
+  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt --out weights.txt
+"""
+
+
+# ---------------------------------------------------------------------------- helpers
+def _log(args, message: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(message, file=sys.stderr, flush=True)
+
+
+def _progress(args, paths: Sequence[str], desc: str) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
+    """A byte-count progress callback (tqdm on a terminal, nothing otherwise) and its closer."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return None, lambda: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None, lambda: None
+    total = sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=desc, file=sys.stderr, leave=False)
+    return bar.update, bar.close
+
+
+def _bleu_config(args):
+    from .metrics.bleu import BleuConfig
+
+    return BleuConfig(reflen=args.reflen, lowercase=args.lowercase)
+
+
+def _references(args):
+    from .formats.references import read_devset, read_references
+
+    if args.devset:
+        return read_devset(args.devset)
+    if not args.ref:
+        raise InputError("no references: give --ref FILE [FILE ...] or --devset FILE")
+    return read_references(args.ref)
+
+
+def _split_list(values: Sequence[str] | None) -> list[str]:
+    """Flags given as comma lists and/or repeated (as mert-moses.pl passes them)."""
+    out: list[str] = []
+    for v in values or ():
+        out.extend(p for p in v.split(",") if p)
+    return out
+
+
+def _add_reference_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("references and BLEU")
+    g.add_argument("--ref", "-r", nargs="+", action="extend", metavar="FILE",
+                   help="reference files, line i = sentence i (several: one per reference set)")
+    g.add_argument("--devset", metavar="FILE", help="cdec devset instead: 'source ||| ref1 ||| ref2' lines")
+    g.add_argument("--reflen", choices=("closest", "shortest", "average"), default="closest",
+                   help="effective reference length (default: closest, ties to the shorter)")
+    g.add_argument("--lowercase", action="store_true", help="compare case-insensitively")
+
+
+def _load_corpus(args):
+    """The n-best store from --nbest/--ref, --ffile/--scfile or --store."""
+    from .corpus import NbestCorpus
+    from .formats.mert_data import read_mert_data
+
+    sources = sum(bool(x) for x in (args.nbest, args.ffile, args.store))
+    if sources != 1:
+        raise InputError("give exactly one input: --nbest FILE... (with --ref), --ffile/--scfile, or --store")
+    t0 = time.perf_counter()
+    if args.nbest:
+        update, close = _progress(args, args.nbest, "reading n-best")
+        try:
+            corpus = NbestCorpus.from_nbest(args.nbest, _references(args), _bleu_config(args), progress=update)
+        finally:
+            close()
+    elif args.ffile:
+        corpus = read_mert_data(_split_list(args.ffile), _split_list(args.scfile))
+    else:
+        corpus = NbestCorpus.load(args.store)
+    _log(args, f"read {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
+               f"{corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features "
+               f"in {time.perf_counter() - t0:.2f} s")
+    return corpus
+
+
+def _add_input_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("input (one of)")
+    g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE",
+                   help="Moses n-best or cdec k-best files (merged; gzip read transparently)")
+    g.add_argument("--ffile", action="append", metavar="F1,F2", help="Moses features.dat files (comma list or repeated)")
+    g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
+    g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
+    _add_reference_args(p)
+
+
+# ---------------------------------------------------------------------------- commands
+def cmd_score(args) -> int:
+    from .corpus import NbestCorpus
+
+    refs = _references(args)
+    corpus = NbestCorpus.from_plain(args.hyp, refs, _bleu_config(args))
+    score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
+    signature = _signature(args, refs)
+    if args.json:
+        print(json.dumps({"name": "BLEU", **score.as_dict(), "signature": signature}))
+    else:
+        print(f"{score.format()} {signature}")
+    return 0
+
+
+def _signature(args, refs) -> str:
+    """Everything that changes the number, as sacrebleu's signature does."""
+    nrefs = refs.uniform_count or "var"
+    case = "lc" if args.lowercase else "mixed"
+    return f"nrefs:{nrefs}|case:{case}|reflen:{args.reflen}|tok:none|smooth:none|version:mtplug-{__version__}"
+
+
+def cmd_extract(args) -> int:
+    from .formats.mert_data import read_mert_data, write_features, write_scores
+
+    if not args.nbest:
+        raise InputError("extract needs --nbest FILE [FILE ...]")
+    corpus = _load_corpus(args)
+    prev_f, prev_s = _split_list(args.prev_ffile), _split_list(args.prev_scfile)
+    if prev_f or prev_s:
+        prev = read_mert_data(prev_f, prev_s)
+        if prev.feature_names[: prev.n_dense] != corpus.feature_names[: corpus.n_dense]:
+            raise InputError("the previous features files have other dense features than the n-best list",
+                             prev_f[0])
+        corpus = _merge_without_strings(prev, corpus)
+    if args.ffile_out:
+        write_features(args.ffile_out, corpus)
+    if args.scfile_out:
+        write_scores(args.scfile_out, corpus)
+    if args.store_out:
+        corpus.save(args.store_out)
+    _log(args, f"wrote {corpus.n_hypotheses} hypotheses")
+    return 0
+
+
+def _merge_without_strings(prev, corpus):
+    """Merge an n-best store into one read from features/scores files (Moses's
+    --prev-ffile): rows are compared on features and statistics only."""
+    arrays = {
+        "sent_ids": _sentence_of_rows(corpus), "dense": corpus.dense, "stats": corpus.stats,
+        "sparse_indptr": corpus.sparse_indptr,
+    }
+    arrays["sparse_ids"], arrays["sparse_values"] = _remap_ids(corpus, prev)
+    prev.merge_arrays(arrays)
+    return prev
+
+
+def _sentence_of_rows(corpus):
+    import numpy as np
+
+    return np.repeat(np.arange(corpus.n_sentences, dtype=np.int32), np.diff(corpus.sent_offsets))
+
+
+def _remap_ids(src, dst):
+    """Sparse feature ids of ``src`` re-interned into ``dst``'s feature space."""
+    import numpy as np
+
+    names = src.feature_names
+    from ._ext import _rows
+
+    table = np.array([dst.space.names.add(n.encode("utf-8")) for n in names] or [0], dtype=np.int32)
+    ids = np.ascontiguousarray(table[src.sparse_ids]) if len(src.sparse_ids) else src.sparse_ids.copy()
+    values = src.sparse_values.copy()
+    _rows.sort_csr_rows(src.sparse_indptr, ids, values)
+    return ids, values
+
+
+def cmd_optimize(args) -> int:
+    import numpy as np
+
+    from .formats.weights import Weights, detect_weights_format, read_weights, write_weights
+    from .optimizers.registry import get_optimizer
+
+    algorithm = get_optimizer(args.algorithm)
+    options = {name: getattr(args, name) for name in algorithm.options}
+    corpus = _load_corpus(args)
+    corpus.check_complete()
+    if corpus.stats.shape[1] == 0:
+        raise InputError("no BLEU statistics: give references (--ref or --devset)")
+    names = corpus.feature_names
+    in_fmt = detect_weights_format(args.init)
+    start_w = read_weights(args.init, in_fmt, feature_names=names[: corpus.n_dense])
+    start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
+    _log(args, f"start: BLEU = {corpus.bleu_of(start).score:.6f}")
+    t0 = time.perf_counter()
+    result = algorithm(**options).optimize(corpus, start, args.seed)
+    _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
+    out_fmt = args.out_format or in_fmt
+    out_w = Weights.from_array(names, result.weights)
+    if out_fmt == "moses-ini":
+        write_weights(args.out, out_w, out_fmt, template=args.init)
+    else:
+        write_weights(args.out, out_w, out_fmt, feature_names=names[: corpus.n_dense] if out_fmt in (
+            "init-opt", "weights-txt", "dense-init", "mira-out") else None)
+    _log(args, f"end: BLEU = {result.score:.6f}")
+    print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
+                      "out": args.out, **result.info}))
+    return 0
+
+
+def cmd_example(args) -> int:
+    """Run score → extract → optimize on the example bundled with the package."""
+    import tempfile
+    from importlib import resources
+
+    data = resources.files("mtplug") / "data" / "example"
+    nbest, ref, init = (str(data / n) for n in ("run1.best100.out.gz", "ref.0", "run1.init.opt"))
+    workdir = args.workdir or tempfile.mkdtemp(prefix="mtplug-example-")
+    os.makedirs(workdir, exist_ok=True)
+    print(f"example data: {data}\nworking directory: {workdir}")
+    common = ["--ref", ref] + (["--quiet"] if args.quiet else [])
+    steps = [
+        ["extract", "--nbest", nbest, *common, "--ffile", os.path.join(workdir, "features.dat"),
+         "--scfile", os.path.join(workdir, "scores.dat"), "--store", os.path.join(workdir, "store.npz")],
+        ["optimize", "none", "--store", os.path.join(workdir, "store.npz"), "--init", init,
+         "--out", os.path.join(workdir, "weights.opt"), *(["--quiet"] if args.quiet else [])],
+    ]
+    for step in steps:
+        print("$ mtplug " + " ".join(step), flush=True)
+        rc = main(step)
+        if rc:
+            return rc
+    return 0
+
+
+# ---------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    from .optimizers.registry import OPTIMIZERS
+
+    parser = argparse.ArgumentParser(
+        prog="mtplug", description="Tune the feature weights of SMT systems (Moses, cdec).",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"mtplug {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def add(name, func, help, examples=""):
+        p = sub.add_parser(name, help=help, description=help, epilog=examples,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
+        p.set_defaults(func=func)
+        return p
+
+    p = add("score", cmd_score, "corpus BLEU of a translation (one hypothesis per line)",
+            "example:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n")
+    p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text line")
+    _add_reference_args(p)
+
+    p = add("extract", cmd_extract, "n-best lists + references -> Moses features.dat / scores.dat (and a store)",
+            "example:\n  mtplug extract --nbest run2.best100.out.gz --ref ref.0 --ffile run2.features.dat \\\n"
+            "      --scfile run2.scores.dat --prev-ffile run1.features.dat --prev-scfile run1.scores.dat\n")
+    g = p.add_argument_group("input")
+    g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE", help="n-best/k-best files")
+    g.add_argument("--prev-ffile", action="append", metavar="F1,F2", help="earlier features.dat to merge")
+    g.add_argument("--prev-scfile", action="append", metavar="S1,S2", help="earlier scores.dat to merge")
+    _add_reference_args(p)
+    o = p.add_argument_group("output (any of)")
+    o.add_argument("--ffile", dest="ffile_out", metavar="FILE", help="write features.dat")
+    o.add_argument("--scfile", dest="scfile_out", metavar="FILE", help="write scores.dat")
+    o.add_argument("--store", dest="store_out", metavar="FILE.npz", help="write the n-best store (binary)")
+    p.set_defaults(ffile=None, store=None)
+
+    p = add("optimize", cmd_optimize, "tune weights over accumulated n-best lists",
+            "example:\n  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt "
+            "--out weights.txt\n")
+    algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
+    for name, cls in OPTIMIZERS.items():
+        a = algos.add_parser(name, help=cls.help, description=cls.help)
+        a.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
+        _add_input_args(a)
+        g = a.add_argument_group("weights")
+        g.add_argument("--init", required=True, metavar="FILE",
+                       help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content)")
+        g.add_argument("--out", required=True, metavar="FILE", help="where to write the tuned weights")
+        g.add_argument("--out-format", metavar="FMT", help="format of --out (default: that of --init)")
+        g.add_argument("--seed", type=int, default=0, help="random seed (default 0); written to the log")
+        g.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+        if cls.options:
+            g = a.add_argument_group(f"{name} options")
+            for opt, kwargs in cls.options.items():
+                g.add_argument("--" + opt.replace("_", "-"), dest=opt, **kwargs)
+
+    p = add("example", cmd_example, "run extract and optimize on the example data bundled with mtplug")
+    p.add_argument("--workdir", metavar="DIR", help="where to write the outputs (default: a new temp dir)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as err:
+        print(f"mtplug: error: {err}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print("mtplug: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,385 @@
+"""NbestCorpus: accumulated n-best lists as flat arrays — the one structure optimizers see.
+
+Layout (``n`` hypotheses over ``S`` sentences, hypotheses grouped by sentence)::
+
+    sent_offsets   int64   [S + 1]       hypotheses of sentence s: rows sent_offsets[s]:sent_offsets[s+1]
+    dense          float64 [n, n_dense]  dense features (feature ids 0 .. n_dense-1)
+    sparse_indptr  int64   [n + 1]       CSR rows of the sparse features (ids >= n_dense,
+    sparse_ids     int32   [nnz]           sorted within a row)
+    sparse_values  float64 [nnz]
+    stats          int32   [n, 9]        BLEU statistics (mtplug.metrics.bleu.STATS_LAYOUT)
+    hyp_indptr     int64   [n + 1]       hypothesis i = LEB128-coded word ids in
+    hyp_bytes      uint8                   hyp_bytes[hyp_indptr[i]:hyp_indptr[i+1]] (None when
+                                           the store came from features.dat/scores.dat)
+
+Dense features are kept as a block rather than as CSR entries: every hypothesis has
+all of them, so ids would only double their memory. A full weight vector is indexed
+by feature id: ``weights[:n_dense]`` for the dense block, ``weights[id]`` for sparse.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ._ext import _rows
+from ._ext._nbest_scan import Vocabulary, decode_hypotheses
+from .errors import InputError
+from .fileio import atomic_output
+from .metrics.bleu import N_STATS, REFLEN_CODES, BleuConfig
+
+_FORMAT_VERSION = 1
+
+
+@dataclass
+class FeatureSpace:
+    """Feature names (dense columns first) and the Moses dense-label layout.
+
+    ``labels[i]`` (e.g. ``TranslationModel0``) owns columns
+    ``label_base[i] .. label_base[i] + label_count[i] - 1``, named ``<label>_<k>``.
+    """
+
+    names: Vocabulary = field(default_factory=Vocabulary)
+    labels: Vocabulary = field(default_factory=Vocabulary)
+    label_base: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    label_count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    n_dense: int = 0
+
+    @property
+    def feature_names(self) -> list[str]:
+        return self.names.words()
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def set_layout(self, n_dense: int, label_base: np.ndarray, label_count: np.ndarray) -> None:
+        """Record the dense layout a scanner fixed (or confirmed)."""
+        self.n_dense = int(n_dense)
+        self.label_base = np.ascontiguousarray(label_base, dtype=np.int32)
+        self.label_count = np.ascontiguousarray(label_count, dtype=np.int32)
+
+    def define_dense(self, dense_names: Sequence[str], path: str | None = None) -> None:
+        """Fix the dense layout from column names ``Label_k`` (as in a features.dat header).
+
+        If a layout exists already, the names must equal it.
+        """
+        dense_names = list(dense_names)
+        if self.n_dense or len(self.names):
+            have = self.names.words()[: self.n_dense]
+            if have != dense_names:
+                raise InputError(
+                    f"dense features {' '.join(dense_names)} differ from the earlier {' '.join(have)}", path
+                )
+            return
+        bases: list[int] = []
+        counts: list[int] = []
+        for j, name in enumerate(dense_names):
+            label, _, k = name.rpartition("_")
+            if not label or not k.isdigit():
+                label, k = name, "0"
+            if self.labels.get(label.encode()) < 0:
+                self.labels.add(label.encode())
+                bases.append(j)
+                counts.append(0)
+            counts[-1] += 1
+            if self.names.add(name.encode()) != j:
+                raise InputError(f"dense feature {name!r} named twice", path)
+        self.set_layout(len(dense_names), np.asarray(bases), np.asarray(counts))
+
+    def to_arrays(self) -> dict:
+        na, no = self.names.to_arrays()
+        la, lo = self.labels.to_arrays()
+        return {"fs_names": na, "fs_names_off": no, "fs_labels": la, "fs_labels_off": lo,
+                "fs_label_base": self.label_base, "fs_label_count": self.label_count,
+                "fs_n_dense": np.int64(self.n_dense)}
+
+    @classmethod
+    def from_arrays(cls, z) -> "FeatureSpace":
+        return cls(Vocabulary.from_arrays(z["fs_names"], z["fs_names_off"]),
+                   Vocabulary.from_arrays(z["fs_labels"], z["fs_labels_off"]),
+                   np.ascontiguousarray(z["fs_label_base"]), np.ascontiguousarray(z["fs_label_count"]),
+                   int(z["fs_n_dense"]))
+
+
+class NbestCorpus:
+    """Accumulated n-best lists of a tuning set (see the module docstring for the arrays).
+
+    Build it with :meth:`from_nbest` or :meth:`from_mert_data` (mtplug.formats.mert_data),
+    grow it with :meth:`add_nbest`; entries identical in sentence, hypothesis,
+    features and statistics are stored once.
+    """
+
+    def __init__(self, *, n_sentences: int, bleu: BleuConfig = BleuConfig(), references=None,
+                 ref_len_divisor: int = 1, words: Vocabulary | None = None,
+                 space: FeatureSpace | None = None, has_strings: bool = True):
+        self.bleu = bleu
+        self.references = references          # encoded (sent_ptr, tok_ptr, tokens) or None
+        self.ref_len_divisor = int(ref_len_divisor)
+        self.words = words if words is not None else Vocabulary()
+        self.space = space if space is not None else FeatureSpace()
+        self.sent_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
+        self.dense = np.zeros((0, 0), dtype=np.float64)
+        self.sparse_indptr = np.zeros(1, dtype=np.int64)
+        self.sparse_ids = np.zeros(0, dtype=np.int32)
+        self.sparse_values = np.zeros(0, dtype=np.float64)
+        self.stats = np.zeros((0, N_STATS if references is not None else 0), dtype=np.int32)
+        self.hyp_indptr = np.zeros(1, dtype=np.int64) if has_strings else None
+        self.hyp_bytes = np.zeros(0, dtype=np.uint8) if has_strings else None
+        self._word_list: list[str] | None = None
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_nbest(cls, paths: Sequence[str], references=None, bleu: BleuConfig = BleuConfig(),
+                   progress: Callable[[int], None] | None = None) -> "NbestCorpus":
+        """Read n-best/k-best files (merged, deduplicated) and, with ``references``
+        (a :class:`mtplug.formats.references.References`), their BLEU statistics."""
+        from .formats.references import encode_references
+
+        words = Vocabulary()
+        enc = None
+        divisor = 1
+        n_sent = 0
+        if references is not None:
+            if bleu.reflen == "average" and references.uniform_count is None:
+                raise InputError("reflen=average needs the same number of references for every sentence",
+                                 references.source)
+            enc = encode_references(references, words, bleu.lowercase)
+            divisor = bleu.ref_len_divisor(references.uniform_count or 1)
+            n_sent = len(references)
+        corpus = cls(n_sentences=n_sent, bleu=bleu, references=enc, ref_len_divisor=divisor, words=words)
+        corpus.add_nbest(paths, progress=progress)
+        return corpus
+
+    @classmethod
+    def from_plain(cls, path: str, references, bleu: BleuConfig = BleuConfig()) -> "NbestCorpus":
+        """One hypothesis per sentence from a plain text file (line i = sentence i)."""
+        corpus = cls.from_nbest([], references, bleu)
+        corpus.add_nbest([path], plain=True)
+        return corpus
+
+    def add_nbest(self, paths: Sequence[str], progress: Callable[[int], None] | None = None,
+                  plain: bool = False) -> int:
+        """Parse and merge more n-best files (e.g. the next iteration's); returns the
+        number of new unique hypotheses. ``plain``: the files hold one hypothesis per
+        line (see :func:`mtplug.formats.nbest.scan_nbest`)."""
+        from .formats.nbest import scan_nbest
+
+        if self.hyp_indptr is None:
+            raise ValueError("cannot add n-best lists to a store read from features/scores files")
+        added = 0
+        for path in paths:
+            arrays = scan_nbest(path, words=self.words, space=self.space, refs=self.references,
+                                reflen_code=REFLEN_CODES[self.bleu.reflen], lowercase=self.bleu.lowercase,
+                                progress=progress, plain=plain)
+            added += self.merge_arrays(arrays)
+        self._word_list = None
+        return added
+
+    def merge_arrays(self, a: dict) -> int:
+        """Merge rows given as arrays (keys as returned by ``scan_nbest``) into the store.
+
+        Rows keep their order: per sentence, existing rows first, then new rows in
+        input order; a row equal to an earlier one of its sentence is dropped.
+        Returns the number of rows added.
+        """
+        new_sids = np.ascontiguousarray(a["sent_ids"], dtype=np.int64)
+        n_old = self.n_hypotheses
+        n_sent = max(self.n_sentences, int(new_sids.max()) + 1 if len(new_sids) else 0)
+        if self.references is None and n_sent > self.n_sentences:
+            grown = np.full(n_sent + 1, self.sent_offsets[-1], dtype=np.int64)
+            grown[: len(self.sent_offsets)] = self.sent_offsets
+            self.sent_offsets = grown
+        old_sids = np.repeat(np.arange(self.n_sentences, dtype=np.int64), np.diff(self.sent_offsets))
+        dense = a["dense"] if n_old == 0 else np.concatenate([self.dense, a["dense"]])
+        stats = a["stats"] if n_old == 0 else np.concatenate([self.stats, a["stats"]])
+        sp_indptr, sp_ids, sp_vals = _concat_csr(
+            (self.sparse_indptr, self.sparse_ids, self.sparse_values),
+            (a["sparse_indptr"], a["sparse_ids"], a["sparse_values"]), n_old)
+        if self.hyp_indptr is not None:
+            hyp_indptr, hyp_bytes, _ = _concat_csr((self.hyp_indptr, self.hyp_bytes, None),
+                                                   (a["hyp_indptr"], a["hyp_bytes"], None), n_old)
+        else:
+            hyp_indptr, hyp_bytes = np.zeros(0, np.int64), np.zeros(0, np.uint8)
+        sids = new_sids if n_old == 0 else np.concatenate([old_sids, new_sids])
+        del old_sids
+        if len(sids) > 1 and np.all(sids[1:] >= sids[:-1]):
+            order = np.arange(len(sids), dtype=np.int64)
+        else:
+            order = np.argsort(sids, kind="stable").astype(np.int64)
+        counts = np.bincount(sids, minlength=len(self.sent_offsets) - 1)
+        group_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=group_offsets[1:])
+        keep = np.empty(len(sids), dtype=np.uint8)
+        kept = _rows.duplicate_mask(order, group_offsets, _as_bytes_rows(dense), sp_indptr, sp_ids, sp_vals,
+                                    _as_bytes_rows(stats), hyp_indptr, hyp_bytes, keep)
+        if kept == len(sids) and order[-1] == len(order) - 1 and np.all(np.diff(order) == 1):
+            rows = None  # already grouped and unique: adopt the arrays as they are
+        else:
+            rows = order[keep.view(bool)]
+            counts = np.bincount(sids[rows], minlength=len(counts))
+            np.cumsum(counts, out=group_offsets[1:])
+        del sids, order, keep
+        if rows is not None:
+            dense = dense[rows]
+            stats = stats[rows]
+            ip, data = _rows.gather_csr(sp_indptr, sp_ids.view(np.uint8), 4, rows)
+            _, vdata = _rows.gather_csr(sp_indptr, sp_vals.view(np.uint8), 8, rows)
+            sp_indptr, sp_ids, sp_vals = ip, data.view(np.int32), vdata.view(np.float64)
+            if self.hyp_indptr is not None:
+                hyp_indptr, hyp_bytes = _rows.gather_csr(hyp_indptr, hyp_bytes, 1, rows)
+        self.dense = np.ascontiguousarray(dense)
+        self.stats = np.ascontiguousarray(stats)
+        self.sparse_indptr, self.sparse_ids, self.sparse_values = sp_indptr, sp_ids, sp_vals
+        if self.hyp_indptr is not None:
+            self.hyp_indptr, self.hyp_bytes = hyp_indptr, hyp_bytes
+        self.sent_offsets = group_offsets
+        return self.n_hypotheses - n_old
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sent_offsets) - 1
+
+    @property
+    def n_hypotheses(self) -> int:
+        return int(self.sent_offsets[-1])
+
+    @property
+    def n_dense(self) -> int:
+        return self.space.n_dense
+
+    @property
+    def n_features(self) -> int:
+        return len(self.space)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return self.space.feature_names
+
+    def sparse_row(self, h: int) -> list[tuple[int, float]]:
+        """Sparse entries ``(feature id, value)`` of hypothesis ``h``."""
+        lo, hi = self.sparse_indptr[h], self.sparse_indptr[h + 1]
+        return list(zip(self.sparse_ids[lo:hi].tolist(), self.sparse_values[lo:hi].tolist()))
+
+    def hypotheses(self, start: int, stop: int) -> list[str]:
+        """Hypothesis strings ``start .. stop-1`` (tokens joined by one space)."""
+        if self.hyp_indptr is None:
+            raise ValueError("this store holds no hypothesis strings")
+        if self._word_list is None or len(self._word_list) != len(self.words):
+            self._word_list = self.words.words()
+        ptr, toks = decode_hypotheses(self.hyp_bytes, self.hyp_indptr, start, stop)
+        wl = self._word_list
+        return [" ".join([wl[t] for t in toks[ptr[i]:ptr[i + 1]]]) for i in range(stop - start)]
+
+    def check_complete(self) -> None:
+        """Raise InputError if a sentence has no hypotheses (optimizers need one each)."""
+        empty = np.flatnonzero(np.diff(self.sent_offsets) == 0)
+        if len(empty):
+            raise InputError(f"sentence {int(empty[0])} has no hypotheses "
+                             f"({len(empty)} of {self.n_sentences} sentences are empty)")
+
+    def scores(self, weights: np.ndarray) -> np.ndarray:
+        """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features])."""
+        w = np.ascontiguousarray(weights, dtype=np.float64)
+        if w.shape != (self.n_features,):
+            raise ValueError(f"weights must have shape ({self.n_features},), got {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("weights must be finite")
+        out = np.empty(self.n_hypotheses, dtype=np.float64)
+        _rows.hyp_scores(self.dense, self.sparse_indptr, self.sparse_ids,
+                         self.sparse_values, w, out)
+        return out
+
+    def one_best(self, weights: np.ndarray) -> np.ndarray:
+        """Row index of the best hypothesis per sentence, int64 [S] (ties: first row)."""
+        self.check_complete()
+        out = np.empty(self.n_sentences, dtype=np.int64)
+        _rows.argmax_per_sentence(self.scores(weights), self.sent_offsets, out)
+        return out
+
+    def corpus_stats(self, rows: np.ndarray) -> np.ndarray:
+        """Summed BLEU statistics int64 [9] of the given rows."""
+        if self.stats.shape[1] == 0:
+            raise ValueError("this store has no BLEU statistics (no references were given)")
+        return self.stats[rows].sum(axis=0, dtype=np.int64)
+
+    def bleu_of(self, weights: np.ndarray):
+        """Corpus BLEU (mtplug.metrics.bleu.BleuScore) of the 1-best under ``weights``."""
+        return self.bleu_of_rows(self.one_best(weights))
+
+    def bleu_of_rows(self, rows: np.ndarray):
+        """Corpus BLEU (BleuScore) of the hypotheses ``rows`` (one per sentence, int64)."""
+        from .metrics.bleu import corpus_bleu_from_stats
+
+        return corpus_bleu_from_stats(self.corpus_stats(rows), self.ref_len_divisor)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str) -> None:
+        """Write the whole store to one ``.npz`` file (atomically)."""
+        arrays = dict(
+            version=np.int64(_FORMAT_VERSION), sent_offsets=self.sent_offsets, dense=self.dense,
+            sparse_indptr=self.sparse_indptr, sparse_ids=self.sparse_ids, sparse_values=self.sparse_values,
+            stats=self.stats, ref_len_divisor=np.int64(self.ref_len_divisor),
+            reflen=np.array(self.bleu.reflen), lowercase=np.bool_(self.bleu.lowercase),
+            **self.space.to_arrays(),
+        )
+        wa, wo = self.words.to_arrays()
+        arrays.update(words=wa, words_off=wo)
+        if self.hyp_indptr is not None:
+            arrays.update(hyp_indptr=self.hyp_indptr, hyp_bytes=self.hyp_bytes)
+        if self.references is not None:
+            arrays.update(ref_sent_ptr=self.references[0], ref_tok_ptr=self.references[1],
+                          ref_tokens=self.references[2])
+        with atomic_output(path, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    @classmethod
+    def load(cls, path: str) -> "NbestCorpus":
+        """Read a store written by :meth:`save`."""
+        path = os.fspath(path)
+        try:
+            z = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"not an mtplug store ({exc})", path) from None
+        with z:
+            if "version" not in z or int(z["version"]) != _FORMAT_VERSION:
+                raise InputError(f"not an mtplug store of format version {_FORMAT_VERSION}", path)
+            refs = None
+            if "ref_sent_ptr" in z:
+                refs = (z["ref_sent_ptr"], z["ref_tok_ptr"], z["ref_tokens"])
+            has_strings = "hyp_indptr" in z
+            c = cls(n_sentences=len(z["sent_offsets"]) - 1,
+                    bleu=BleuConfig(str(z["reflen"]), bool(z["lowercase"])), references=refs,
+                    ref_len_divisor=int(z["ref_len_divisor"]),
+                    words=Vocabulary.from_arrays(z["words"], z["words_off"]),
+                    space=FeatureSpace.from_arrays(z), has_strings=has_strings)
+            c.sent_offsets = z["sent_offsets"]
+            c.dense = z["dense"]
+            c.sparse_indptr, c.sparse_ids, c.sparse_values = z["sparse_indptr"], z["sparse_ids"], z["sparse_values"]
+            c.stats = z["stats"]
+            if has_strings:
+                c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
+        return c
+
+    def __repr__(self) -> str:
+        return (f"NbestCorpus({self.n_sentences} sentences, {self.n_hypotheses} hypotheses, "
+                f"{self.n_dense} dense + {self.n_features - self.n_dense} sparse features)")
+
+
+def _as_bytes_rows(a: np.ndarray) -> np.ndarray:
+    """View a C-contiguous 2-D array as rows of bytes (for exact comparison)."""
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8).reshape(a.shape[0], a.shape[1] * a.itemsize)
+
+
+def _concat_csr(old, new, n_old):
+    """Concatenate two CSR triples (indptr, data, values-or-None)."""
+    if n_old == 0:
+        return new
+    ip = np.concatenate([old[0], new[0][1:] + old[0][-1]])
+    data = np.concatenate([old[1], new[1]])
+    vals = None if old[2] is None else np.concatenate([old[2], new[2]])
+    return ip, data, vals

@@ -1,0 +1,79 @@
+"""cdec weights files (utils/weights.cc): one ``Name value`` per line.
+
+Reading follows cdec's ``Weights::InitFromFile``: empty lines and lines starting with
+``#`` are skipped; the LAST ``=`` or TAB of a line (not its first character) is the
+separator, otherwise spaces separate name and value (so ``Name value``,
+``Name=value``, ``Name= value`` and dtrain's ``Name<TAB>value`` all read the same); a
+line starting with whitespace is an error, as is NaN. mtplug is stricter than cdec
+where cdec silently guesses: a missing or non-numeric value, trailing text, an
+infinite value and a feature given twice are errors too. Gzipped files are read
+transparently.
+
+Writing follows ``Weights::WriteToFile``: an optional ``# comment`` first line, then
+``Name value`` with ``%.17g`` (which round-trips every double) and zero weights left
+out (cdec reads a missing feature as 0), so a read-write-read round trip keeps every
+non-zero weight.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import InputError
+from ..fileio import atomic_output, read_text_lines
+from .weights import Weights, format_g17, parse_number, weights_from_lines
+
+_EXPECTED = "expected 'Name value' (separated by spaces, a TAB or '=')"
+
+
+def parse_cdec_line(line: str) -> Optional[tuple[str, str]]:
+    """Split one non-comment line into ``(name, value text)`` by cdec's rules, or None.
+
+    None means the line does not have the ``Name value`` shape (leading whitespace, no
+    separator, no value, or more than one value). The value is not checked here.
+    """
+    if not line or line[0] in " \t":
+        return None
+    cut = max(line.rfind("="), line.rfind("\t"))
+    if cut > 0:
+        line = line[:cut] + " " + line[cut + 1:]
+    name, sep, rest = line.partition(" ")
+    value = rest.lstrip(" ").rstrip(" \t")
+    if not sep or not value or " " in value or "\t" in value:
+        return None
+    return name, value
+
+
+def read_cdec_weights(path) -> Weights:
+    """Read a (possibly gzipped) cdec weights file into :class:`Weights`, file order kept."""
+    entries = []
+    for i, line in enumerate(read_text_lines(path), 1):
+        if not line or line.startswith("#"):
+            continue
+        if line[0] in " \t":
+            raise InputError(f"line starts with whitespace, which cdec rejects; {_EXPECTED}", path, i)
+        parsed = parse_cdec_line(line)
+        if parsed is None:
+            raise InputError(f"{_EXPECTED}, got {line!r}", path, i)
+        name, text = parsed
+        entries.append((i, name, parse_number(text, path, i, name)))
+    return weights_from_lines(entries, path)
+
+
+def write_cdec_weights(path, weights: Weights, comment: Optional[str] = None) -> None:
+    """Write ``weights`` as cdec does: optional ``# comment`` line, ``Name %.17g``, zeros left out.
+
+    Names containing ``=`` or starting with ``#`` are refused (ValueError): cdec would
+    read them back differently. The file is replaced atomically.
+    """
+    if comment is not None and ("\n" in comment or "\r" in comment):
+        raise ValueError("the comment must be a single line")
+    for name in weights:
+        if "=" in name or name.startswith("#"):
+            raise ValueError(f"feature {name!r} cannot be written to a cdec weights file (cdec reads it differently)")
+    with atomic_output(path) as fh:
+        if comment is not None:
+            fh.write(f"# {comment}\n")
+        for name, value in weights.items():
+            if value != 0.0:
+                fh.write(f"{name} {format_g17(value)}\n")

@@ -1,0 +1,157 @@
+"""Moses n-best and cdec k-best lists: read (compiled scanner) and write.
+
+Line format (both decoders)::
+
+    sid ||| hypothesis ||| features ||| score [||| more fields ...]
+
+Features may be in Moses's labelled dense form (``LM0= -41.3 TM0= 1 2 3``), the old
+Moses form with labels ending in ``:`` (``d: 0 -7.6 lm: -41.3``), Moses sparse labels
+(a label with ``_`` in its name takes one value: ``WT_the~das= 1``), or ``name=value``
+tokens (cdec). Dense label ``X`` with m values becomes the columns ``X_0 .. X_{m-1}``,
+exactly the names Moses's extractor writes to features.dat. The score field and any
+further fields are ignored. Blank lines are skipped (as Moses's extractor does).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .._ext._nbest_scan import NbestScanner
+from ..errors import InputError
+from ..fileio import CHUNK_BYTES, iter_chunks
+
+# Messages for the scanner's status codes (pyx/_nbest_scan.pyx). {t} is the text at fault.
+_MESSAGES = {
+    1: "expected 'id ||| hypothesis ||| features ||| score', found fewer than three '|||' fields",
+    2: "expected a non-negative integer sentence id, got {t!r}",
+    3: "sentence id {t} is smaller than the previous line's: n-best lists must be sorted by sentence",
+    4: "sentence id {t} has no reference (the references have {nref} sentences)",
+    5: "expected a number as feature value, got {t!r}",
+    6: "feature value {t!r} is not finite (NaN or infinity)",
+    7: "feature value {t!r} comes before any feature label",
+    8: "feature {t!r} appears twice on one line (or a sparse name equals a dense column)",
+    9: "dense feature label {t!r} is not in the layout of the first line ({layout})",
+    10: "dense feature values do not match the layout of the first line ({layout})",
+    11: "sparse feature {t!r} must be followed by exactly one value",
+    12: "out of memory",
+    13: "dense feature label {t!r} has no values",
+    14: "invalid UTF-8 in {t!r}",
+}
+
+
+def _lower_utf8(word: bytes) -> bytes:
+    return word.decode("utf-8").lower().encode("utf-8")
+
+
+def scan_nbest(
+    path: str,
+    *,
+    words,
+    space,
+    refs=None,
+    reflen_code: int = 0,
+    lowercase: bool = False,
+    progress: Callable[[int], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    plain: bool = False,
+) -> dict:
+    """Parse one n-best/k-best file into arrays.
+
+    With ``plain``, the file is a plain hypothesis file instead (line i is the
+    translation of sentence i, no features) and must have one line per reference.
+
+    ``words``: the token Vocabulary (shared with the references and the store);
+    ``space``: the store's FeatureSpace (its dense layout is fixed by the first line
+    read if still empty, and checked otherwise); ``refs``: encoded references
+    ``(sent_ptr, tok_ptr, tokens)`` or None (then no BLEU statistics are computed).
+    ``progress`` is called with the number of bytes read after each chunk.
+
+    Returns a dict of arrays: ``sent_ids`` int32 [n], ``dense`` float64 [n, n_dense],
+    ``sparse_indptr`` int64 [n + 1], ``sparse_ids`` int32, ``sparse_values`` float64,
+    ``stats`` int32 [n, 9] (or [n, 0] without references), ``hyp_indptr`` int64
+    [n + 1], ``hyp_bytes`` uint8 (LEB128 word ids).
+    """
+    path = os.fspath(path)
+    scanner = NbestScanner(
+        words, space.names, space.labels, space.label_base, space.label_count, space.n_dense,
+        lowercase=lowercase, lower_fn=_lower_utf8, refs=refs, reflen_mode=reflen_code,
+    )
+    scanned = 0
+    try:
+        for chunk, first_line in iter_chunks(path, chunk_bytes):
+            if scanner.scan(chunk, first_line, plain) != 0:
+                _raise(scanner, path, space, refs, plain)
+            scanned += len(chunk)
+            if progress is not None:
+                progress(len(chunk))
+    except InputError:
+        raise
+    if scanner.n_hypotheses == 0:
+        raise InputError("empty file: no hypotheses", path)
+    if plain and refs is not None and scanner.n_hypotheses != len(refs[0]) - 1:
+        raise InputError(f"has {scanner.n_hypotheses} lines, the references have {len(refs[0]) - 1}", path)
+    space.set_layout(scanner.n_dense, *scanner.layout())
+    return scanner.finish()
+
+
+def _raise(scanner, path: str, space, refs, plain: bool) -> None:
+    text = scanner.err_text.decode("utf-8", "backslashreplace")
+    names = space.names.words()[: max(space.n_dense, scanner.n_dense)]
+    layout = " ".join(names) if names else "no dense features"
+    nref = 0 if refs is None else len(refs[0]) - 1
+    if plain and scanner.err_code == 4:
+        raise InputError(f"more lines than the references have ({nref})", path, int(scanner.err_line))
+    message = _MESSAGES.get(scanner.err_code, "unreadable line").format(t=text, layout=layout, nref=nref)
+    raise InputError(message, path, int(scanner.err_line))
+
+
+def format_features(names: list[str], dense_row: np.ndarray, sparse: Iterable[tuple[str, float]],
+                    n_dense: int) -> str:
+    """Moses labelled feature field: ``LM0= -41.3 TM0= 1 2 ... WT_a~b= 1``."""
+    parts: list[str] = []
+    prev_label = None
+    for j in range(n_dense):
+        label = names[j].rsplit("_", 1)[0]
+        if label != prev_label:
+            parts.append(label + "=")
+            prev_label = label
+        parts.append(_num(dense_row[j]))
+    for name, value in sparse:
+        parts.append(f"{name}= {_num(value)}")
+    return " ".join(parts)
+
+
+def _num(x: float) -> str:
+    # Moses prints features with C++'s default 6 significant digits
+    return f"{x:g}"
+
+
+def write_nbest(path: str, corpus, *, style: str = "moses", scores: np.ndarray | None = None) -> None:
+    """Write the store as an n-best (``style='moses'``) or cdec k-best (``style='cdec'``) list.
+
+    Hypotheses appear per sentence in store order; the last field is the model
+    score under ``scores`` (float64 [n_hyp]) or 0. Written atomically.
+    """
+    from ..fileio import atomic_output
+
+    if corpus.hyp_indptr is None:
+        raise ValueError("this store holds no hypothesis strings (read from features.dat?)")
+    names = corpus.feature_names
+    with atomic_output(path) as out:
+        for s in range(corpus.n_sentences):
+            lo, hi = corpus.sent_offsets[s], corpus.sent_offsets[s + 1]
+            hyps = corpus.hypotheses(lo, hi)
+            for h, text in zip(range(lo, hi), hyps):
+                sp = corpus.sparse_row(h)
+                if style == "moses":
+                    feats = format_features(names, corpus.dense[h], ((names[i], v) for i, v in sp), corpus.n_dense)
+                elif style == "cdec":
+                    dense = ((names[j], corpus.dense[h, j]) for j in range(corpus.n_dense))
+                    feats = " ".join(f"{n}={_num(v)}" for n, v in (*dense, *((names[i], v) for i, v in sp)))
+                else:
+                    raise ValueError(f"unknown n-best style {style!r}")
+                total = 0.0 if scores is None else scores[h]
+                out.write(f"{s} ||| {text} ||| {feats} ||| {_num(total)}\n")

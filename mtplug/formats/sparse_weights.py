@@ -1,0 +1,33 @@
+"""Moses sparse weight files, as mert-moses.pl writes ``runN.sparse-weights``.
+
+One ``name value`` per line, separated by one space (read: any run of spaces/TABs),
+for the decoder's ``-weight-file`` and kbmira's ``--sparse-init``. Moses's reader
+stops at a line it cannot parse, so comments and blank lines are errors here too. An
+empty file means "no sparse weights". Values are written as the shortest text that
+reads back as the same double; zero weights are kept (they are explicit in Moses).
+"""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from ..fileio import atomic_output, read_text_lines
+from .weights import FIELD_SEP, Weights, format_shortest, parse_number, weights_from_lines
+
+
+def read_sparse_weights(path) -> Weights:
+    """Read a Moses sparse weights file into :class:`Weights` (file order kept)."""
+    entries = []
+    for i, line in enumerate(read_text_lines(path), 1):
+        fields = FIELD_SEP.split(line.strip(" \t"))
+        if len(fields) != 2 or not fields[0]:
+            raise InputError(f"expected 'name value', got {line!r}", path, i)
+        name, text = fields
+        entries.append((i, name, parse_number(text, path, i, name)))
+    return weights_from_lines(entries, path)
+
+
+def write_sparse_weights(path, weights: Weights) -> None:
+    """Write ``name value`` lines (shortest round-trip numbers), replacing ``path`` atomically."""
+    with atomic_output(path) as fh:
+        for name, value in weights.items():
+            fh.write(f"{name} {format_shortest(value)}\n")

@@ -1,0 +1,43 @@
+"""What every optimizer takes and returns.
+
+An optimizer is a class with a ``name``, an ``options`` table (option name -> argparse
+keyword arguments; the CLI adds ``--option-name`` for each and passes the values to the
+constructor as keywords), and ``optimize(corpus, start, seed) -> Result``. The registry (``registry.py``) is the one
+list of them; the CLI and the Moses programs look algorithms up there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Result:
+    """The outcome of one optimizer run.
+
+    weights: float64 [n_features] in the corpus's feature order; score: tuning-set
+    BLEU (0..1) of the 1-best under ``weights``; seed: the seed used (written into
+    outputs); info: algorithm-specific numbers for logs (iterations, time, ...).
+    """
+
+    weights: np.ndarray
+    score: float
+    seed: int
+    info: dict = field(default_factory=dict)
+
+
+class Optimizer:
+    """Base class: subclasses set ``name`` and ``help`` and implement :meth:`optimize`."""
+
+    name = ""
+    help = ""
+    options: dict[str, dict] = {}
+
+    def __init__(self, **options):
+        self.options = options
+
+    def optimize(self, corpus, start: np.ndarray, seed: int) -> Result:
+        """Tune weights on ``corpus`` (NbestCorpus) from ``start`` (float64 [n_features])."""
+        raise TypeError(f"{type(self).__name__} does not define optimize()")

@@ -1,0 +1,16 @@
+"""The trivial optimizer: returns the start weights (for checking the pipeline)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Optimizer, Result
+
+
+class KeepStart(Optimizer):
+    name = "none"
+    help = "return the start weights unchanged (checks input, output and scoring)"
+
+    def optimize(self, corpus, start: np.ndarray, seed: int) -> Result:
+        weights = np.array(start, dtype=np.float64)
+        return Result(weights=weights, score=corpus.bleu_of(weights).score, seed=seed)

@@ -1,0 +1,909 @@
+# Compiled reader for Moses n-best and cdec k-best lines.
+#
+# One pass over the bytes of each line: sentence id, hypothesis tokens interned into a
+# vocabulary, BLEU sufficient statistics against the sentence's reference n-gram table,
+# and the feature vector (dense block + sparse entries). Output goes to growable
+# buffers that become NumPy arrays without a copy. Errors are status codes with the
+# line number and the offending text; the Python wrapper turns them into InputError.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport strtod, free, malloc, realloc
+from libc.string cimport memcmp, memset, memcpy
+from libc.math cimport isfinite
+
+import numpy as np
+
+include "_growbuf.pxi"
+
+# Status codes (mirrored in mtplug/formats/nbest.py, which words the messages).
+cdef enum:
+    OK = 0
+    ERR_FIELDS = 1          # fewer than three '|||' fields
+    ERR_SENT_ID = 2         # sentence id is not a non-negative integer
+    ERR_SENT_ORDER = 3      # sentence id smaller than the previous line's
+    ERR_SENT_NO_REF = 4     # sentence id beyond the references
+    ERR_NUMBER = 5          # a feature value that is not a number
+    ERR_NONFINITE = 6       # NaN or infinite feature value
+    ERR_NO_LABEL = 7        # value before any feature label
+    ERR_DUP_FEATURE = 8     # the same feature twice on one line
+    ERR_UNKNOWN_DENSE = 9   # dense label not in the layout of the first line
+    ERR_DENSE_COUNT = 10    # a dense label with another number of values than the layout
+    ERR_SPARSE_VALUE = 11   # sparse label not followed by exactly one value
+    ERR_MEMORY = 12
+    ERR_EMPTY_LABEL = 13    # label with no values
+    ERR_UTF8 = 14           # invalid UTF-8 (checked in Python when a new word appears)
+
+# Tokens are separated by ASCII space and tab, as Moses does.
+cdef inline bint is_space(char c) noexcept nogil:
+    return c == b' ' or c == b'\t'
+
+
+cdef inline uint64_t hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
+    # FNV-1a: words are short, so a per-byte hash is cheap and good enough here
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+cdef class Vocabulary:
+    """Interns byte strings to consecutive int32 ids (0, 1, ...); exact, hash + compare.
+
+    Words are kept in one byte arena with int64 offsets, so the whole vocabulary is two
+    arrays (see :meth:`to_arrays`).
+    """
+    cdef GrowBuf arena          # word bytes back to back
+    cdef GrowBuf offsets        # int64 start of word i; n + 1 entries
+    cdef GrowBuf hashes         # uint64 hash of word i
+    cdef int32_t* table         # open addressing: word id or -1
+    cdef Py_ssize_t mask
+    cdef readonly Py_ssize_t n
+
+    def __cinit__(self):
+        cdef int64_t zero = 0
+        self.table = NULL
+        self.n = 0
+        if growbuf_append(&self.offsets, &zero, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        self._alloc_table(1024)
+
+    def __dealloc__(self):
+        growbuf_free(&self.arena)
+        growbuf_free(&self.offsets)
+        growbuf_free(&self.hashes)
+        free(self.table)
+
+    cdef int _alloc_table(self, Py_ssize_t size) except -1:
+        cdef Py_ssize_t i, slot
+        cdef uint64_t* hs = <uint64_t*>self.hashes.data
+        free(self.table)
+        self.table = <int32_t*>malloc(size * sizeof(int32_t))
+        if self.table == NULL:
+            raise MemoryError()
+        for i in range(size):
+            self.table[i] = -1
+        self.mask = size - 1
+        for i in range(self.n):
+            slot = hs[i] & self.mask
+            while self.table[slot] >= 0:
+                slot = (slot + 1) & self.mask
+            self.table[slot] = <int32_t>i
+        return 0
+
+    cdef inline int32_t find(self, const char* s, Py_ssize_t n, uint64_t h) noexcept:
+        cdef Py_ssize_t slot = h & self.mask
+        cdef int32_t wid
+        cdef int64_t* offs = <int64_t*>self.offsets.data
+        cdef uint64_t* hs = <uint64_t*>self.hashes.data
+        while True:
+            wid = self.table[slot]
+            if wid < 0:
+                return -1
+            if hs[wid] == h and offs[wid + 1] - offs[wid] == n and \
+                    memcmp(self.arena.data + offs[wid], s, n) == 0:
+                return wid
+            slot = (slot + 1) & self.mask
+
+    cdef int32_t intern(self, const char* s, Py_ssize_t n) except -2:
+        """Id of the word ``s[:n]``, adding it if new."""
+        cdef uint64_t h = hash_bytes(s, n)
+        cdef int32_t wid = self.find(s, n, h)
+        cdef int64_t end
+        cdef Py_ssize_t slot
+        if wid >= 0:
+            return wid
+        if (self.n + 1) * 2 > self.mask + 1:
+            self._alloc_table((self.mask + 1) * 2)
+        wid = <int32_t>self.n
+        if growbuf_append(&self.arena, s, n) != 0 or \
+                growbuf_append(&self.hashes, &h, sizeof(uint64_t)) != 0:
+            raise MemoryError()
+        end = self.arena.size
+        if growbuf_append(&self.offsets, &end, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        slot = h & self.mask
+        while self.table[slot] >= 0:
+            slot = (slot + 1) & self.mask
+        self.table[slot] = wid
+        self.n += 1
+        return wid
+
+    def add(self, bytes word):
+        """Id of ``word`` (UTF-8 bytes), adding it if new."""
+        return self.intern(word, len(word))
+
+    def get(self, bytes word):
+        """Id of ``word``, or -1 if it is not in the vocabulary."""
+        return self.find(word, len(word), hash_bytes(word, len(word)))
+
+    def __len__(self):
+        return self.n
+
+    def word(self, Py_ssize_t i):
+        """The word with id ``i`` as ``str``."""
+        cdef int64_t* offs = <int64_t*>self.offsets.data
+        if i < 0 or i >= self.n:
+            raise IndexError(i)
+        return self.arena.data[offs[i]:offs[i + 1]].decode("utf-8")
+
+    def words(self):
+        """All words in id order, as a list of ``str``."""
+        cdef int64_t* offs = <int64_t*>self.offsets.data
+        cdef Py_ssize_t i
+        data = self.arena.data[:self.arena.size]
+        return [data[offs[i]:offs[i + 1]].decode("utf-8") for i in range(self.n)]
+
+    def to_arrays(self):
+        """``(arena uint8 [bytes], offsets int64 [n + 1])``: the whole vocabulary."""
+        arena = np.frombuffer(self.arena.data[:self.arena.size], dtype=np.uint8).copy()
+        offs = np.frombuffer(self.offsets.data[:self.offsets.size], dtype=np.int64).copy()
+        return arena, offs
+
+    @staticmethod
+    def from_arrays(const uint8_t[::1] arena, const int64_t[::1] offsets):
+        """Rebuild a vocabulary saved with :meth:`to_arrays`."""
+        cdef Vocabulary v = Vocabulary()
+        cdef Py_ssize_t i
+        cdef const char* base = b""
+        if arena.shape[0]:
+            base = <const char*>&arena[0]
+        for i in range(offsets.shape[0] - 1):
+            v.intern(base + offsets[i], offsets[i + 1] - offsets[i])
+        return v
+
+    @staticmethod
+    def from_words(words):
+        """A vocabulary holding ``words`` (iterable of ``str``) with ids in that order."""
+        cdef Vocabulary v = Vocabulary()
+        for w in words:
+            b = w.encode("utf-8")
+            if v.intern(b, len(b)) != v.n - 1:
+                raise ValueError(f"duplicate word {w!r}")
+        return v
+
+
+cdef struct NgramSlot:
+    int32_t w[4]
+    int32_t order          # 0 = empty slot
+    int32_t ref_max        # max count over the references
+    int32_t ref_cnt        # count in the reference being added
+    int32_t hyp_cnt        # count in the hypothesis being scored
+    int64_t ref_stamp
+    int64_t hyp_stamp
+
+
+cdef inline uint64_t hash_ngram(const int32_t* w, int order) noexcept nogil:
+    cdef uint64_t h = <uint64_t>order * 0x9E3779B97F4A7C15ULL
+    cdef int k
+    for k in range(order):
+        h = (h ^ <uint64_t><uint32_t>w[k]) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 31
+    return h
+
+
+cdef class NbestScanner:
+    """Streams n-best lines into arrays; see mtplug/formats/nbest.py for the contract.
+
+    Construct with the shared vocabularies and (optionally) the references as CSR
+    arrays of token class ids. Call :meth:`scan` on chunks of whole lines, then
+    :meth:`finish` for the arrays.
+    """
+    cdef Vocabulary words       # hypothesis/reference tokens
+    cdef Vocabulary names       # feature column names (dense first)
+    cdef Vocabulary labels      # dense labels (e.g. LM0), for Moses's labelled form
+    cdef GrowBuf label_base     # int32 first dense column of label i
+    cdef GrowBuf label_count    # int32 number of columns of label i
+    cdef readonly Py_ssize_t n_dense
+    cdef readonly bint layout_fixed
+    # lowercasing: class id of each word (grown as the vocabulary grows)
+    cdef bint lowercase
+    cdef GrowBuf word_class     # int32 per word id
+    cdef object lower_fn        # Python callable bytes -> bytes, used for new words only
+    # references
+    cdef bint has_refs
+    cdef int reflen_mode
+    cdef const int64_t[::1] ref_sent_ptr
+    cdef const int64_t[::1] ref_tok_ptr
+    cdef const int32_t[::1] ref_tokens
+    cdef Py_ssize_t n_ref_sents
+    # n-gram table of the current sentence
+    cdef NgramSlot* table
+    cdef Py_ssize_t table_mask
+    cdef int64_t ref_stamp
+    cdef int64_t hyp_stamp
+    cdef int32_t ref_len_buf[256]
+    cdef int32_t* ref_lens
+    cdef Py_ssize_t n_ref_lens
+    cdef int64_t cur_sid
+    cdef Py_ssize_t checked_words
+    cdef Py_ssize_t checked_names
+    # per-line scratch
+    cdef int32_t* toks
+    cdef Py_ssize_t toks_cap
+    cdef double* dense_row
+    cdef int64_t* col_stamp      # line stamp per feature id (duplicate detection)
+    cdef Py_ssize_t col_stamp_cap
+    cdef int64_t* label_stamp
+    cdef Py_ssize_t label_stamp_cap
+    cdef int64_t line_stamp
+    # outputs
+    cdef GrowBuf out_sid, out_dense, out_sp_ptr, out_sp_id, out_sp_val, out_stats
+    cdef GrowBuf out_hyp_ptr, out_hyp_bytes
+    cdef int64_t n_hyp
+    # error report
+    cdef readonly int err_code
+    cdef readonly int64_t err_line
+    cdef readonly bytes err_text
+
+    def __cinit__(self):
+        self.table = NULL
+        self.toks = NULL
+        self.dense_row = NULL
+        self.col_stamp = NULL
+        self.label_stamp = NULL
+
+    def __init__(self, Vocabulary words, Vocabulary names, Vocabulary labels,
+                 label_base, label_count, Py_ssize_t n_dense,
+                 lowercase=False, lower_fn=None, refs=None, int reflen_mode=0):
+        """``refs``: ``(sent_ptr int64 [S+1], tok_ptr int64 [R+1], tokens int32)`` or None;
+        reference tokens are class ids (lowercased words when ``lowercase``).
+        ``label_base``/``label_count``: int32 arrays describing a fixed dense layout
+        (empty and ``n_dense == 0`` lets the first line define it)."""
+        cdef int64_t zero = 0
+        cdef Py_ssize_t i
+        self.words = words
+        self.names = names
+        self.labels = labels
+        lb = np.ascontiguousarray(label_base, dtype=np.int32)
+        lc = np.ascontiguousarray(label_count, dtype=np.int32)
+        if lb.shape[0] != len(labels) or lc.shape[0] != len(labels):
+            raise ValueError("label arrays do not match the label vocabulary")
+        growbuf_append(&self.label_base, <char*>cnp.PyArray_DATA(lb), lb.nbytes)
+        growbuf_append(&self.label_count, <char*>cnp.PyArray_DATA(lc), lc.nbytes)
+        self.n_dense = n_dense
+        self.layout_fixed = n_dense > 0 or len(names) > 0
+        self.lowercase = bool(lowercase)
+        self.lower_fn = lower_fn
+        self.checked_words = 0
+        self.checked_names = 0
+        self._check_new_words(0)
+        self.has_refs = refs is not None
+        self.reflen_mode = reflen_mode
+        if self.has_refs:
+            self.ref_sent_ptr = refs[0]
+            self.ref_tok_ptr = refs[1]
+            self.ref_tokens = refs[2]
+            self.n_ref_sents = self.ref_sent_ptr.shape[0] - 1
+        self.cur_sid = -1
+        self.ref_lens = self.ref_len_buf
+        self.toks_cap = 1024
+        self.toks = <int32_t*>malloc(self.toks_cap * sizeof(int32_t))
+        self.dense_row = <double*>malloc((self.n_dense + 1) * sizeof(double))
+        self.col_stamp_cap = 0
+        self.label_stamp_cap = 0
+        self.line_stamp = 0
+        self.n_hyp = 0
+        if self.toks == NULL or self.dense_row == NULL:
+            raise MemoryError()
+        growbuf_append(&self.out_sp_ptr, &zero, sizeof(int64_t))
+        growbuf_append(&self.out_hyp_ptr, &zero, sizeof(int64_t))
+        self.err_code = OK
+
+    def __dealloc__(self):
+        free(self.table)
+        free(self.toks)
+        free(self.dense_row)
+        free(self.col_stamp)
+        free(self.label_stamp)
+        if self.ref_lens != self.ref_len_buf:
+            free(self.ref_lens)
+        growbuf_free(&self.label_base)
+        growbuf_free(&self.label_count)
+        growbuf_free(&self.word_class)
+        growbuf_free(&self.out_sid)
+        growbuf_free(&self.out_dense)
+        growbuf_free(&self.out_sp_ptr)
+        growbuf_free(&self.out_sp_id)
+        growbuf_free(&self.out_sp_val)
+        growbuf_free(&self.out_stats)
+        growbuf_free(&self.out_hyp_ptr)
+        growbuf_free(&self.out_hyp_bytes)
+
+    # ---------------------------------------------------------------- helpers
+    cdef int _fail(self, int code, int64_t line_no, const char* s, Py_ssize_t n) except -1:
+        self.err_code = code
+        self.err_line = line_no
+        self.err_text = s[:n] if n > 0 else b""
+        return code
+
+    cdef int _check_new_words(self, int64_t line_no) except -1:
+        """Validate UTF-8 of words and feature names first seen on this line, and give
+        each new word its class (the id of its lowercased form when lowercasing)."""
+        cdef int32_t cls
+        cdef int64_t* offs
+        while self.checked_words < self.words.n:
+            offs = <int64_t*>self.words.offsets.data
+            w = self.words.arena.data[offs[self.checked_words]:offs[self.checked_words + 1]]
+            try:
+                low = self.lower_fn(w) if self.lowercase else w.decode("utf-8")
+            except UnicodeDecodeError:
+                return self._fail(ERR_UTF8, line_no, w, len(w))
+            if self.lowercase:
+                cls = <int32_t>self.checked_words if low == w else self.words.intern(low, len(low))
+                if growbuf_append(&self.word_class, &cls, sizeof(int32_t)) != 0:
+                    raise MemoryError()
+            self.checked_words += 1
+        while self.checked_names < self.names.n:
+            offs = <int64_t*>self.names.offsets.data
+            w = self.names.arena.data[offs[self.checked_names]:offs[self.checked_names + 1]]
+            try:
+                w.decode("utf-8")
+            except UnicodeDecodeError:
+                return self._fail(ERR_UTF8, line_no, w, len(w))
+            self.checked_names += 1
+        return 0
+
+    cdef int _stamp_capacity(self) except -1:
+        cdef Py_ssize_t need = self.names.n + 1, cap, i
+        cdef int64_t* p
+        if need > self.col_stamp_cap:
+            cap = need * 2
+            p = <int64_t*>realloc(self.col_stamp, cap * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            for i in range(self.col_stamp_cap, cap):
+                p[i] = -1
+            self.col_stamp = p
+            self.col_stamp_cap = cap
+        need = self.labels.n + 1
+        if need > self.label_stamp_cap:
+            cap = need * 2
+            p = <int64_t*>realloc(self.label_stamp, cap * sizeof(int64_t))
+            if p == NULL:
+                raise MemoryError()
+            for i in range(self.label_stamp_cap, cap):
+                p[i] = -1
+            self.label_stamp = p
+            self.label_stamp_cap = cap
+        return 0
+
+    cdef int _build_ref_table(self, int64_t sid) except -1:
+        """n-gram table (max count over references) and reference lengths of ``sid``."""
+        cdef int64_t r0 = self.ref_sent_ptr[sid], r1 = self.ref_sent_ptr[sid + 1]
+        cdef int64_t r, t0, t1, i
+        cdef Py_ssize_t total = 0, size, slot
+        cdef int order, k, L
+        cdef NgramSlot* s
+        cdef const int32_t* w
+        cdef uint64_t h
+        for r in range(r0, r1):
+            L = <int>(self.ref_tok_ptr[r + 1] - self.ref_tok_ptr[r])
+            for order in range(1, 5):
+                if L >= order:
+                    total += L - order + 1
+        size = 64
+        while size < 2 * total + 16:
+            size *= 2
+        if self.table == NULL or size - 1 > self.table_mask:
+            free(self.table)
+            self.table = <NgramSlot*>malloc(size * sizeof(NgramSlot))
+            if self.table == NULL:
+                raise MemoryError()
+            self.table_mask = size - 1
+        memset(self.table, 0, (self.table_mask + 1) * sizeof(NgramSlot))
+        if r1 - r0 > 256:
+            if self.ref_lens != self.ref_len_buf:
+                free(self.ref_lens)
+            self.ref_lens = <int32_t*>malloc((r1 - r0) * sizeof(int32_t))
+            if self.ref_lens == NULL:
+                raise MemoryError()
+        self.n_ref_lens = r1 - r0
+        for r in range(r0, r1):
+            self.ref_stamp += 1
+            t0 = self.ref_tok_ptr[r]
+            t1 = self.ref_tok_ptr[r + 1]
+            self.ref_lens[r - r0] = <int32_t>(t1 - t0)
+            for order in range(1, 5):
+                for i in range(t0, t1 - order + 1):
+                    w = &self.ref_tokens[i]
+                    h = hash_ngram(w, order)
+                    slot = h & self.table_mask
+                    while True:
+                        s = &self.table[slot]
+                        if s.order == 0:
+                            s.order = order
+                            for k in range(order):
+                                s.w[k] = w[k]
+                            break
+                        if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
+                            break
+                        slot = (slot + 1) & self.table_mask
+                    if s.ref_stamp != self.ref_stamp:
+                        s.ref_stamp = self.ref_stamp
+                        s.ref_cnt = 0
+                    s.ref_cnt += 1
+                    if s.ref_cnt > s.ref_max:
+                        s.ref_max = s.ref_cnt
+        return 0
+
+    cdef void _hyp_stats(self, const int32_t* toks, Py_ssize_t n, int32_t* row) noexcept:
+        """BLEU statistics of one hypothesis (class ids) against the current table."""
+        cdef int order, k
+        cdef Py_ssize_t i, slot
+        cdef NgramSlot* s
+        cdef const int32_t* w
+        cdef int32_t best, diff, bestdiff, L
+        cdef int64_t total
+        self.hyp_stamp += 1
+        for order in range(1, 5):
+            row[2 * order - 2] = 0
+            row[2 * order - 1] = <int32_t>(n - order + 1) if n >= order else 0
+            for i in range(0, n - order + 1):
+                w = &toks[i]
+                slot = hash_ngram(w, order) & self.table_mask
+                while True:
+                    s = &self.table[slot]
+                    if s.order == 0:
+                        break
+                    if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
+                        if s.hyp_stamp != self.hyp_stamp:
+                            s.hyp_stamp = self.hyp_stamp
+                            s.hyp_cnt = 0
+                        s.hyp_cnt += 1
+                        if s.hyp_cnt <= s.ref_max:
+                            row[2 * order - 2] += 1
+                        break
+                    slot = (slot + 1) & self.table_mask
+        # effective reference length (times the number of references for 'average')
+        if self.reflen_mode == 0:          # closest, ties to the shorter
+            best = self.ref_lens[0]
+            bestdiff = best - <int32_t>n
+            if bestdiff < 0:
+                bestdiff = -bestdiff
+            for k in range(1, self.n_ref_lens):
+                L = self.ref_lens[k]
+                diff = L - <int32_t>n
+                if diff < 0:
+                    diff = -diff
+                if diff < bestdiff or (diff == bestdiff and L < best):
+                    best = L
+                    bestdiff = diff
+            row[8] = best
+        elif self.reflen_mode == 1:        # shortest
+            best = self.ref_lens[0]
+            for k in range(1, self.n_ref_lens):
+                if self.ref_lens[k] < best:
+                    best = self.ref_lens[k]
+            row[8] = best
+        else:                              # average: the sum, divided at scoring time
+            total = 0
+            for k in range(self.n_ref_lens):
+                total += self.ref_lens[k]
+            row[8] = <int32_t>total
+
+    # ---------------------------------------------------------------- layout
+    cdef int _discover_layout(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+        """Fix the dense layout from the first line's labels (Moses labelled form)."""
+        cdef Py_ssize_t i = 0, j, base = 0
+        cdef int32_t lab = -1, cnt = 0, count
+        cdef bint expect_sparse_value = False
+        cdef list order = []
+        cdef dict counts = {}
+        cdef Py_ssize_t m
+        last = None
+        # (no negative indices here: the module is compiled with wraparound off)
+        while i < n:
+            while i < n and is_space(p[i]):
+                i += 1
+            if i >= n:
+                break
+            j = i
+            while j < n and not is_space(p[j]):
+                j += 1
+            m = j - i
+            if expect_sparse_value:
+                expect_sparse_value = False
+            elif m > 1 and (p[j - 1] == b'=' or p[j - 1] == b':'):
+                name = p[i:j - 1]
+                if p[j - 1] == b'=' and b"_" in name:
+                    expect_sparse_value = True
+                else:
+                    if name in counts:
+                        return self._fail(ERR_DUP_FEATURE, line_no, p + i, m - 1)
+                    order.append(name)
+                    counts[name] = 0
+                    last = name
+            elif memchr_(p + i + 1, b'=', m - 1):
+                pass
+            elif last is not None:
+                counts[last] += 1
+            i = j
+        for name in order:
+            count = counts[name]
+            if count == 0:
+                return self._fail(ERR_EMPTY_LABEL, line_no, name, len(name))
+            lab = self.labels.intern(name, len(name))
+            growbuf_append(&self.label_base, &base, sizeof(int32_t))
+            growbuf_append(&self.label_count, &count, sizeof(int32_t))
+            for k in range(count):
+                col = name + b"_" + str(k).encode()
+                self.names.intern(col, len(col))
+            base += count
+        self.n_dense = base
+        self.layout_fixed = True
+        free(self.dense_row)
+        self.dense_row = <double*>malloc((self.n_dense + 1) * sizeof(double))
+        if self.dense_row == NULL:
+            raise MemoryError()
+        return 0
+
+    # ---------------------------------------------------------------- lines
+    cdef int _parse_features(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+        cdef Py_ssize_t i = 0, j, e, k
+        cdef int32_t lab = -1, fid, base = 0, cnt = 0, filled = 0, got = 0
+        cdef int32_t* lbase = <int32_t*>self.label_base.data
+        cdef int32_t* lcount = <int32_t*>self.label_count.data
+        cdef int32_t pending_sparse = -1
+        cdef double v
+        cdef char* endp
+        cdef char numbuf[64]
+        cdef int64_t sp_start = self.out_sp_id.size // sizeof(int32_t)
+        cdef int64_t sp_end
+        self.line_stamp += 1
+        while i < n:
+            while i < n and is_space(p[i]):
+                i += 1
+            if i >= n:
+                break
+            j = i
+            while j < n and not is_space(p[j]):
+                j += 1
+            # token p[i:j]
+            if pending_sparse < 0 and j - i > 1 and (p[j - 1] == b'=' or p[j - 1] == b':'):
+                if p[j - 1] == b'=' and memchr_(p + i, b'_', j - i - 1):
+                    fid = self.names.intern(p + i, j - i - 1)
+                    self._stamp_capacity()
+                    if self.col_stamp[fid] == self.line_stamp:
+                        return self._fail(ERR_DUP_FEATURE, line_no, p + i, j - i - 1)
+                    self.col_stamp[fid] = self.line_stamp
+                    pending_sparse = fid
+                else:
+                    if lab >= 0 and got != cnt:
+                        return self._fail(ERR_DENSE_COUNT, line_no, p + i, j - i)
+                    lab = self.labels.find(p + i, j - i - 1, hash_bytes(p + i, j - i - 1))
+                    if lab < 0 or lab >= self.label_base.size // <Py_ssize_t>sizeof(int32_t):
+                        return self._fail(ERR_UNKNOWN_DENSE, line_no, p + i, j - i - 1)
+                    self._stamp_capacity()
+                    if self.label_stamp[lab] == self.line_stamp:
+                        return self._fail(ERR_DUP_FEATURE, line_no, p + i, j - i - 1)
+                    self.label_stamp[lab] = self.line_stamp
+                    lbase = <int32_t*>self.label_base.data
+                    lcount = <int32_t*>self.label_count.data
+                    base = lbase[lab]
+                    cnt = lcount[lab]
+                    got = 0
+                i = j
+                continue
+            e = -1
+            if pending_sparse < 0:
+                # name=value (cdec k-best and old Moses sparse form): split at the last '='
+                for k in range(j - 1, i, -1):
+                    if p[k] == b'=':
+                        e = k
+                        break
+            # parse the number in p[(e+1 or i):j]
+            k = (e + 1) if e >= 0 else i
+            if j - k <= 0 or j - k >= 63:
+                return self._fail(ERR_NUMBER, line_no, p + i, j - i)
+            memcpy(numbuf, p + k, j - k)
+            numbuf[j - k] = 0
+            v = strtod(numbuf, &endp)
+            if endp != numbuf + (j - k):
+                return self._fail(ERR_NUMBER, line_no, p + i, j - i)
+            if not isfinite(v):
+                return self._fail(ERR_NONFINITE, line_no, p + i, j - i)
+            if e >= 0:
+                fid = self.names.intern(p + i, e - i)
+                self._stamp_capacity()
+                if self.col_stamp[fid] == self.line_stamp or fid < self.n_dense:
+                    return self._fail(ERR_DUP_FEATURE, line_no, p + i, e - i)
+                self.col_stamp[fid] = self.line_stamp
+                if growbuf_append(&self.out_sp_id, &fid, sizeof(int32_t)) != 0 or \
+                        growbuf_append(&self.out_sp_val, &v, sizeof(double)) != 0:
+                    raise MemoryError()
+            elif pending_sparse >= 0:
+                if growbuf_append(&self.out_sp_id, &pending_sparse, sizeof(int32_t)) != 0 or \
+                        growbuf_append(&self.out_sp_val, &v, sizeof(double)) != 0:
+                    raise MemoryError()
+                pending_sparse = -1
+                lab = -1
+            else:
+                if lab < 0:
+                    return self._fail(ERR_NO_LABEL, line_no, p + i, j - i)
+                if got >= cnt:
+                    return self._fail(ERR_DENSE_COUNT, line_no, p + i, j - i)
+                self.dense_row[base + got] = v
+                got += 1
+                filled += 1
+            i = j
+        if pending_sparse >= 0:
+            return self._fail(ERR_SPARSE_VALUE, line_no, p, n)
+        if filled != self.n_dense or (lab >= 0 and got != cnt):
+            return self._fail(ERR_DENSE_COUNT, line_no, p, n)
+        if growbuf_append(&self.out_dense, self.dense_row, self.n_dense * sizeof(double)) != 0:
+            raise MemoryError()
+        # sparse entries sorted by id: one canonical form for dedup and dot products
+        sp_end = self.out_sp_id.size // sizeof(int32_t)
+        sort_sparse(<int32_t*>self.out_sp_id.data + sp_start,
+                    <double*>self.out_sp_val.data + sp_start, sp_end - sp_start)
+        if growbuf_append(&self.out_sp_ptr, &sp_end, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        return 0
+
+    cdef int _scan_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+        cdef Py_ssize_t s1 = -1, s2 = -1, s3 = -1, i, a, b
+        cdef int64_t sid = 0
+        # locate the '|||' separators
+        i = 0
+        while i + 2 < n:
+            if p[i] == b'|' and p[i + 1] == b'|' and p[i + 2] == b'|':
+                if s1 < 0:
+                    s1 = i
+                elif s2 < 0:
+                    s2 = i
+                else:
+                    s3 = i
+                    break
+                i += 3
+            else:
+                i += 1
+        if s2 < 0:
+            return self._fail(ERR_FIELDS, line_no, p, n)
+        if s3 < 0:
+            s3 = n
+        # sentence id
+        a = 0
+        b = s1
+        while a < b and is_space(p[a]):
+            a += 1
+        while b > a and is_space(p[b - 1]):
+            b -= 1
+        if a == b or b - a > 18:
+            return self._fail(ERR_SENT_ID, line_no, p, s1)
+        for i in range(a, b):
+            if p[i] < b'0' or p[i] > b'9':
+                return self._fail(ERR_SENT_ID, line_no, p, s1)
+            sid = sid * 10 + (p[i] - 48)
+        if sid < self.cur_sid:
+            return self._fail(ERR_SENT_ORDER, line_no, p + a, b - a)
+        if self.has_refs:
+            if sid >= self.n_ref_sents:
+                return self._fail(ERR_SENT_NO_REF, line_no, p + a, b - a)
+            if sid != self.cur_sid:
+                self._build_ref_table(sid)
+        self.cur_sid = sid
+        # features first: the dense layout may come from this line
+        if not self.layout_fixed:
+            if self._discover_layout(p + s2 + 3, s3 - s2 - 3, line_no) != 0:
+                return self.err_code
+        if self._parse_features(p + s2 + 3, s3 - s2 - 3, line_no) != 0:
+            return self.err_code
+        return self._add_hypothesis(p, s1 + 3, s2, sid, line_no)
+
+    cdef int _add_hypothesis(self, const char* p, Py_ssize_t i, Py_ssize_t stop, int64_t sid,
+                             int64_t line_no) except -1:
+        """Tokens of ``p[i:stop]``: interned, LEB128-coded, scored against the references."""
+        cdef Py_ssize_t j, ntok = 0
+        cdef int32_t wid
+        cdef int32_t row[9]
+        cdef uint8_t vbuf[8]
+        cdef uint32_t u
+        cdef int nb
+        cdef int64_t end
+        cdef int32_t sid32
+        while True:
+            while i < stop and is_space(p[i]):
+                i += 1
+            if i >= stop:
+                break
+            j = i
+            while j < stop and not is_space(p[j]):
+                j += 1
+            wid = self.words.intern(p + i, j - i)
+            if ntok >= self.toks_cap:
+                self.toks_cap *= 2
+                self.toks = <int32_t*>realloc(self.toks, self.toks_cap * sizeof(int32_t))
+                if self.toks == NULL:
+                    raise MemoryError()
+            self.toks[ntok] = wid
+            ntok += 1
+            # LEB128 varint: most words take one or two bytes
+            u = <uint32_t>wid
+            nb = 0
+            while u >= 0x80:
+                vbuf[nb] = <uint8_t>((u & 0x7F) | 0x80)
+                u >>= 7
+                nb += 1
+            vbuf[nb] = <uint8_t>u
+            nb += 1
+            if growbuf_append(&self.out_hyp_bytes, vbuf, nb) != 0:
+                raise MemoryError()
+            i = j
+        end = self.out_hyp_bytes.size
+        if growbuf_append(&self.out_hyp_ptr, &end, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        if self._check_new_words(line_no) != 0:
+            return self.err_code
+        if self.has_refs:
+            if self.lowercase:
+                for j in range(ntok):
+                    self.toks[j] = (<int32_t*>self.word_class.data)[self.toks[j]]
+            self._hyp_stats(self.toks, ntok, row)
+            if growbuf_append(&self.out_stats, row, 9 * sizeof(int32_t)) != 0:
+                raise MemoryError()
+        sid32 = <int32_t>sid
+        if growbuf_append(&self.out_sid, &sid32, sizeof(int32_t)) != 0:
+            raise MemoryError()
+        self.n_hyp += 1
+        return 0
+
+    cdef int _plain_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+        """A line of a plain hypothesis file: sentence id = line index, no features."""
+        cdef int64_t sid = self.cur_sid + 1
+        cdef int64_t end
+        if self.has_refs:
+            if sid >= self.n_ref_sents:
+                return self._fail(ERR_SENT_NO_REF, line_no, b"", 0)
+            self._build_ref_table(sid)
+        self.cur_sid = sid
+        end = self.out_sp_id.size // sizeof(int32_t)
+        if growbuf_append(&self.out_sp_ptr, &end, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        return self._add_hypothesis(p, 0, n, sid, line_no)
+
+    def new_file(self):
+        """Start a new input file: sentence ids may begin again at 0."""
+        self.cur_sid = -1
+
+    def scan(self, const uint8_t[::1] chunk, int64_t first_line, bint plain=False):
+        """Parse the whole lines in ``chunk`` (line numbers from ``first_line``).
+
+        Returns 0, or an error code with :attr:`err_line` and :attr:`err_text` set.
+        Blank lines are skipped, as Moses's extractor does; a trailing CR is dropped.
+        With ``plain``, every line (blank ones too) is the one hypothesis of the next
+        sentence and has no features.
+        """
+        cdef const char* base
+        cdef Py_ssize_t n = chunk.shape[0], start = 0, stop, end
+        cdef int64_t line_no = first_line
+        cdef int rc
+        cdef Py_ssize_t i
+        if n == 0:
+            return 0
+        base = <const char*>&chunk[0]
+        while start < n:
+            stop = start
+            while stop < n and base[stop] != b'\n':
+                stop += 1
+            end = stop
+            if end > start and base[end - 1] == b'\r':
+                end -= 1
+            if plain:
+                rc = self._plain_line(base + start, end - start, line_no)
+                if rc != 0:
+                    return rc
+            else:
+                i = start
+                while i < end and (is_space(base[i])):
+                    i += 1
+                if i < end:
+                    rc = self._scan_line(base + start, end - start, line_no)
+                    if rc != 0:
+                        return rc
+            start = stop + 1
+            line_no += 1
+        return 0
+
+    @property
+    def n_hypotheses(self):
+        return self.n_hyp
+
+    def layout(self):
+        """``(label_base int32, label_count int32)`` of the dense layout."""
+        lb = np.frombuffer(self.label_base.data[:self.label_base.size], dtype=np.int32).copy()
+        lc = np.frombuffer(self.label_count.data[:self.label_count.size], dtype=np.int32).copy()
+        return lb, lc
+
+    def finish(self):
+        """The arrays read so far (the scanner's buffers are handed over, not copied)."""
+        out = {
+            "sent_ids": growbuf_to_array(&self.out_sid, cnp.NPY_INT32, 4, 0),
+            "dense": growbuf_to_array(&self.out_dense, cnp.NPY_FLOAT64, 8, max(self.n_dense, 1)),
+            "sparse_indptr": growbuf_to_array(&self.out_sp_ptr, cnp.NPY_INT64, 8, 0),
+            "sparse_ids": growbuf_to_array(&self.out_sp_id, cnp.NPY_INT32, 4, 0),
+            "sparse_values": growbuf_to_array(&self.out_sp_val, cnp.NPY_FLOAT64, 8, 0),
+            "stats": growbuf_to_array(&self.out_stats, cnp.NPY_INT32, 4, 9),
+            "hyp_indptr": growbuf_to_array(&self.out_hyp_ptr, cnp.NPY_INT64, 8, 0),
+            "hyp_bytes": growbuf_to_array(&self.out_hyp_bytes, cnp.NPY_UINT8, 1, 0),
+        }
+        if self.n_dense == 0:
+            out["dense"] = np.zeros((self.n_hyp, 0), dtype=np.float64)
+        if not self.has_refs:
+            out["stats"] = np.zeros((self.n_hyp, 0), dtype=np.int32)
+        return out
+
+
+cdef inline bint memchr_(const char* s, char c, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i] == c:
+            return True
+    return False
+
+
+cdef void sort_sparse(int32_t* ids, double* vals, Py_ssize_t n) noexcept nogil:
+    # insertion sort: sparse rows are short and usually already in order
+    cdef Py_ssize_t i, j
+    cdef int32_t k
+    cdef double v
+    for i in range(1, n):
+        k = ids[i]
+        v = vals[i]
+        j = i - 1
+        while j >= 0 and ids[j] > k:
+            ids[j + 1] = ids[j]
+            vals[j + 1] = vals[j]
+            j -= 1
+        ids[j + 1] = k
+        vals[j + 1] = v
+
+
+def decode_hypotheses(const uint8_t[::1] data, const int64_t[::1] indptr, Py_ssize_t start,
+                      Py_ssize_t stop):
+    """Token ids of hypotheses ``start..stop-1``: ``(tok_indptr int64, tokens int32)``."""
+    cdef Py_ssize_t h, pos, n = 0, m = stop - start
+    cdef uint32_t u
+    cdef int shift
+    cdef int64_t nbytes = indptr[stop] - indptr[start] if m > 0 else 0
+    toks = np.empty(nbytes, dtype=np.int32)
+    ptr = np.empty(m + 1, dtype=np.int64)
+    cdef int32_t[::1] t = toks
+    cdef int64_t[::1] q = ptr
+    q[0] = 0
+    for h in range(start, stop):
+        pos = indptr[h]
+        while pos < indptr[h + 1]:
+            u = 0
+            shift = 0
+            while data[pos] & 0x80:
+                u |= (data[pos] & 0x7F) << shift
+                shift += 7
+                pos += 1
+            u |= data[pos] << shift
+            pos += 1
+            t[n] = <int32_t>u
+            n += 1
+        q[h - start + 1] = n
+    return ptr, toks[:n]

@@ -1,0 +1,196 @@
+# Row operations on the n-best store: linear model scores, 1-best per sentence,
+# duplicate detection and CSR row gathering. Inputs are clean contiguous arrays
+# (validated in mtplug/corpus.py); nothing here raises inside the loops.
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy
+
+import numpy as np
+
+
+def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
+               const int32_t[::1] sp_ids, const double[::1] sp_values,
+               const double[::1] weights, double[::1] out):
+    """out[h] = dense[h] · weights[:n_dense] + Σ sparse[h] · weights[ids].
+
+    Shapes: dense [n_hyp, n_dense], sp_indptr [n_hyp + 1], weights [n_features]
+    (n_features > every sparse id), out [n_hyp].
+    """
+    cdef Py_ssize_t n = dense.shape[0], d = dense.shape[1], h, k
+    cdef int64_t j
+    cdef double s
+    with nogil:
+        for h in range(n):
+            s = 0.0
+            for k in range(d):
+                s += dense[h, k] * weights[k]
+            for j in range(sp_indptr[h], sp_indptr[h + 1]):
+                s += sp_values[j] * weights[sp_ids[j]]
+            out[h] = s
+
+
+def argmax_per_sentence(const double[::1] scores, const int64_t[::1] sent_offsets,
+                        int64_t[::1] out):
+    """out[s] = index of the highest score in rows sent_offsets[s]:sent_offsets[s+1].
+
+    Ties go to the first (lowest) row. An empty sentence gets -1.
+    """
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, s
+    cdef int64_t h, best
+    cdef double v
+    with nogil:
+        for s in range(S):
+            best = -1
+            for h in range(sent_offsets[s], sent_offsets[s + 1]):
+                if best < 0 or scores[h] > v:
+                    best = h
+                    v = scores[h]
+            out[s] = best
+
+
+cdef inline uint64_t mix_bytes(uint64_t h, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        h ^= p[i]
+        h *= 1099511628211ULL
+    return h
+
+
+def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
+                   const uint8_t[:, ::1] dense_bytes, const int64_t[::1] sp_indptr,
+                   const int32_t[::1] sp_ids, const double[::1] sp_values,
+                   const uint8_t[:, ::1] stats_bytes, const int64_t[::1] hyp_indptr,
+                   const uint8_t[::1] hyp_bytes, uint8_t[::1] keep):
+    """keep[i] = 1 unless row order[i] equals an earlier row of the same group.
+
+    Rows are compared on everything that defines them: dense values, sparse entries
+    (sorted by id), statistics and hypothesis bytes (pass an empty hyp_indptr when
+    the store has no strings). Groups are order[group_offsets[g]:group_offsets[g+1]].
+    Returns the number of rows kept.
+    """
+    cdef Py_ssize_t G = group_offsets.shape[0] - 1, g, i, j, size, slot, kept = 0
+    cdef Py_ssize_t db = dense_bytes.shape[1], sb = stats_bytes.shape[1]
+    cdef bint has_hyp = hyp_indptr.shape[0] > 0
+    cdef int64_t r, q, a0, a1, b0, b1
+    cdef uint64_t h
+    cdef int64_t* table = NULL
+    cdef uint64_t* hashes = NULL
+    cdef Py_ssize_t cap = 0
+    cdef bint same
+    with nogil:
+        for g in range(G):
+            size = 16
+            while size < 2 * (group_offsets[g + 1] - group_offsets[g]):
+                size *= 2
+            if size > cap:
+                free(table)
+                free(hashes)
+                table = <int64_t*>malloc(size * sizeof(int64_t))
+                hashes = <uint64_t*>malloc(size * sizeof(uint64_t))
+                cap = size
+            for slot in range(size):
+                table[slot] = -1
+            for i in range(group_offsets[g], group_offsets[g + 1]):
+                r = order[i]
+                h = 1469598103934665603ULL
+                if db:
+                    h = mix_bytes(h, &dense_bytes[r, 0], db)
+                if sb:
+                    h = mix_bytes(h, &stats_bytes[r, 0], sb)
+                a0 = sp_indptr[r]
+                a1 = sp_indptr[r + 1]
+                if a1 > a0:
+                    h = mix_bytes(h, <const uint8_t*>&sp_ids[a0], (a1 - a0) * 4)
+                    h = mix_bytes(h, <const uint8_t*>&sp_values[a0], (a1 - a0) * 8)
+                if has_hyp:
+                    a0 = hyp_indptr[r]
+                    a1 = hyp_indptr[r + 1]
+                    if a1 > a0:
+                        h = mix_bytes(h, &hyp_bytes[a0], a1 - a0)
+                    h ^= <uint64_t>(a1 - a0) * 0x9E3779B97F4A7C15ULL
+                slot = h & (size - 1)
+                same = False
+                while table[slot] >= 0:
+                    if hashes[slot] == h:
+                        q = table[slot]
+                        same = True
+                        if db and memcmp(&dense_bytes[r, 0], &dense_bytes[q, 0], db) != 0:
+                            same = False
+                        if same and sb and memcmp(&stats_bytes[r, 0], &stats_bytes[q, 0], sb) != 0:
+                            same = False
+                        if same:
+                            a0 = sp_indptr[r]
+                            a1 = sp_indptr[r + 1]
+                            b0 = sp_indptr[q]
+                            b1 = sp_indptr[q + 1]
+                            if a1 - a0 != b1 - b0 or (a1 > a0 and (
+                                    memcmp(&sp_ids[a0], &sp_ids[b0], (a1 - a0) * 4) != 0 or
+                                    memcmp(&sp_values[a0], &sp_values[b0], (a1 - a0) * 8) != 0)):
+                                same = False
+                        if same and has_hyp:
+                            a0 = hyp_indptr[r]
+                            a1 = hyp_indptr[r + 1]
+                            b0 = hyp_indptr[q]
+                            b1 = hyp_indptr[q + 1]
+                            if a1 - a0 != b1 - b0 or (a1 > a0 and
+                                    memcmp(&hyp_bytes[a0], &hyp_bytes[b0], a1 - a0) != 0):
+                                same = False
+                        if same:
+                            break
+                    slot = (slot + 1) & (size - 1)
+                if same:
+                    keep[i] = 0
+                else:
+                    keep[i] = 1
+                    kept += 1
+                    table[slot] = r
+                    hashes[slot] = h
+        free(table)
+        free(hashes)
+    return kept
+
+
+def gather_csr(const int64_t[::1] indptr, const uint8_t[::1] data, Py_ssize_t itemsize,
+               const int64_t[::1] rows):
+    """Rows ``rows`` of a CSR array whose values are ``itemsize``-byte items (viewed as bytes).
+
+    Returns ``(new_indptr int64 [len(rows) + 1], new_data uint8)``.
+    """
+    cdef Py_ssize_t m = rows.shape[0], i
+    cdef int64_t total = 0, r, n
+    new_indptr = np.empty(m + 1, dtype=np.int64)
+    cdef int64_t[::1] ip = new_indptr
+    ip[0] = 0
+    for i in range(m):
+        r = rows[i]
+        total += indptr[r + 1] - indptr[r]
+        ip[i + 1] = total
+    new_data = np.empty(total * itemsize, dtype=np.uint8)
+    cdef uint8_t[::1] out = new_data
+    with nogil:
+        for i in range(m):
+            r = rows[i]
+            n = (indptr[r + 1] - indptr[r]) * itemsize
+            if n:
+                memcpy(&out[ip[i] * itemsize], &data[indptr[r] * itemsize], n)
+    return new_indptr, new_data
+
+
+def sort_csr_rows(const int64_t[::1] indptr, int32_t[::1] ids, double[::1] values):
+    """Sort every CSR row by feature id in place (after ids were remapped)."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, r, i, j
+    cdef int32_t k
+    cdef double v
+    with nogil:
+        for r in range(n):
+            for i in range(indptr[r] + 1, indptr[r + 1]):
+                k = ids[i]
+                v = values[i]
+                j = i - 1
+                while j >= indptr[r] and ids[j] > k:
+                    ids[j + 1] = ids[j]
+                    values[j + 1] = values[j]
+                    j -= 1
+                ids[j + 1] = k
+                values[j + 1] = v
