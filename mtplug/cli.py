@@ -213,13 +213,20 @@ def cmd_optimize(args) -> int:
     t0 = time.perf_counter()
     result = algorithm(**options).optimize(corpus, start, args.seed)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
-    out_fmt = args.out_format or in_fmt
+    out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
     out_w = Weights.from_array(names, result.weights)
     if out_fmt == "moses-ini":
         write_weights(args.out, out_w, out_fmt, template=args.init)
+    elif out_fmt == "cdec":
+        from .formats.cdec_weights import write_cdec_weights
+
+        write_cdec_weights(args.out, out_w, comment=f"mtplug optimize {args.algorithm} seed={result.seed} "
+                                                    f"BLEU={result.score:.6f}")
     else:
-        write_weights(args.out, out_w, out_fmt, feature_names=names[: corpus.n_dense] if out_fmt in (
-            "init-opt", "weights-txt", "dense-init", "mira-out") else None)
+        positional = out_fmt in ("init-opt", "weights-txt", "dense-init", "mira-out")
+        # full precision: these files feed mtplug again (the Moses programs write Moses's 6 digits)
+        write_weights(args.out, out_w, out_fmt, feature_names=names[: corpus.n_dense] if positional else None,
+                      exact=True)
     _log(args, f"end: BLEU = {result.score:.6f}")
     print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
                       "out": args.out, **result.info}))
@@ -253,6 +260,7 @@ def cmd_example(args) -> int:
 
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
+    from .formats.weights import weights_formats
     from .optimizers.registry import OPTIMIZERS
 
     parser = argparse.ArgumentParser(
@@ -300,7 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
         g.add_argument("--init", required=True, metavar="FILE",
                        help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content)")
         g.add_argument("--out", required=True, metavar="FILE", help="where to write the tuned weights")
-        g.add_argument("--out-format", metavar="FMT", help="format of --out (default: that of --init)")
+        g.add_argument("--out-format", metavar="FMT", choices=sorted(set(weights_formats()) - {"names"}),
+                       help="format of --out: %(choices)s (default: that of --init; 'names' files are "
+                            "written as 'sparse')")
         g.add_argument("--seed", type=int, default=0, help="random seed (default 0); written to the log")
         g.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
         if cls.options:

@@ -53,19 +53,19 @@ class _Line:
 class _WeightLine:
     number: int  # 1-based line number
     label: str
-    names: list
-    values: list
-    spans: list  # (start, end) of each value token in the line's text
+    names: list[str]
+    values: list[float]
+    spans: list[tuple[int, int]]  # (start, end) of each value token in the line's text
 
 
 @dataclass
 class _Ini:
-    lines: list
-    weights: list  # _WeightLine, file order
+    lines: list[_Line]
+    weights: list[_WeightLine]  # file order
     gzipped: bool
 
 
-def _split_lines(data: bytes, path) -> list:
+def _split_lines(data: bytes, path) -> list[_Line]:
     lines = []
     pieces = data.split(b"\n")
     for k, piece in enumerate(pieces):
@@ -87,7 +87,7 @@ def _parse(path) -> _Ini:
     header = None  # line number of [weight]
     sections = []
     entries: list[_WeightLine] = []
-    label_line: dict[str, int] = {}
+    first_line: dict[str, int] = {}  # label or feature name -> line
     for number, line in enumerate(lines, 1):
         body = line.text.split("#", 1)[0]  # Moses cuts comments at the first '#'
         stripped = body.strip(" \t")
@@ -109,19 +109,22 @@ def _parse(path) -> _Ini:
         if section != "weight":
             continue
         entry = _parse_weight_line(body, path, number)
-        if entry.label in label_line:
-            raise InputError(
-                f"label {entry.label!r} given twice (first at line {label_line[entry.label]}); "
-                "expected each feature once",
-                path,
-                number,
-            )
-        label_line[entry.label] = number
+        # a label twice, or a sparse label equal to an expanded dense name (LM0_0)
+        for key in [entry.label] + entry.names:
+            if key in first_line:
+                raise InputError(
+                    f"{key!r} given twice (first at line {first_line[key]}); expected each feature once",
+                    path,
+                    number,
+                )
+        first_line.update(dict.fromkeys([entry.label] + entry.names, number))
         entries.append(entry)
     if header is None:
         old = [s for s in sections if s.startswith("weight-")]
         hint = f" (old-style sections such as [{old[0]}] are not supported)" if old else ""
-        raise InputError(f"no [weight] section; expected a '[weight]' line followed by 'Label= value' lines{hint}", path)
+        raise InputError(
+            f"no [weight] section; expected a '[weight]' line followed by 'Label= value' lines{hint}", path
+        )
     if not entries:
         raise InputError(f"the [weight] section is empty; {_EXPECTED} lines", path, header)
     return _Ini(lines, entries, gzipped)

@@ -2,16 +2,17 @@
 
 One ``name value`` per line, separated by one space (read: any run of spaces/TABs),
 for the decoder's ``-weight-file`` and kbmira's ``--sparse-init``. Moses's reader
-stops at a line it cannot parse, so comments and blank lines are errors here too. An
-empty file means "no sparse weights". Values are written as the shortest text that
-reads back as the same double; zero weights are kept (they are explicit in Moses).
+stops at a line it cannot parse, so a blank line is an error here too, and ``#``
+starts no comment (Moses reads ``#x 1`` as a feature ``#x``). An empty file means
+"no sparse weights". Values are written as the shortest text that reads back as the
+same double; zero weights are kept (they are explicit in Moses).
 """
 
 from __future__ import annotations
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
-from .weights import FIELD_SEP, Weights, format_shortest, parse_number, weights_from_lines
+from .weights import FIELD_SEP, Weights, format_shortest, looks_numeric, parse_number, weights_from_lines
 
 
 def read_sparse_weights(path) -> Weights:
@@ -19,8 +20,11 @@ def read_sparse_weights(path) -> Weights:
     entries = []
     for i, line in enumerate(read_text_lines(path), 1):
         fields = FIELD_SEP.split(line.strip(" \t"))
-        if len(fields) != 2 or not fields[0]:
-            raise InputError(f"expected 'name value', got {line!r}", path, i)
+        # '#' is no comment for Moses ('#x 1' is feature '#x'); say so when it was meant as one
+        comment = line.startswith("#") and not (len(fields) == 2 and looks_numeric(fields[1]))
+        if len(fields) != 2 or not fields[0] or comment:
+            why = "Moses reads no comments here; " if comment else ""
+            raise InputError(f"{why}expected 'name value', got {line!r}", path, i)
         name, text = fields
         entries.append((i, name, parse_number(text, path, i, name)))
     return weights_from_lines(entries, path)

@@ -29,7 +29,6 @@ pass ``exact=True`` for shortest round-trip text instead.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import re
@@ -360,19 +359,12 @@ def _sniff_names(lines):
     return all(cdec_weights.parse_cdec_line(ln) is not None for ln in content)
 
 
-def _need_names(fmt: str, feature_names):
-    if feature_names is None:
-        raise ValueError(f"format {fmt!r} is positional: pass feature_names (the features.dat column order)")
-    return list(feature_names)
-
-
 def _read_init_opt(path, feature_names):
     from .mert_weights import read_init_opt
 
-    names = _need_names("init-opt", feature_names)
     init = read_init_opt(path)
-    _check_count(path, len(init), names)
-    return Weights.from_array(names, init.start, source=path)
+    _check_count(path, len(init), feature_names)
+    return Weights.from_array(feature_names, init.start, source=path)
 
 
 def _write_init_opt(path, weights, template, feature_names, exact):
@@ -384,10 +376,9 @@ def _write_init_opt(path, weights, template, feature_names, exact):
 def _read_weights_txt(path, feature_names):
     from .mert_weights import read_weights_txt
 
-    names = _need_names("weights-txt", feature_names)
     values = read_weights_txt(path)
-    _check_count(path, len(values), names)
-    return Weights.from_array(names, values, source=path)
+    _check_count(path, len(values), feature_names)
+    return Weights.from_array(feature_names, values, source=path)
 
 
 def _write_weights_txt(path, weights, template, feature_names, exact):
@@ -540,17 +531,15 @@ def _undetected(path, lines: list[str]) -> InputError:
             path,
             line,
         )
-    for i, ln in numbered:
-        if cdec_weights.parse_cdec_line(ln) is None and not _SECTION.fullmatch(ln):
-            return InputError(
-                "cannot tell the weights format: expected a '[section]' line (moses.ini), lines of numbers "
-                f"(init.opt, weights.txt), 'Label= value' or 'name value' lines, got {ln!r}",
-                path,
-                i,
-            )
-    # every line is a valid name-value line, but mixed with a different layout
-    # (e.g. 'Label= v' next to 'name v'); point at the first line
-    return InputError("cannot tell the weights format: lines of mixed layouts", path, numbered[0][0])
+    # Not numbers only, and not all 'name value' (else 'names' had matched): show the
+    # first line that is not.
+    i, ln = next((i, ln) for i, ln in numbered if cdec_weights.parse_cdec_line(ln) is None)
+    return InputError(
+        "cannot tell the weights format: expected a '[section]' line (moses.ini), lines of numbers "
+        f"(init.opt, weights.txt), 'Label= value' or 'name value' lines, got {ln!r}",
+        path,
+        i,
+    )
 
 
 def read_weights(path, fmt: Optional[str] = None, *, feature_names: Optional[Sequence[str]] = None) -> Weights:
@@ -562,7 +551,9 @@ def read_weights(path, fmt: Optional[str] = None, *, feature_names: Optional[Seq
     """
     fmt = detect_weights_format(path) if fmt is None else fmt
     entry = _lookup(fmt)
-    return entry.read(path, feature_names)
+    if entry.positional and feature_names is None:
+        raise ValueError(f"format {fmt!r} is positional: pass feature_names (the features.dat column order)")
+    return entry.read(path, None if feature_names is None else list(feature_names))
 
 
 def write_weights(

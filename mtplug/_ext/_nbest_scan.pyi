@@ -1,0 +1,47 @@
+# Stub for the compiled module built from pyx/_nbest_scan.pyx.
+import numpy as np
+
+class Vocabulary:
+    n: int
+    def add(self, word: bytes) -> int: ...
+    def get(self, word: bytes) -> int: ...
+    def __len__(self) -> int: ...
+    def word(self, i: int) -> str: ...
+    def words(self) -> list[str]: ...
+    def to_arrays(self) -> tuple[np.ndarray, np.ndarray]: ...  # uint8 [bytes], int64 [n + 1]
+    @staticmethod
+    def from_arrays(arena: np.ndarray, offsets: np.ndarray) -> Vocabulary: ...
+    @staticmethod
+    def from_words(words) -> Vocabulary: ...
+
+class NbestScanner:
+    n_dense: int
+    layout_fixed: bool
+    err_code: int
+    err_line: int
+    err_text: bytes
+    n_hypotheses: int
+    def __init__(
+        self,
+        words: Vocabulary,
+        names: Vocabulary,
+        labels: Vocabulary,
+        label_base: np.ndarray,  # int32 [n_labels]
+        label_count: np.ndarray,  # int32 [n_labels]
+        n_dense: int,
+        lowercase: bool = ...,
+        lower_fn=...,
+        refs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = ...,  # int64, int64, int32
+        reflen_mode: int = ...,
+    ) -> None: ...
+    def new_file(self) -> None: ...
+    def scan(self, chunk: bytes, first_line: int, plain: bool = ...) -> int: ...
+    def layout(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def finish(self) -> dict[str, np.ndarray]: ...
+
+def decode_hypotheses(
+    data: np.ndarray,  # const uint8_t[::1]
+    indptr: np.ndarray,  # const int64_t[::1]
+    start: int,
+    stop: int,
+) -> tuple[np.ndarray, np.ndarray]: ...  # int64 [m + 1], int32 [tokens]

@@ -1,0 +1,30 @@
+# Stub for the compiled module built from pyx/_rows.pyx.
+import numpy as np
+
+def hyp_scores(
+    dense: np.ndarray,  # const double[:, ::1] [n_hyp, n_dense]
+    sp_indptr: np.ndarray,  # const int64_t[::1] [n_hyp + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1]
+    sp_values: np.ndarray,  # const double[::1]
+    weights: np.ndarray,  # const double[::1] [n_features]
+    out: np.ndarray,  # double[::1] [n_hyp]
+) -> None: ...
+def argmax_per_sentence(
+    scores: np.ndarray,  # const double[::1]
+    sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
+    out: np.ndarray,  # int64_t[::1] [S]
+) -> None: ...
+def duplicate_mask(
+    order: np.ndarray,  # const int64_t[::1]
+    group_offsets: np.ndarray,  # const int64_t[::1]
+    dense_bytes: np.ndarray,  # const uint8_t[:, ::1]
+    sp_indptr: np.ndarray,
+    sp_ids: np.ndarray,
+    sp_values: np.ndarray,
+    stats_bytes: np.ndarray,  # const uint8_t[:, ::1]
+    hyp_indptr: np.ndarray,  # const int64_t[::1] (empty: no strings)
+    hyp_bytes: np.ndarray,  # const uint8_t[::1]
+    keep: np.ndarray,  # uint8_t[::1]
+) -> int: ...
+def gather_csr(indptr: np.ndarray, data: np.ndarray, itemsize: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+def sort_csr_rows(indptr: np.ndarray, ids: np.ndarray, values: np.ndarray) -> None: ...

@@ -1,0 +1,138 @@
+"""The mtplug command: subcommands end to end, errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mtplug import __version__
+from mtplug.cli import EXIT_INPUT_ERROR, main
+from mtplug.formats.weights import read_weights
+
+MOSES_LINES = (
+    "0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n"
+    "0 ||| a b d ||| LM0= -2 TM0= 1 1 ||| 0\n"
+    "1 ||| x y ||| LM0= -1 TM0= 0 1 ||| 0\n"
+)
+
+
+def run(*argv, stdin=None):
+    """Run ``python -m mtplug`` in a subprocess: (exit code, stdout, stderr)."""
+    p = subprocess.run([sys.executable, "-m", "mtplug", *argv], capture_output=True, text=True, input=stdin)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_version_and_help():
+    rc, out, _ = run("--version")
+    assert rc == 0 and out.strip() == f"mtplug {__version__}"
+    rc, out, _ = run("--help")
+    assert rc == 0 and "examples:" in out and "optimize" in out
+    for cmd in (["score"], ["extract"], ["optimize", "none"], ["example"]):
+        rc, out, _ = run(*cmd, "--help")
+        assert rc == 0 and "usage:" in out
+
+
+def test_score_text_and_json(write, capsys):
+    hyp = write("hyp", "a b c d e\nx y z w\n")
+    ref = write("ref", "a b c d e\nx y z w v\n")
+    assert main(["score", "--hyp", hyp, "--ref", ref]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("BLEU = ") and "hyp_len = 9 ref_len = 10" in line and "nrefs:1|case:mixed" in line
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["sys_len"] == 9 and d["ref_len"] == 10 and 0 < d["score"] < 1
+
+
+def test_score_counts_blank_hypothesis_lines(write, capsys):
+    ref = write("ref", "a b\nc d\n")
+    assert main(["score", "--hyp", write("hyp", "a b\n\n"), "--ref", ref, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sys_len"] == 2
+    assert main(["score", "--hyp", write("short", "a b\n"), "--ref", ref]) == EXIT_INPUT_ERROR
+    assert "short:" in capsys.readouterr().err
+
+
+def test_extract_then_optimize_none(write, tmp_path, capsys):
+    nb = write("nb", MOSES_LINES)
+    ref = write("ref", "a b c\nx y\n")
+    f, s, st = (str(tmp_path / n) for n in ("f.dat", "s.dat", "store.npz"))
+    assert main(["extract", "-q", "--nbest", nb, "--ref", ref, "--ffile", f, "--scfile", s, "--store", st]) == 0
+    assert open(f).read().startswith("FEATURES_TXT_BEGIN_0 0 2 3 LM0_0 TM0_0 TM0_1 \n")
+    init = write("init.opt", "1 0.5 0.5\n0 0 0\n1 1 1\n")
+    for inp in (["--store", st], ["--ffile", f, "--scfile", s], ["--nbest", nb, "--ref", ref]):
+        out = str(tmp_path / "w.opt")
+        assert main(["optimize", "none", *inp, "--init", init, "--out", out, "--seed", "7"]) == 0
+        res = json.loads(capsys.readouterr().out)
+        assert res["seed"] == 7 and res["algorithm"] == "none"
+        np.testing.assert_allclose(read_weights(out, feature_names=["LM0_0", "TM0_0", "TM0_1"]).to_array(
+            ["LM0_0", "TM0_0", "TM0_1"]), [1, 0.5, 0.5])
+    rc, _, err = run("optimize", "none", "--store", st, "--init", init, "--out", str(tmp_path / "w2"))
+    assert rc == 0 and "start: BLEU = " in err and "end: BLEU = " in err
+
+
+def test_extract_merges_previous_files(write, tmp_path):
+    ref = write("ref", "a b c\nx y\n")
+    f1, s1, f2, s2 = (str(tmp_path / n) for n in ("f1", "s1", "f2", "s2"))
+    assert main(["extract", "-q", "--nbest", write("nb1", MOSES_LINES), "--ref", ref, "--ffile", f1, "--scfile", s1]) == 0
+    nb2 = write("nb2", "0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n1 ||| x z ||| LM0= -3 TM0= 0 0 s_x= 1 ||| 0\n")
+    assert main(["extract", "-q", "--nbest", nb2, "--ref", ref, "--ffile", f2, "--scfile", s2,
+                 "--prev-ffile", f1, "--prev-scfile", s1]) == 0
+    text = open(f2).read()
+    assert "FEATURES_TXT_BEGIN_0 0 2 3" in text and "FEATURES_TXT_BEGIN_0 1 2 3" in text
+    assert "-3 0 0 s_x=1 \n" in text
+
+
+def test_bad_input_is_one_line_and_exit_2(write, tmp_path):
+    nb = write("nb", "0 ||| a ||| LM0= x ||| 0\n")
+    ref = write("ref", "a\n")
+    rc, out, err = run("extract", "--nbest", nb, "--ref", ref, "--ffile", str(tmp_path / "f"))
+    assert rc == EXIT_INPUT_ERROR and out == ""
+    assert err.strip().splitlines()[-1] == f"mtplug: error: {nb}:1: expected a number as feature value, got 'x'"
+    assert "Traceback" not in err
+    assert not os.path.exists(tmp_path / "f")
+
+
+def test_failed_write_leaves_old_output(write, tmp_path, monkeypatch):
+    from mtplug import fileio
+
+    nb = write("nb", MOSES_LINES)
+    ref = write("ref", "a b c\nx y\n")
+    f = tmp_path / "f.dat"
+    f.write_text("old\n")
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(fileio.os, "fsync", boom)  # fails after the content was written
+    with pytest.raises(RuntimeError):
+        main(["extract", "-q", "--nbest", nb, "--ref", ref, "--ffile", str(f)])
+    assert f.read_text() == "old\n"
+    assert sorted(os.listdir(tmp_path)) == sorted(["f.dat", "nb", "ref"])
+
+
+def test_example_runs(tmp_path):
+    rc, out, err = run("example", "--workdir", str(tmp_path))
+    assert rc == 0, err
+    assert "end: BLEU = 0.265757" in err
+    for name in ("features.dat", "scores.dat", "store.npz", "weights.opt"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_optimize_with_name_value_weights(write, tmp_path, capsys):
+    nb = write("nb", MOSES_LINES.replace(" ||| 0\n1 |||", " s_x= 2 ||| 0\n1 |||", 1))
+    ref = write("ref", "a b c\nx y\n")
+    init = write("w.cdec", "# start\nLM0_0 1\nTM0_0 0.5\ns_x 0.25\n")
+    out = str(tmp_path / "out.cdec")
+    assert main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", init, "--out", out,
+                 "--out-format", "cdec", "--seed", "3"]) == 0
+    lines = open(out).read().splitlines()
+    assert lines[0].startswith("# mtplug optimize none seed=3 BLEU=")
+    assert lines[1:] == ["LM0_0 1", "TM0_0 0.5", "s_x 0.25"]
+    unknown = write("bad.cdec", "LM0_0 1\nNoSuchFeature 2\n")
+    assert main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", unknown, "--out", out]) == \
+        EXIT_INPUT_ERROR
+    assert "NoSuchFeature" in capsys.readouterr().err
