@@ -22,6 +22,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .._ext import _textio
 from ..errors import InputError
 from ..fileio import atomic_output, decode_line, iter_chunks
 from ..metrics.bleu import N_STATS, REF_LEN_COLUMN
@@ -41,23 +42,24 @@ def write_features(path: str, corpus) -> None:
     """Write ``corpus``'s features as a Moses features.dat (atomically)."""
     names = corpus.feature_names
     dense_names = " ".join(names[: corpus.n_dense])
-    dense32 = corpus.dense.astype(np.float32)
-    with atomic_output(path) as out:
+    with atomic_output(path, "wb") as out:
         for s in range(corpus.n_sentences):
             lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
             if hi == lo:
                 continue
-            out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n")
-            lines = []
-            for h in range(lo, hi):
-                parts = [f"{v:g}" for v in dense32[h].tolist()]
-                a, b = corpus.sparse_indptr[h], corpus.sparse_indptr[h + 1]
-                if b > a:
-                    vals = _g(corpus.sparse_values[a:b])
-                    parts += [f"{names[i]}={v}" for i, v in zip(corpus.sparse_ids[a:b].tolist(), vals)]
-                lines.append(" ".join(parts) + " \n")
-            out.write("".join(lines))
-            out.write(_FEAT_END + "\n")
+            out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
+            lines = _textio.format_g_rows(corpus.dense[lo:hi], True)
+            ip = corpus.sparse_indptr
+            if ip[hi] > ip[lo]:
+                for h in range(lo, hi):
+                    a, b = ip[h], ip[h + 1]
+                    if b > a:
+                        vals = _g(corpus.sparse_values[a:b])
+                        sparse = "".join(f"{names[i]}={v} " for i, v in zip(corpus.sparse_ids[a:b].tolist(), vals))
+                        lines[h - lo] += sparse.encode("utf-8")
+            lines.append(b"")
+            out.write(b"\n".join(lines))
+            out.write(_FEAT_END.encode() + b"\n")
 
 
 def write_scores(path: str, corpus) -> None:
@@ -65,21 +67,22 @@ def write_scores(path: str, corpus) -> None:
     if corpus.stats.shape[1] != N_STATS:
         raise ValueError("this store has no BLEU statistics (no references were given)")
     div = corpus.ref_len_divisor
-    with atomic_output(path) as out:
+    with atomic_output(path, "wb") as out:
         for s in range(corpus.n_sentences):
             lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
             if hi == lo:
                 continue
-            out.write(f"{_SCORE_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n")
+            out.write(f"{_SCORE_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n".encode())
             block = corpus.stats[lo:hi]
             if div == 1:
-                lines = [" ".join(map(str, row)) + " \n" for row in block.tolist()]
+                lines = _textio.format_int_rows(block)
             else:
-                reflen = _g(block[:, REF_LEN_COLUMN] / div)
-                lines = [" ".join(map(str, row[:REF_LEN_COLUMN])) + f" {r} \n"
-                         for row, r in zip(block.tolist(), reflen)]
-            out.write("".join(lines))
-            out.write(_SCORE_END + "\n")
+                counts = _textio.format_int_rows(np.ascontiguousarray(block[:, :REF_LEN_COLUMN]))
+                reflen = _textio.format_g_rows((block[:, REF_LEN_COLUMN:] / div).astype(np.float64), True)
+                lines = [c + r for c, r in zip(counts, reflen)]
+            lines.append(b"")
+            out.write(b"\n".join(lines))
+            out.write(_SCORE_END.encode() + b"\n")
 
 
 def _lines(path: str):
