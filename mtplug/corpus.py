@@ -116,6 +116,10 @@ class NbestCorpus:
                  ref_len_divisor: int = 1, words: Vocabulary | None = None,
                  space: FeatureSpace | None = None, has_strings: bool = True):
         self.bleu = bleu
+        #: what the stats columns hold: "bleu" (STATS_LAYOUT) or "linear" (one column g_h,
+        #: corpus score = Σ g / metric_norm; used for synthetic experiments)
+        self.metric = "bleu"
+        self.metric_norm = 1.0
         self.references = references          # encoded (sent_ptr, tok_ptr, tokens) or None
         self.ref_len_divisor = int(ref_len_divisor)
         self.words = words if words is not None else Vocabulary()
@@ -151,6 +155,37 @@ class NbestCorpus:
             n_sent = len(references)
         corpus = cls(n_sentences=n_sent, bleu=bleu, references=enc, ref_len_divisor=divisor, words=words)
         corpus.add_nbest(paths, progress=progress)
+        return corpus
+
+    @classmethod
+    def from_arrays(cls, sent_ids, dense, dense_names: Sequence[str], stats, *, sparse=None,
+                    sparse_names: Sequence[str] = (), metric: str = "bleu",
+                    metric_norm: float = 1.0) -> "NbestCorpus":
+        """A store from arrays (no hypothesis strings): for synthetic data and tests.
+
+        sent_ids int [n] (non-decreasing), dense float64 [n, D], stats int32 [n, 9] for
+        BLEU or [n, 1] for ``metric="linear"``; sparse: optional (indptr int64 [n + 1],
+        ids int32 indexing ``sparse_names``, values float64).
+        """
+        if metric not in ("bleu", "linear"):
+            raise ValueError(f"metric must be 'bleu' or 'linear', got {metric!r}")
+        corpus = cls(n_sentences=0, has_strings=False)
+        corpus.metric, corpus.metric_norm = metric, float(metric_norm)
+        stats = np.ascontiguousarray(stats, dtype=np.int32)
+        corpus.stats = np.zeros((0, stats.shape[1]), dtype=np.int32)
+        corpus.space.define_dense(list(dense_names))
+        n = len(sent_ids)
+        if sparse is None:
+            sparse = (np.zeros(n + 1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float64))
+        ids = np.array([corpus.space.names.add(nm.encode("utf-8")) for nm in sparse_names] or [0],
+                       dtype=np.int32)[np.asarray(sparse[1], dtype=np.int64)] if len(sparse[1]) else \
+            np.zeros(0, np.int32)
+        values = np.array(sparse[2], dtype=np.float64)
+        _rows.sort_csr_rows(np.ascontiguousarray(sparse[0], dtype=np.int64), ids, values)
+        corpus.merge_arrays({"sent_ids": np.asarray(sent_ids, dtype=np.int32),
+                             "dense": np.ascontiguousarray(dense, dtype=np.float64),
+                             "sparse_indptr": np.ascontiguousarray(sparse[0], dtype=np.int64),
+                             "sparse_ids": ids, "sparse_values": values, "stats": stats})
         return corpus
 
     @classmethod
@@ -324,6 +359,7 @@ class NbestCorpus:
             sparse_indptr=self.sparse_indptr, sparse_ids=self.sparse_ids, sparse_values=self.sparse_values,
             stats=self.stats, ref_len_divisor=np.int64(self.ref_len_divisor),
             reflen=np.array(self.bleu.reflen), lowercase=np.bool_(self.bleu.lowercase),
+            metric=np.array(self.metric), metric_norm=np.float64(self.metric_norm),
             **self.space.to_arrays(),
         )
         wa, wo = self.words.to_arrays()
@@ -360,6 +396,7 @@ class NbestCorpus:
             c.dense = z["dense"]
             c.sparse_indptr, c.sparse_ids, c.sparse_values = z["sparse_indptr"], z["sparse_ids"], z["sparse_values"]
             c.stats = z["stats"]
+            c.metric, c.metric_norm = str(z["metric"]), float(z["metric_norm"])
             if has_strings:
                 c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
         return c

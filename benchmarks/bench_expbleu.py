@@ -1,0 +1,118 @@
+"""Benchmark of the expected-BLEU gradient (mtplug.metrics.expected_bleu).
+
+    python benchmarks/bench_expbleu.py [--sentences 2000] [--nbest 1000] [--dense 15]
+                                       [--mu 1 1000] [--repeat 5] [--seed 1]
+
+Builds a seeded synthetic corpus in memory (no files): per sentence a reference length
+R (5..60 words), per hypothesis a quality q ~ U(0.2, 0.95) and a length near R, BLEU
+statistics t_n = len - n + 1, m_n ~ Binomial(t_n, q^n), ref_len = R, and 15 dense
+features that are noisy linear functions of (q, length, 1) with per-feature offsets. The
+arrays are assigned to an NbestCorpus directly (no duplicate merging: the rows are
+distinct and the point is the gradient). Then, per mu, it times one gradient evaluation
+``expected_bleu_gradient(corpus, w, mu)`` (best of --repeat; validation, scores and the
+kernel), and the kernel alone on precomputed scores, and prints hypotheses/s and the
+peak RSS (resource.getrusage) after building the corpus and at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root
+
+from mtplug._ext import _expbleu
+from mtplug.corpus import NbestCorpus
+from mtplug.metrics.expected_bleu import EXPECTED_METRICS, expected_bleu_gradient
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def synthetic_corpus(sentences: int, nbest: int, n_dense: int, seed: int) -> NbestCorpus:
+    """The seeded corpus described in the module docstring."""
+    rng = np.random.default_rng(seed)
+    n = sentences * nbest
+    ref_len = np.clip(rng.normal(27, 10, size=sentences), 5, 60).astype(np.int32)
+    ref_per_hyp = np.repeat(ref_len, nbest)
+    quality = rng.uniform(0.2, 0.95, size=n)
+    length = np.maximum(1, ref_per_hyp + rng.integers(-4, 5, size=n)).astype(np.int32)
+    stats = np.empty((n, 9), dtype=np.int32)
+    for order in range(1, 5):
+        total = np.maximum(0, length - order + 1)
+        stats[:, 2 * order - 1] = total
+        stats[:, 2 * order - 2] = rng.binomial(total, quality ** order)
+    stats[:, 8] = ref_per_hyp
+    hidden = rng.normal(size=(3, n_dense))
+    dense = np.empty((n, n_dense), dtype=np.float64)
+    chunk = 1 << 18  # build in chunks: keeps the temporaries small next to the 240 MB block
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        basis = np.stack([quality[lo:hi], length[lo:hi] / 27.0, np.ones(hi - lo)], axis=1)
+        dense[lo:hi] = basis @ hidden + rng.normal(scale=0.5, size=(hi - lo, n_dense))
+    dense += rng.normal(scale=10.0, size=n_dense)  # offsets, as LM log-probs have
+
+    corpus = NbestCorpus(n_sentences=sentences, has_strings=False)
+    corpus.space.define_dense([f"Feature{j}_0" for j in range(n_dense)])
+    corpus.sent_offsets = np.arange(0, n + 1, nbest, dtype=np.int64)
+    corpus.dense = dense
+    corpus.stats = stats
+    corpus.sparse_indptr = np.zeros(n + 1, dtype=np.int64)
+    return corpus
+
+
+def best_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sentences", type=int, default=2000)
+    ap.add_argument("--nbest", type=int, default=1000)
+    ap.add_argument("--dense", type=int, default=15)
+    ap.add_argument("--mu", type=float, nargs="+", default=[1.0, 1000.0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+
+    t = time.perf_counter()
+    corpus = synthetic_corpus(a.sentences, a.nbest, a.dense, a.seed)
+    n = corpus.n_hypotheses
+    print(f"corpus: {a.sentences} sentences x {a.nbest} hypotheses x {a.dense} dense features "
+          f"= {n:,} hypotheses, built in {time.perf_counter() - t:.1f} s; "
+          f"peak RSS {peak_rss_mb():.0f} MB")
+    weights = np.random.default_rng(a.seed + 1).normal(scale=0.3, size=corpus.n_features)
+    scores = corpus.scores(weights)
+    grad = np.empty(corpus.n_features)
+    totals = np.empty(9)
+
+    def kernel(mu):
+        return _expbleu.expected_gradient(
+            scores, mu, corpus.sent_offsets, corpus.stats, corpus.dense, corpus.sparse_indptr,
+            corpus.sparse_ids, corpus.sparse_values, 1.0, EXPECTED_METRICS["bleu"], 1.0, grad, totals)
+
+    t_scores = best_time(lambda: corpus.scores(weights), a.repeat)
+    print(f"scores w.f alone: {t_scores * 1e3:.1f} ms ({n / t_scores / 1e6:.1f} M hyp/s)")
+    for mu in a.mu:
+        value, _ = expected_bleu_gradient(corpus, weights, mu)
+        t_api = best_time(lambda: expected_bleu_gradient(corpus, weights, mu), a.repeat)
+        t_kernel = best_time(lambda: kernel(mu), a.repeat)
+        print(f"mu = {mu:g}: J = {value:.6f} (expected BLEU {np.exp(value):.4f}); "
+              f"one gradient evaluation {t_api * 1e3:.1f} ms = {n / t_api / 1e6:.2f} M hyp/s; "
+              f"kernel alone {t_kernel * 1e3:.1f} ms = {n / t_kernel / 1e6:.2f} M hyp/s")
+    print(f"peak RSS {peak_rss_mb():.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+"""Exact (regularised) line search along w + γ·d over an NbestCorpus.
+
+The compiled sweep (pyx/_linesearch.pyx) gives the metric on every interval between
+the breakpoints of the 1-best. This module picks the point to move to, exactly, for
+plain MERT and for the regularised objectives of Galley, Quirk, Cherry & Toutanova
+(2013, §3.1):  objective(γ) = metric(γ) − λ·R(w + γ·d).
+
+Choice of the point (documented tie rules):
+
+* Within an interval the metric is constant, so the regulariser decides: its optimum
+  is at an interval edge or at a stationary point inside. Edges are open (the 1-best
+  changes there), so an edge optimum is taken a fraction ``EDGE_FRACTION`` of the
+  interval's width (of ``max(1, |edge|)`` for an unbounded interval) inside, as Galley
+  et al. step slightly inside the interval.
+* Without regularisation the point is the interval's midpoint; an unbounded interval
+  ends ``width of its neighbour`` (or ``max(1, |x|)`` if it has none) beyond its one
+  breakpoint.
+* The current point (γ = 0) is kept whenever no point is strictly better (by more
+  than ``tolerance``); among equally good intervals the one whose point is nearest
+  to γ = 0 wins, so repeated searches never drift.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._ext import _linesearch
+
+#: an edge optimum is taken this fraction of the interval's width inside the interval
+EDGE_FRACTION = 1e-3
+#: how far out (times the largest breakpoint) the limit of a scale-invariant
+#: regulariser along an unbounded interval is taken
+FAR_FACTOR = 1e6
+
+REGULARIZERS = ("none", "l2", "l2-fixed", "l2-l1norm", "l0")
+
+
+@dataclass(frozen=True)
+class Regularizer:
+    """λ·R(w) of Galley et al. (2013).
+
+    kind: ``none``; ``l2`` — ‖w − w0‖²; ``l2-fixed`` — ‖w‖² over every coordinate but
+    ``fixed`` (whose weight the search never moves, so the scale is pinned);
+    ``l2-l1norm`` — ‖w/‖w‖₁‖²; ``l0`` — the number of non-zero weights.
+    w0: float64 [D], the start weights (``l2``). strength: λ ≥ 0 (0 is plain MERT).
+    """
+
+    kind: str = "none"
+    strength: float = 0.0
+    w0: np.ndarray | None = None
+    fixed: int = -1
+
+    def __post_init__(self):
+        if self.kind not in REGULARIZERS:
+            raise ValueError(f"regularizer must be one of {', '.join(REGULARIZERS)}, got {self.kind!r}")
+        if not (self.strength >= 0 and np.isfinite(self.strength)):
+            raise ValueError(f"regularisation strength must be finite and >= 0, got {self.strength}")
+        if self.kind == "l2" and self.w0 is None:
+            raise ValueError("l2 regularisation needs the start weights w0")
+        if self.kind == "l2-fixed" and self.fixed < 0:
+            raise ValueError("l2-fixed regularisation needs the index of the fixed feature")
+
+    @property
+    def active(self) -> bool:
+        return self.kind != "none" and self.strength > 0
+
+    def value(self, w: np.ndarray) -> float:
+        """λ·R(w) for weights float64 [D]."""
+        if not self.active:
+            return 0.0
+        if self.kind == "l2":
+            return self.strength * float(np.sum((w - self.w0) ** 2))
+        if self.kind == "l2-fixed":
+            return self.strength * float(np.sum(w ** 2) - w[self.fixed] ** 2)
+        if self.kind == "l2-l1norm":
+            l1 = float(np.sum(np.abs(w)))
+            return self.strength * (float(np.sum(w ** 2)) / l1 ** 2 if l1 > 0 else 0.0)
+        return self.strength * float(np.count_nonzero(w))
+
+
+@dataclass
+class LineResult:
+    """Outcome of one line search: move to w + gamma·d.
+
+    gamma: the step; score: the metric there (0..1); objective: score − λ·R there;
+    gain: objective − the objective at γ = 0; breakpoints: K, the number of distinct
+    breakpoints of the corpus 1-best along the line; lines: envelope segments summed over
+    sentences (work measure).
+    """
+
+    gamma: float
+    score: float
+    objective: float
+    gain: float
+    breakpoints: int
+    lines: int
+
+    def apply(self, w: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """The new weights w + γ·d."""
+        return w + self.gamma * d
+
+
+def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray):
+    """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep)."""
+    metric = getattr(corpus, "metric", "bleu")
+    return _linesearch.line_sweep(
+        intercepts, slopes, corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[metric],
+        float(corpus.ref_len_divisor), float(getattr(corpus, "metric_norm", 1.0)))
+
+
+def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regularizer(), *,
+                intercepts: np.ndarray | None = None, slopes: np.ndarray | None = None,
+                tolerance: float = 1e-12) -> LineResult:
+    """Best point on the line w + γ·d (w, d: float64 [n_features]).
+
+    ``intercepts``/``slopes`` (float64 [n_hyp]) may be passed when known (cached model
+    scores; a coordinate direction's slopes are a feature column), else computed.
+    """
+    a = corpus.scores(w) if intercepts is None else intercepts
+    b = corpus.scores(d) if slopes is None else slopes
+    xs, scores, n_lines = sweep(corpus, a, b)
+    gamma, score, objective = best_point(xs, scores, w, d, reg, tolerance)
+    base_score = float(scores[int(np.searchsorted(xs, 0.0, side="right"))]) if not _on_breakpoint(xs, 0.0) \
+        else _score_at(xs, scores, 0.0)
+    base = base_score - reg.value(w)
+    return LineResult(gamma, score, objective, objective - base, len(xs), int(n_lines))
+
+
+def _on_breakpoint(xs: np.ndarray, x: float) -> bool:
+    i = int(np.searchsorted(xs, x))
+    return i < len(xs) and xs[i] == x
+
+
+def _score_at(xs: np.ndarray, scores: np.ndarray, x: float) -> float:
+    """The metric at x; exactly on a breakpoint, the lower of its two sides (ties in the
+    1-best there are unresolved, so no credit is taken for the better one)."""
+    i = int(np.searchsorted(xs, x, side="left"))
+    if i < len(xs) and xs[i] == x:
+        return float(min(scores[i], scores[i + 1]))
+    return float(scores[i])
+
+
+def _interval_points(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lower and upper edges (±inf outside) and the default point of every interval."""
+    K = len(xs)
+    lo = np.concatenate([[-np.inf], xs])
+    hi = np.concatenate([xs, [np.inf]])
+    mid = np.empty(K + 1)
+    if K == 0:
+        mid[0] = 0.0
+        return lo, hi, mid
+    mid[1:K] = 0.5 * (xs[:-1] + xs[1:])
+    left_w = xs[1] - xs[0] if K > 1 else max(1.0, abs(xs[0]))
+    right_w = xs[-1] - xs[-2] if K > 1 else max(1.0, abs(xs[-1]))
+    mid[0] = xs[0] - left_w
+    mid[K] = xs[-1] + right_w
+    return lo, hi, mid
+
+
+def best_point(xs: np.ndarray, scores: np.ndarray, w: np.ndarray, d: np.ndarray,
+               reg: Regularizer = Regularizer(), tolerance: float = 1e-12) -> tuple[float, float, float]:
+    """``(gamma, score, objective)`` maximising metric − λ·R along w + γ·d.
+
+    xs float64 [K] (sorted breakpoints), scores float64 [K + 1] (metric per interval).
+    """
+    lo, hi, mid = _interval_points(xs)
+    cand_x, cand_s = _candidates(xs, scores, lo, hi, mid, w, d, reg)
+    obj = cand_s - _reg_along(cand_x, w, d, reg)
+    base_s = _score_at(xs, scores, 0.0)
+    base = base_s - reg.value(w)
+    best = float(np.max(obj)) if len(obj) else -np.inf
+    if best <= base + tolerance:
+        return 0.0, base_s, base
+    near = np.flatnonzero(obj >= best - tolerance)
+    i = near[np.argmin(np.abs(cand_x[near]))]
+    return float(cand_x[i]), float(cand_s[i]), float(obj[i])
+
+
+def _inside(lo, hi, x):
+    """x moved inside (lo, hi) by at least EDGE_FRACTION of the width (of max(1, |edge|)
+    next to an unbounded side), so that an open edge is never returned itself."""
+    width = hi - lo
+    finite = np.isfinite(width)
+    safe_lo = np.where(np.isfinite(lo), lo, 0.0)
+    safe_hi = np.where(np.isfinite(hi), hi, 0.0)
+    step_lo = EDGE_FRACTION * np.where(finite, np.where(finite, width, 0.0), np.maximum(1.0, np.abs(safe_lo)))
+    step_hi = EDGE_FRACTION * np.where(finite, np.where(finite, width, 0.0), np.maximum(1.0, np.abs(safe_hi)))
+    return np.clip(x, lo + step_lo, hi - step_hi)
+
+
+def _candidates(xs, scores, lo, hi, mid, w, d, reg):
+    """Candidate points (and their metric) containing the optimum of the objective."""
+    # the interval containing 0 offers 0 itself (no move), others their default point
+    points = [mid]
+    metric = [scores]
+    zero_int = int(np.searchsorted(xs, 0.0, side="right"))
+    if not _on_breakpoint(xs, 0.0):
+        points.append(np.array([0.0]))
+        metric.append(scores[zero_int:zero_int + 1])
+    if reg.active:
+        if reg.kind in ("l2", "l2-fixed"):
+            A, B = _quadratic(w, d, reg)
+            if A > 0:
+                points.append(_inside(lo, hi, np.full(len(lo), -B / (2 * A))))
+                metric.append(scores)
+            points.append(_inside(lo, hi, np.where(np.isfinite(lo), lo, mid)))
+            metric.append(scores)
+            points.append(_inside(lo, hi, np.where(np.isfinite(hi), hi, mid)))
+            metric.append(scores)
+        elif reg.kind == "l2-l1norm":
+            p2, s2 = _l1norm_candidates(xs, scores, w, d)
+            points.append(p2)
+            metric.append(s2)
+        elif reg.kind == "l0":
+            crossings = _crossings(w, d)
+            # a crossing exactly on a breakpoint is a tie in some 1-best: no credit there
+            crossings = crossings[~np.isin(crossings, xs)]
+            if len(crossings):
+                points.append(crossings)
+                metric.append(np.array([_score_at(xs, scores, float(x)) for x in crossings]))
+    points, metric = np.concatenate(points), np.concatenate(metric)
+    # all weights zero make every hypothesis tie: never a point to move to
+    zero = _zero_point(w, d)
+    if zero is not None:
+        keep = points != zero
+        points, metric = points[keep], metric[keep]
+    return points, metric
+
+
+def _zero_point(w, d):
+    """The γ with w + γd = 0, if the line passes through the origin (else None)."""
+    nz = d != 0
+    if not np.any(nz) or np.any(w[~nz] != 0):
+        return None
+    c = np.unique(-w[nz] / d[nz])
+    return float(c[0]) if len(c) == 1 else None
+
+
+def _quadratic(w, d, reg):
+    """A, B of λ-free R(w + γd) = Aγ² + Bγ + C for the l2 kinds."""
+    if reg.kind == "l2":
+        diff = w - reg.w0
+        return float(d @ d), float(2 * d @ diff)
+    mask = np.ones(len(w), dtype=bool)
+    mask[reg.fixed] = False
+    return float(d[mask] @ d[mask]), float(2 * d[mask] @ w[mask])
+
+
+def _crossings(w, d):
+    """γ where some coordinate of w + γd is exactly 0 (and was not 0 everywhere)."""
+    nz = d != 0
+    return np.unique(-w[nz] / d[nz])
+
+
+class _L1Along:
+    """‖w + γd‖₁ as a piecewise linear function of γ, without forming w + γd per γ.
+
+    With kinks k_j = −w_j/d_j (d_j ≠ 0): ‖w + γd‖₁ = Σ_j |d_j|·|γ − k_j| + Σ_{d_j=0} |w_j|,
+    so on each piece it is p·γ + q with p, q from prefix sums over the sorted kinks.
+    """
+
+    def __init__(self, w, d):
+        nz = d != 0
+        kinks = -w[nz] / d[nz]
+        order = np.argsort(kinks, kind="stable")
+        self.kinks = kinks[order]
+        ad = np.abs(d[nz])[order]
+        self.cum_a = np.concatenate([[0.0], np.cumsum(ad)])
+        self.cum_ak = np.concatenate([[0.0], np.cumsum(ad * self.kinks)])
+        self.const = float(np.sum(np.abs(w[~nz])))
+
+    def linear(self, gammas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(p, q) with ‖w + γd‖₁ = p·γ + q near every γ (right-continuous at kinks)."""
+        i = np.searchsorted(self.kinks, gammas, side="right")
+        left_a, left_ak = self.cum_a[i], self.cum_ak[i]
+        right_a, right_ak = self.cum_a[-1] - left_a, self.cum_ak[-1] - left_ak
+        return left_a - right_a, right_ak - left_ak + self.const
+
+    def __call__(self, gammas: np.ndarray) -> np.ndarray:
+        p, q = self.linear(gammas)
+        return p * gammas + q
+
+
+def _l1norm_candidates(xs, scores, w, d):
+    """Candidates of ‖v‖²/‖v‖₁² on the pieces where BLEU and the sign pattern are fixed."""
+    l1 = _L1Along(w, d)
+    cuts = np.unique(np.concatenate([xs, l1.kinks]))
+    lo, hi, mid = _interval_points(cuts)
+    s = scores[np.searchsorted(xs, mid, side="right")]
+    # on a piece ‖v‖₁ = p γ + q and ‖v‖² = Aγ² + Bγ + C: d/dγ (Q/L²) = 0 is linear in γ
+    p, q = l1.linear(mid)
+    A, B, C = float(d @ d), float(2 * w @ d), float(w @ w)
+    denom = 2 * A * q - B * p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = np.where(denom != 0, (2 * C * p - B * q) / denom, mid)
+    kink_pts = l1.kinks[~np.isin(l1.kinks, xs)]  # no credit at a tie in some 1-best
+    kink_s = np.array([_score_at(xs, scores, float(x)) for x in kink_pts])
+    # R is scale-invariant, so on an unbounded piece it may keep falling towards R(±d)
+    # without a minimum: a point FAR_FACTOR times further out than every cut stands in
+    # for the limit (w stays in the weights, so it still breaks ties between hypotheses)
+    reach = FAR_FACTOR * max(1.0, float(np.max(np.abs(cuts)))) if len(cuts) else FAR_FACTOR
+    pts = [mid, _inside(lo, hi, stat), _inside(lo, hi, np.where(np.isfinite(lo), lo, mid)),
+           _inside(lo, hi, np.where(np.isfinite(hi), hi, mid)), kink_pts, np.array([-reach, reach])]
+    return np.concatenate(pts), np.concatenate([s] * 4 + [kink_s, scores[[0, -1]]])
+
+
+def _reg_along(gammas: np.ndarray, w: np.ndarray, d: np.ndarray, reg: Regularizer) -> np.ndarray:
+    """λ·R(w + γd) for every γ in ``gammas``, in O(D + len(gammas)·log D)."""
+    if not reg.active:
+        return np.zeros(len(gammas))
+    if reg.kind in ("l2", "l2-fixed"):
+        A, B = _quadratic(w, d, reg)
+        C = reg.value(w) / reg.strength
+        return reg.strength * ((A * gammas + B) * gammas + C)
+    if reg.kind == "l2-l1norm":
+        l1 = _L1Along(w, d)(gammas)
+        sq = (float(d @ d) * gammas + float(2 * w @ d)) * gammas + float(w @ w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return reg.strength * np.where(l1 > 0, sq / l1 ** 2, 0.0)
+    # l0: coordinates moving or non-zero, less those that are exactly 0 at γ
+    base = np.count_nonzero((w != 0) | (d != 0))
+    nz = d != 0
+    kinks = np.sort(-w[nz] / d[nz])
+    at = np.searchsorted(kinks, gammas, side="right") - np.searchsorted(kinks, gammas, side="left")
+    return reg.strength * (base - at).astype(float)

@@ -1,0 +1,170 @@
+# Exact line search (Och 2003): the corpus metric along w + gamma * d, as a step function.
+#
+# For every sentence the model score of hypothesis h along the line is the line
+# a_h + gamma * b_h (a = w.f, b = d.f). The 1-best is the upper envelope of those lines;
+# it changes hypothesis only at the envelope's breakpoints. Each breakpoint carries the
+# change of the sentence's statistics; sorting all sentences' breakpoints and adding
+# the changes up gives the corpus metric on every interval between breakpoints.
+#
+# Tie rules (so that kernel and brute force agree): among lines with equal slope only the
+# highest intercept can be on the envelope, and among equal slope and intercept the
+# lowest hypothesis index; a line that is highest at a single point only is dropped.
+
+from libc.math cimport INFINITY, exp
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport free, malloc, qsort
+
+import numpy as np
+
+from _bleu cimport log_bleu
+
+cdef enum:
+    METRIC_BLEU = 0       # stats rows are BLEU statistics (9 columns)
+    METRIC_LINEAR = 1     # one column g_h; corpus score = sum g / norm
+
+METRIC_CODES = {"bleu": METRIC_BLEU, "linear": METRIC_LINEAR}
+
+
+cdef struct Line:
+    double slope
+    double intercept
+    int64_t hyp
+
+
+cdef struct Breakpoint:
+    double x
+    int64_t prev_hyp      # 1-best to the left of x
+    int64_t next_hyp      # 1-best to the right of x
+
+
+cdef int cmp_line(const void* p, const void* q) noexcept nogil:
+    cdef const Line* a = <const Line*>p
+    cdef const Line* b = <const Line*>q
+    if a.slope < b.slope:
+        return -1
+    if a.slope > b.slope:
+        return 1
+    if a.intercept > b.intercept:
+        return -1
+    if a.intercept < b.intercept:
+        return 1
+    return -1 if a.hyp < b.hyp else (1 if a.hyp > b.hyp else 0)
+
+
+cdef int cmp_break(const void* p, const void* q) noexcept nogil:
+    cdef double x = (<const Breakpoint*>p).x, y = (<const Breakpoint*>q).x
+    return -1 if x < y else (1 if x > y else 0)
+
+
+cdef inline double metric_score(const int64_t* totals, int metric, double ref_divisor,
+                                double norm) noexcept nogil:
+    if metric == METRIC_BLEU:
+        return exp(log_bleu(totals, ref_divisor))
+    return totals[0] / norm
+
+
+cdef Py_ssize_t upper_envelope(Line* lines, Py_ssize_t m, int64_t* env_hyp,
+                               double* env_start) noexcept nogil:
+    """Envelope of lines sorted by slope (ascending); returns its number of segments.
+
+    Segment k is hypothesis env_hyp[k] on [env_start[k], env_start[k+1]).
+    """
+    cdef Py_ssize_t t = -1, j
+    cdef double x
+    for j in range(m):
+        while t >= 0:
+            if lines[j].slope == lines[t].slope:
+                if lines[j].intercept > lines[t].intercept or (
+                        lines[j].intercept == lines[t].intercept and lines[j].hyp < lines[t].hyp):
+                    t -= 1          # the new line dominates the top everywhere
+                    continue
+                break               # dominated: never on the envelope
+            x = (lines[t].intercept - lines[j].intercept) / (lines[j].slope - lines[t].slope)
+            if t > 0 and x <= env_start[t]:
+                t -= 1              # the top is highest at most at one point
+                continue
+            break
+        if t >= 0 and lines[j].slope == lines[t].slope:
+            continue
+        t += 1
+        lines[t] = lines[j]
+        env_hyp[t] = lines[j].hyp
+        env_start[t] = -INFINITY if t == 0 else \
+            (lines[t - 1].intercept - lines[t].intercept) / (lines[t].slope - lines[t - 1].slope)
+    return t + 1
+
+
+def line_sweep(const double[::1] intercepts, const double[::1] slopes,
+               const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
+               int metric, double ref_divisor, double norm):
+    """The corpus metric along a line, as breakpoints and per-interval scores.
+
+    intercepts, slopes: float64 [n_hyp] (w.f and d.f); sent_offsets int64 [S + 1] (every
+    sentence non-empty); stats int32 [n_hyp, n_stats]. Returns ``(xs, scores, n_lines)``:
+    xs float64 [K] sorted distinct breakpoints, scores float64 [K + 1] with scores[k]
+    the metric on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
+    total number of envelope segments (a work measure).
+    """
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
+    cdef Py_ssize_t n = intercepts.shape[0], s, k, j, m, max_m = 1, nseg, nb = 0, K = 0
+    cdef int64_t lo, hi, h
+    cdef Line* lines = NULL
+    cdef Breakpoint* brk = NULL
+    cdef int64_t* env_hyp = NULL
+    cdef double* env_start = NULL
+    cdef int64_t totals[16]
+    cdef int64_t n_lines = 0
+    cdef double x
+    for s in range(S):
+        if sent_offsets[s + 1] - sent_offsets[s] > max_m:
+            max_m = sent_offsets[s + 1] - sent_offsets[s]
+    xs_arr = np.empty(n + 1, dtype=np.float64)
+    sc_arr = np.empty(n + 2, dtype=np.float64)
+    cdef double[::1] xs = xs_arr
+    cdef double[::1] sc = sc_arr
+    with nogil:
+        lines = <Line*>malloc(max_m * sizeof(Line))
+        env_hyp = <int64_t*>malloc(max_m * sizeof(int64_t))
+        env_start = <double*>malloc(max_m * sizeof(double))
+        brk = <Breakpoint*>malloc((n + 1) * sizeof(Breakpoint))
+        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL:
+            for k in range(ns):
+                totals[k] = 0
+            for s in range(S):
+                lo = sent_offsets[s]
+                hi = sent_offsets[s + 1]
+                m = hi - lo
+                for j in range(m):
+                    lines[j].slope = slopes[lo + j]
+                    lines[j].intercept = intercepts[lo + j]
+                    lines[j].hyp = lo + j
+                qsort(lines, m, sizeof(Line), cmp_line)
+                nseg = upper_envelope(lines, m, env_hyp, env_start)
+                n_lines += nseg
+                h = env_hyp[0]
+                for k in range(ns):
+                    totals[k] += stats[h, k]
+                for j in range(1, nseg):
+                    brk[nb].x = env_start[j]
+                    brk[nb].prev_hyp = env_hyp[j - 1]
+                    brk[nb].next_hyp = env_hyp[j]
+                    nb += 1
+            qsort(brk, nb, sizeof(Breakpoint), cmp_break)
+            sc[0] = metric_score(totals, metric, ref_divisor, norm)
+            j = 0
+            while j < nb:
+                x = brk[j].x
+                while j < nb and brk[j].x == x:
+                    for k in range(ns):
+                        totals[k] += stats[brk[j].next_hyp, k] - stats[brk[j].prev_hyp, k]
+                    j += 1
+                xs[K] = x
+                K += 1
+                sc[K] = metric_score(totals, metric, ref_divisor, norm)
+        free(lines)
+        free(env_hyp)
+        free(env_start)
+        free(brk)
+    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL:
+        raise MemoryError()
+    return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines

@@ -1,0 +1,165 @@
+"""The envelope line search equals brute force, with and without regularisers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from mtplug.corpus import NbestCorpus
+from mtplug.optimizers.line_search import EDGE_FRACTION, Regularizer, best_point, line_search, sweep
+from tests.reference.line_search_reference import intersections, metric_at, probe_points
+
+
+@st.composite
+def small_corpus(draw, n_features=3, metric="bleu"):
+    """Sentences of 1-8 hypotheses with small-integer features (exact intersections)."""
+    S = draw(st.integers(1, 4))
+    sizes = [draw(st.integers(1, 8)) for _ in range(S)]
+    n = sum(sizes)
+    sent_ids = np.repeat(np.arange(S), sizes)
+    dense = np.array(draw(st.lists(st.lists(st.integers(-4, 4), min_size=n_features, max_size=n_features),
+                                   min_size=n, max_size=n)), dtype=float)
+    if metric == "linear":
+        stats = np.array(draw(st.lists(st.integers(0, 100), min_size=n, max_size=n)), dtype=np.int32)[:, None]
+        return NbestCorpus.from_arrays(sent_ids, dense, [f"F_{i}" for i in range(n_features)], stats,
+                                       metric="linear", metric_norm=100.0 * S)
+    rows = []
+    for _ in range(n):
+        length = draw(st.integers(1, 6))
+        row = []
+        for order in range(1, 5):
+            total = max(0, length - order + 1)
+            row += [draw(st.integers(0, total)), total]
+        rows.append(row + [draw(st.integers(1, 7))])
+    return NbestCorpus.from_arrays(sent_ids, dense, [f"F_{i}" for i in range(n_features)],
+                                   np.array(rows, dtype=np.int32))
+
+
+vec = st.lists(st.integers(-3, 3), min_size=3, max_size=3).map(lambda v: np.array(v, dtype=float))
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus=st.one_of(small_corpus(), small_corpus(metric="linear")), w=vec, d=vec)
+def test_sweep_equals_brute_force(corpus, w, d):
+    a, b = corpus.scores(w), corpus.scores(d)
+    xs, scores, _ = sweep(corpus, a, b)
+    assert np.all(np.diff(xs) > 0)
+    cuts = intersections(corpus, a, b)
+    assert set(xs.tolist()) <= set(cuts.tolist())
+    for g in probe_points(cuts):
+        k = int(np.searchsorted(xs, g, side="right"))
+        assert scores[k] == pytest.approx(metric_at(corpus, a, b, g), abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpus=small_corpus(), w=vec, d=vec, gammas=st.lists(st.floats(-50, 50), min_size=1, max_size=10))
+def test_envelope_is_the_argmax_at_random_points(corpus, w, d, gammas):
+    a, b = corpus.scores(w), corpus.scores(d)
+    xs, scores, _ = sweep(corpus, a, b)
+    for g in gammas:
+        assume(not np.any(np.isclose(xs, g)))
+        k = int(np.searchsorted(xs, g, side="right"))
+        assert scores[k] == pytest.approx(metric_at(corpus, a, b, g), abs=1e-12)
+
+
+def _admissible(xs, g):
+    """Is g at least EDGE_FRACTION of its interval's width (max(1, |edge|) next to an
+    unbounded side) away from the breakpoints xs? Points closer to an open edge are
+    not searched by design (the supremum there is not attained)."""
+    k = int(np.searchsorted(xs, g, side="right"))
+    lo = xs[k - 1] if k > 0 else -np.inf
+    hi = xs[k] if k < len(xs) else np.inf
+    if np.isfinite(lo) and np.isfinite(hi):
+        step_lo = step_hi = EDGE_FRACTION * (hi - lo)
+    else:
+        step_lo = EDGE_FRACTION * max(1.0, abs(lo)) if np.isfinite(lo) else 0.0
+        step_hi = EDGE_FRACTION * max(1.0, abs(hi)) if np.isfinite(hi) else 0.0
+    return lo + step_lo <= g <= hi - step_hi
+
+
+def _brute_force_best(corpus, w, d, reg, kinks=()):
+    """Max of metric − λR over admissible probe/grid points and the exact kinks of R."""
+    a, b = corpus.scores(w), corpus.scores(d)
+    xs, _, _ = sweep(corpus, a, b)
+    cuts = intersections(corpus, a, b)
+    allcuts = np.unique(np.concatenate([cuts, np.asarray(kinks, float)]))
+    grid = [probe_points(allcuts), np.linspace(allcuts[0] - 10, allcuts[-1] + 10, 101) if len(allcuts) else []]
+    gs = [g for g in np.concatenate(grid) if _admissible(xs, g)]
+    cut_set = set(cuts.tolist())
+    gs += [float(k) for k in kinks if float(k) not in cut_set]
+    gs = [g for g in gs if np.any(w + g * d != 0)]  # all-zero weights tie everything: not a point
+    return max(metric_at(corpus, a, b, g) - reg.value(w + g * d) for g in gs)
+
+
+@settings(max_examples=int(__import__("os").environ.get("MTPLUG_EXAMPLES", 60)), deadline=None)
+@given(corpus=small_corpus(), w=vec, d=vec,
+       kind=st.sampled_from(["none", "l2", "l2-fixed", "l2-l1norm", "l0"]),
+       strength=st.sampled_from([0.0, 0.001, 0.01, 0.1]))
+def test_best_point_is_exact(corpus, w, d, kind, strength):
+    assume(np.any(d != 0))
+    if kind == "l2-fixed":
+        # the fixed coordinate pins the scale: it is non-zero and never moves
+        d, w = d.copy(), w.copy()
+        d[0] = 0.0
+        w[0] = w[0] or 1.0
+        assume(np.any(d != 0))
+    reg = Regularizer(kind, strength, w0=w.copy() + 0.5, fixed=0)
+    res = line_search(corpus, w, d, reg)
+    a, b = corpus.scores(w), corpus.scores(d)
+    # what it claims is what the brute force sees at the returned point
+    new_w = res.apply(w, d)
+    xs, _, _ = sweep(corpus, a, b)
+    if res.gamma in xs:
+        # only the start point can lie on a breakpoint (a tie in some 1-best); its score
+        # is the worse side by convention, and staying means nothing was better
+        assert res.gamma == 0 and res.gain == 0
+        return
+    assert res.score == pytest.approx(metric_at(corpus, a, b, res.gamma), abs=1e-12)
+    assert res.objective == pytest.approx(res.score - reg.value(new_w), abs=1e-9)
+    # and nothing the brute force finds is better
+    nz = d != 0
+    kinks = -w[nz] / d[nz]
+    assert res.objective >= _brute_force_best(corpus, w, d, reg, kinks=kinks) - 1e-12
+    assert res.gain >= 0
+
+
+def test_keeps_the_current_point_when_nothing_is_better():
+    corpus = NbestCorpus.from_arrays([0, 0], np.array([[1.0], [0.0]]), ["F_0"],
+                                     np.array([[5], [1]], dtype=np.int32), metric="linear", metric_norm=5)
+    res = line_search(corpus, np.array([1.0]), np.array([1.0]))
+    assert res.gamma == 0.0 and res.gain == 0.0 and res.score == 1.0
+
+
+def test_moves_to_the_better_interval_midpoint():
+    # one sentence: h0 = 0 + 0γ (score 0), h1 = -1 + 1γ (score 1): h1 wins for γ > 1
+    corpus = NbestCorpus.from_arrays([0, 0], np.array([[0.0, 0.0], [-1.0, 1.0]]), ["F_0", "G_0"],
+                                     np.array([[0], [1]], dtype=np.int32), metric="linear", metric_norm=1)
+    res = line_search(corpus, np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    assert res.score == 1.0 and res.gain == 1.0
+    assert res.gamma == 2.0  # x0 = 1, no neighbour: max(1, |1|) beyond it
+
+
+def test_l2_vertex_inside_the_interval():
+    # the better interval is γ > 1; l2 toward w0 = (1, 3) pulls γ to the vertex γ* = 3
+    corpus = NbestCorpus.from_arrays([0, 0], np.array([[0.0, 0.0], [-1.0, 1.0]]), ["F_0", "G_0"],
+                                     np.array([[0], [1]], dtype=np.int32), metric="linear", metric_norm=1)
+    reg = Regularizer("l2", 0.01, w0=np.array([1.0, 3.0]))
+    res = line_search(corpus, np.array([1.0, 0.0]), np.array([0.0, 1.0]), reg)
+    assert res.gamma == pytest.approx(3.0)
+    assert res.objective == pytest.approx(1.0)
+
+
+def test_regularizer_validation():
+    with pytest.raises(ValueError, match="must be one of"):
+        Regularizer("l3", 1.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        Regularizer("l0", -1.0)
+    with pytest.raises(ValueError, match="start weights"):
+        Regularizer("l2", 1.0)
+
+
+def test_best_point_without_breakpoints():
+    gamma, score, obj = best_point(np.array([]), np.array([0.4]), np.array([1.0]), np.array([1.0]))
+    assert (gamma, score, obj) == (0.0, 0.4, 0.4)
