@@ -209,14 +209,29 @@ def cmd_optimize(args) -> int:
     in_fmt = detect_weights_format(args.init)
     start_w = read_weights(args.init, in_fmt, feature_names=names[: corpus.n_dense])
     start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
+    ranges = None
+    if in_fmt == "init-opt":
+        from .formats.mert_weights import read_init_opt
+
+        init = read_init_opt(args.init)
+        ranges = (init.mins, init.maxs)
     _log(args, f"start: BLEU = {corpus.bleu_of(start).score:.6f}")
     t0 = time.perf_counter()
-    result = algorithm(**options).optimize(corpus, start, args.seed)
+    try:
+        optimizer = algorithm(**options)
+    except ValueError as err:
+        raise InputError(f"{args.algorithm}: {err}") from None
+    result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
     out_w = Weights.from_array(names, result.weights)
     if out_fmt == "moses-ini":
         write_weights(args.out, out_w, out_fmt, template=args.init)
+    elif out_fmt == "init-opt" and ranges is not None:
+        from .formats.mert_weights import InitOpt, write_init_opt
+
+        # keep the start file's restart ranges
+        write_init_opt(args.out, InitOpt(out_w.to_array(names[: corpus.n_dense]), *ranges), exact=True)
     elif out_fmt == "cdec":
         from .formats.cdec_weights import write_cdec_weights
 

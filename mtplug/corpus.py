@@ -31,7 +31,7 @@ from .errors import InputError
 from .fileio import atomic_output
 from .metrics.bleu import N_STATS, REFLEN_CODES, BleuConfig
 
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
 
 
 @dataclass

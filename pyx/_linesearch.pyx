@@ -94,16 +94,70 @@ cdef Py_ssize_t upper_envelope(Line* lines, Py_ssize_t m, int64_t* env_hyp,
     return t + 1
 
 
-def line_sweep(const double[::1] intercepts, const double[::1] slopes,
+cdef enum:
+    ENVELOPE_AUTO = 0     # walk, falling back to sorting when the envelope is long
+    ENVELOPE_WALK = 1
+    ENVELOPE_SORT = 2
+
+#: envelope segments walked per sentence before switching to the O(M log M) sort
+cdef Py_ssize_t MAX_WALK = 48
+
+ENVELOPE_METHODS = {"auto": ENVELOPE_AUTO, "walk": ENVELOPE_WALK, "sort": ENVELOPE_SORT}
+
+
+cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, int64_t lo,
+                              int64_t hi, Py_ssize_t max_steps, int64_t* env_hyp,
+                              double* env_start) noexcept nogil:
+    """Envelope by walking from gamma = -inf (gift wrapping in the dual): O(segments * M).
+
+    Returns the number of segments, or -1 if there are more than max_steps (the
+    caller then sorts). Same tie rules as upper_envelope. Slopes are bp[j * bs] (a
+    strided column, so a coordinate direction needs no copy of the feature).
+    """
+    cdef int64_t c = lo, j, best
+    cdef Py_ssize_t t = 0
+    cdef double x, bx, bc, bj, xc = -INFINITY
+    for j in range(lo + 1, hi):
+        if bp[j * bs] < bp[c * bs] or (bp[j * bs] == bp[c * bs] and a[j] > a[c]):
+            c = j
+    env_hyp[0] = c
+    env_start[0] = -INFINITY
+    while True:
+        best = -1
+        bx = INFINITY
+        bc = bp[c * bs]
+        for j in range(lo, hi):
+            bj = bp[j * bs]
+            if bj > bc:
+                x = (a[c] - a[j]) / (bj - bc)
+                if best < 0 or x < bx or (x == bx and bj > bp[best * bs]):
+                    best = j
+                    bx = x
+        if best < 0:
+            return t + 1
+        if bx < xc:
+            bx = xc     # rounding: a zero-width segment, harmless in the sweep
+        t += 1
+        if t >= max_steps:
+            return -1
+        env_hyp[t] = best
+        env_start[t] = bx
+        c = best
+        xc = bx
+
+
+def line_sweep(const double[::1] intercepts, const double[:] slopes,
                const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
-               int metric, double ref_divisor, double norm):
+               int metric, double ref_divisor, double norm, int method=ENVELOPE_AUTO):
     """The corpus metric along a line, as breakpoints and per-interval scores.
 
-    intercepts, slopes: float64 [n_hyp] (w.f and d.f); sent_offsets int64 [S + 1] (every
+    intercepts, slopes: float64 [n_hyp] (w.f and d.f; slopes may be a strided view such
+    as a column of the dense block); sent_offsets int64 [S + 1] (every
     sentence non-empty); stats int32 [n_hyp, n_stats]. Returns ``(xs, scores, n_lines)``:
     xs float64 [K] sorted distinct breakpoints, scores float64 [K + 1] with scores[k]
     the metric on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
-    total number of envelope segments (a work measure).
+    total number of envelope segments (a work measure). ``method`` (ENVELOPE_METHODS)
+    chooses how envelopes are built; all give the same result.
     """
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
     cdef Py_ssize_t n = intercepts.shape[0], s, k, j, m, max_m = 1, nseg, nb = 0, K = 0
@@ -115,6 +169,9 @@ def line_sweep(const double[::1] intercepts, const double[::1] slopes,
     cdef int64_t totals[16]
     cdef int64_t n_lines = 0
     cdef double x
+    cdef Py_ssize_t sstride = slopes.strides[0] // sizeof(double)
+    if slopes.strides[0] % sizeof(double):
+        raise ValueError("slopes must be float64 with a stride that is a multiple of 8 bytes")
     for s in range(S):
         if sent_offsets[s + 1] - sent_offsets[s] > max_m:
             max_m = sent_offsets[s + 1] - sent_offsets[s]
@@ -134,12 +191,18 @@ def line_sweep(const double[::1] intercepts, const double[::1] slopes,
                 lo = sent_offsets[s]
                 hi = sent_offsets[s + 1]
                 m = hi - lo
-                for j in range(m):
-                    lines[j].slope = slopes[lo + j]
-                    lines[j].intercept = intercepts[lo + j]
-                    lines[j].hyp = lo + j
-                qsort(lines, m, sizeof(Line), cmp_line)
-                nseg = upper_envelope(lines, m, env_hyp, env_start)
+                nseg = -1
+                if method != ENVELOPE_SORT:
+                    nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, hi,
+                                         max_m + 1 if method == ENVELOPE_WALK else MAX_WALK,
+                                         env_hyp, env_start)
+                if nseg < 0:
+                    for j in range(m):
+                        lines[j].slope = slopes[lo + j]
+                        lines[j].intercept = intercepts[lo + j]
+                        lines[j].hyp = lo + j
+                    qsort(lines, m, sizeof(Line), cmp_line)
+                    nseg = upper_envelope(lines, m, env_hyp, env_start)
                 n_lines += nseg
                 h = env_hyp[0]
                 for k in range(ns):

@@ -38,6 +38,11 @@ class Optimizer:
     def __init__(self, **options):
         self.options = options
 
-    def optimize(self, corpus, start: np.ndarray, seed: int) -> Result:
-        """Tune weights on ``corpus`` (NbestCorpus) from ``start`` (float64 [n_features])."""
+    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
+        """Tune weights on ``corpus`` (NbestCorpus) from ``start`` (float64 [n_features]).
+
+        threads: worker threads (None: all cores); ranges: optional (mins, maxs) float64
+        [n_dense] where random start points are drawn (init.opt's second and third lines).
+        """
         raise TypeError(f"{type(self).__name__} does not define optimize()")

@@ -102,12 +102,23 @@ class LineResult:
         return w + self.gamma * d
 
 
-def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray):
-    """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep)."""
-    metric = getattr(corpus, "metric", "bleu")
+def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto"):
+    """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep).
+
+    intercepts, slopes: float64 [n_hyp]; method: how envelopes are built ("auto", "walk"
+    or "sort"; the same result, different speed).
+    """
     return _linesearch.line_sweep(
-        intercepts, slopes, corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[metric],
-        float(corpus.ref_len_divisor), float(getattr(corpus, "metric_norm", 1.0)))
+        np.ascontiguousarray(intercepts, dtype=np.float64), _float64_view(slopes),
+        corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[corpus.metric],
+        float(corpus.ref_len_divisor), float(corpus.metric_norm), _linesearch.ENVELOPE_METHODS[method])
+
+
+def _float64_view(x: np.ndarray) -> np.ndarray:
+    """x itself if it is a float64 vector with a whole-element stride, else a contiguous copy."""
+    if x.dtype == np.float64 and x.ndim == 1 and x.strides[0] % 8 == 0:
+        return x
+    return np.ascontiguousarray(x, dtype=np.float64)
 
 
 def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regularizer(), *,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from .base import Optimizer
+from .mert import Mert
 from .none import KeepStart
 
-OPTIMIZERS: dict[str, type[Optimizer]] = {cls.name: cls for cls in (KeepStart,)}
+OPTIMIZERS: dict[str, type[Optimizer]] = {cls.name: cls for cls in (KeepStart, Mert)}
 
 
 def get_optimizer(name: str) -> type[Optimizer]:

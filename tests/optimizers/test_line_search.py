@@ -40,11 +40,12 @@ def small_corpus(draw, n_features=3, metric="bleu"):
 vec = st.lists(st.integers(-3, 3), min_size=3, max_size=3).map(lambda v: np.array(v, dtype=float))
 
 
+@pytest.mark.parametrize("method", ["auto", "walk", "sort"])
 @settings(max_examples=150, deadline=None)
 @given(corpus=st.one_of(small_corpus(), small_corpus(metric="linear")), w=vec, d=vec)
-def test_sweep_equals_brute_force(corpus, w, d):
+def test_sweep_equals_brute_force(corpus, w, d, method):
     a, b = corpus.scores(w), corpus.scores(d)
-    xs, scores, _ = sweep(corpus, a, b)
+    xs, scores, _ = sweep(corpus, a, b, method)
     assert np.all(np.diff(xs) > 0)
     cuts = intersections(corpus, a, b)
     assert set(xs.tolist()) <= set(cuts.tolist())
@@ -123,6 +124,22 @@ def test_best_point_is_exact(corpus, w, d, kind, strength):
     kinks = -w[nz] / d[nz]
     assert res.objective >= _brute_force_best(corpus, w, d, reg, kinks=kinks) - 1e-12
     assert res.gain >= 0
+
+
+def test_walk_and_sort_agree_on_long_envelopes():
+    # 200 lines tangent to a parabola: every line is on the envelope (walk falls back)
+    rng = np.random.default_rng(0)
+    t = np.sort(rng.uniform(-5, 5, 200))
+    dense = np.stack([-(t ** 2), t], axis=1)  # a = -t², b = 2t·(1/2) after weights
+    stats = rng.integers(0, 50, size=(200, 1)).astype(np.int32)
+    corpus = NbestCorpus.from_arrays(np.zeros(200, int), dense, ["A_0", "B_0"], stats, metric="linear",
+                                     metric_norm=50)
+    a, b = corpus.scores(np.array([1.0, 0.0])), corpus.scores(np.array([0.0, 2.0]))
+    results = [sweep(corpus, a, b, m) for m in ("auto", "walk", "sort")]
+    for xs, sc, n in results[1:]:
+        np.testing.assert_array_equal(xs, results[0][0])
+        np.testing.assert_array_equal(sc, results[0][1])
+    assert results[0][2] == 200
 
 
 def test_keeps_the_current_point_when_nothing_is_better():

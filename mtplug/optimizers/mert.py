@@ -1,0 +1,370 @@
+"""MERT: exact line searches (Och 2003) driven by coordinate, random, Powell or
+expected-BLEU gradient directions, with random restarts and Galley et al.'s (2013)
+regularisers.
+
+The search from one start point repeats rounds of line searches until a round gains
+less than ``tolerance`` (in objective = metric − λ·R). Restarts run in threads (the
+kernels release the GIL); each restart draws from its own seeded stream, so the result
+does not depend on the number of threads.
+
+Output weights are L1-normalised (Σ|w| = 1, as Moses's mert prints its best point)
+whenever the objective is scale-invariant (no regulariser, ``l2-l1norm``, ``l0``);
+``l2`` and ``l2-fixed`` depend on the scale, so their weights are returned as found.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+from .base import Optimizer, Result
+from .line_search import REGULARIZERS, LineResult, Regularizer, line_search
+
+DIRECTION_FINDERS = ("coordinate", "random", "powell", "expbleu")
+SCALE_FREE = ("none", "l2-l1norm", "l0")
+
+
+@dataclass
+class _Search:
+    """State of the search from one start point."""
+
+    corpus: object
+    reg: Regularizer
+    active: np.ndarray          # int indices of the features that may move
+    tolerance: float
+    max_iterations: int
+    w: np.ndarray
+    objective: float = -math.inf
+    line_searches: int = 0
+    lines: int = 0
+    iterations: int = 0
+    seconds_in_line_search: float = 0.0
+    _intercepts: np.ndarray | None = field(default=None, repr=False)
+
+    def intercepts(self) -> np.ndarray:
+        if self._intercepts is None:
+            self._intercepts = self.corpus.scores(self.w)
+        return self._intercepts
+
+    def unit(self, j: int) -> np.ndarray:
+        d = np.zeros(len(self.w))
+        d[j] = 1.0
+        return d
+
+    def slopes_of_unit(self, j: int) -> np.ndarray:
+        """d·f for the unit direction of feature j: a dense column needs no arithmetic."""
+        if j < self.corpus.n_dense:
+            return self.corpus.dense[:, j]
+        return self.corpus.scores(self.unit(j))
+
+    def search(self, d: np.ndarray, slopes: np.ndarray | None = None) -> LineResult:
+        t = time.perf_counter()
+        res = line_search(self.corpus, self.w, d, self.reg, intercepts=self.intercepts(), slopes=slopes)
+        self.seconds_in_line_search += time.perf_counter() - t
+        self.line_searches += 1
+        self.lines += res.lines
+        return res
+
+    def move(self, res: LineResult, d: np.ndarray) -> None:
+        if res.gamma != 0.0:
+            self.w = res.apply(self.w, d)
+            self._intercepts = None
+        self.objective = res.objective
+
+    # ------------------------------------------------------------------ direction finders
+    def coordinate_round(self) -> float:
+        """Line-search every active feature, take the single best move; returns its gain."""
+        best: tuple[float, int, LineResult] | None = None
+        for j in self.active:
+            res = self.search(self.unit(j), self.slopes_of_unit(j))
+            if best is None or res.gain > best[0]:
+                best = (res.gain, j, res)
+        if best is None or best[0] <= self.tolerance:
+            return 0.0
+        self.move(best[2], self.unit(best[1]))
+        return best[0]
+
+    def coordinate(self) -> None:
+        while self.iterations < self.max_iterations:
+            self.iterations += 1
+            if self.coordinate_round() <= self.tolerance:
+                break
+
+    def random(self, rng: np.random.Generator, per_round: int) -> None:
+        """Cer et al. (2008): each round tries ``per_round`` random directions and moves
+        along the best; stops when a round gains nothing."""
+        while self.iterations < self.max_iterations:
+            self.iterations += 1
+            best: tuple[float, np.ndarray, LineResult] | None = None
+            for _ in range(per_round):
+                d = self.random_direction(rng)
+                res = self.search(d)
+                if best is None or res.gain > best[0]:
+                    best = (res.gain, d, res)
+            if best is None or best[0] <= self.tolerance:
+                break
+            self.move(best[2], best[1])
+
+    def random_direction(self, rng: np.random.Generator) -> np.ndarray:
+        d = np.zeros(len(self.w))
+        d[self.active] = rng.standard_normal(len(self.active))
+        return d / np.linalg.norm(d)
+
+    def powell(self) -> None:
+        """Powell's conjugate directions: sweep the direction set, then search along the
+        total displacement and let it replace the direction of the largest gain."""
+        dirs = [self.unit(j) for j in self.active]
+        while self.iterations < self.max_iterations:
+            self.iterations += 1
+            w_start, obj_start = self.w.copy(), self.objective
+            largest, largest_i = 0.0, -1
+            for i, d in enumerate(dirs):
+                slopes = self.slopes_of_unit(int(np.flatnonzero(d)[0])) if np.count_nonzero(d) == 1 else None
+                res = self.search(d, slopes)
+                if res.gain > self.tolerance:
+                    self.move(res, d)
+                    if res.gain > largest:
+                        largest, largest_i = res.gain, i
+            if self.objective - obj_start <= self.tolerance:
+                break
+            d_new = self.w - w_start
+            norm = np.linalg.norm(d_new)
+            if norm == 0:
+                break
+            d_new = d_new / norm
+            res = self.search(d_new)
+            if res.gain > self.tolerance:
+                self.move(res, d_new)
+            if largest_i >= 0:
+                dirs[largest_i] = d_new
+
+    def expbleu(self, mu_start: float, mu_max: float) -> None:
+        """Galley et al. (2013, §4): line searches along the gradient of the Taylor
+        approximation of expected log-BLEU under p ∝ exp(μ·w·f), with μ doubling from
+        ``mu_start`` whenever a search gains less than the tolerance, until μ > ``mu_max``;
+        the cooling pass repeats while it improves, then one coordinate round, and the
+        gradient passes go on if that round helped (their footnote 8)."""
+        from ..metrics.expected_bleu import expected_bleu_gradient
+
+        while self.iterations < self.max_iterations:
+            pass_start = self.objective
+            mu = mu_start
+            while mu <= mu_max and self.iterations < self.max_iterations:
+                self.iterations += 1
+                scale = float(np.sum(np.abs(self.w))) or 1.0
+                _, grad = _quiet_gradient(expected_bleu_gradient, self.corpus, self.w / scale, mu)
+                d = np.zeros(len(self.w))
+                d[self.active] = grad[self.active]
+                norm = np.linalg.norm(d)
+                if norm == 0 or not np.isfinite(norm):
+                    mu *= 2
+                    continue
+                d /= norm
+                res = self.search(d)
+                if res.gain > self.tolerance:
+                    self.move(res, d)
+                else:
+                    mu *= 2
+            if self.objective - pass_start > self.tolerance:
+                continue                      # the cooling pass helped: cool again
+            if self.coordinate_round() <= self.tolerance:
+                break                         # an optimum for coordinate moves too
+
+
+def _quiet_gradient(fn, corpus, w, mu):
+    """The expected-BLEU gradient; a degenerate point (some expected match count 0)
+    simply offers no direction."""
+    import warnings
+
+    from ..metrics.expected_bleu import DegenerateObjectiveWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DegenerateObjectiveWarning)
+        return fn(corpus, w, mu)
+
+
+class Mert(Optimizer):
+    name = "mert"
+    help = "minimum error rate training: exact envelope line searches (Och 2003), optionally regularised"
+    options = {
+        "directions": dict(choices=DIRECTION_FINDERS, default="coordinate",
+                           help="direction finder: coordinate ascent, random directions (Cer et al. 2008), "
+                                "Powell, or the expected-BLEU gradient (Galley et al. 2013) (default: coordinate)"),
+        "restarts": dict(type=int, default=20, metavar="N",
+                         help="random start points besides the given one (0 = only the start; default 20, "
+                              "as mert-moses.pl passes)"),
+        "random_directions": dict(type=int, default=10, metavar="M",
+                                  help="directions tried per round with --directions random (default 10)"),
+        "random_walks": dict(type=int, default=0, metavar="N",
+                             help="random walks from the best point, each followed by a new search "
+                                  "(Moore & Quirk 2008; default 0)"),
+        "reg": dict(choices=REGULARIZERS, default="none",
+                    help="regulariser of the line search (Galley et al. 2013, §3.1; default none)"),
+        "reg_strength": dict(type=float, default=0.0, metavar="LAMBDA", help="λ of the regulariser (default 0)"),
+        "reg_fixed_feature": dict(default=None, metavar="NAME",
+                                  help="with --reg l2-fixed: the feature whose weight stays fixed (default: "
+                                       "the active feature with the largest |start weight|)"),
+        "activate_features": dict(default=None, metavar="NAMES",
+                                  help="comma list of the features to tune; the others keep their start weights"),
+        "tolerance": dict(type=float, default=1e-6, help="a round that gains less ends the search (default 1e-6)"),
+        "max_iterations": dict(type=int, default=200, help="rounds per start point at most (default 200)"),
+        "mu_start": dict(type=float, default=0.01, help="expbleu: first μ (default 0.01)"),
+        "mu_max": dict(type=float, default=1000.0, help="expbleu: μ is doubled up to this (default 1000)"),
+    }
+
+    def __init__(self, directions="coordinate", restarts=20, random_directions=10, random_walks=0, reg="none",
+                 reg_strength=0.0, reg_fixed_feature=None, activate_features=None, tolerance=1e-6,
+                 max_iterations=200, mu_start=0.01, mu_max=1000.0):
+        if directions not in DIRECTION_FINDERS:
+            raise ValueError(f"directions must be one of {', '.join(DIRECTION_FINDERS)}, got {directions!r}")
+        for name, value in (("restarts", restarts), ("random_walks", random_walks)):
+            if value < 0:
+                raise ValueError(f"{name} must be >= 0, got {value}")
+        if random_directions < 1 or max_iterations < 1:
+            raise ValueError("random_directions and max_iterations must be >= 1")
+        if not (0 < mu_start <= mu_max):
+            raise ValueError(f"need 0 < mu_start <= mu_max, got {mu_start}, {mu_max}")
+        if reg not in REGULARIZERS:
+            raise ValueError(f"reg must be one of {', '.join(REGULARIZERS)}, got {reg!r}")
+        if not (reg_strength >= 0):
+            raise ValueError(f"reg_strength must be >= 0, got {reg_strength}")
+        super().__init__()
+        self.directions = directions
+        self.restarts = int(restarts)
+        self.random_directions = int(random_directions)
+        self.random_walks = int(random_walks)
+        self.reg_kind = reg
+        self.reg_strength = float(reg_strength)
+        self.reg_fixed_feature = reg_fixed_feature
+        self.activate_features = activate_features
+        self.tolerance = float(tolerance)
+        self.max_iterations = int(max_iterations)
+        self.mu_start, self.mu_max = float(mu_start), float(mu_max)
+
+    # ------------------------------------------------------------------ set-up
+    def _active(self, corpus, start: np.ndarray) -> np.ndarray:
+        names = corpus.feature_names
+        if self.activate_features:
+            wanted = [n for n in str(self.activate_features).split(",") if n]
+            index = {n: i for i, n in enumerate(names)}
+            unknown = [n for n in wanted if n not in index]
+            if unknown:
+                raise InputError(f"--activate-features names unknown features: {', '.join(unknown)}")
+            return np.array(sorted(index[n] for n in wanted), dtype=np.int64)
+        return np.arange(len(names), dtype=np.int64)
+
+    def _regularizer(self, corpus, start: np.ndarray, active: np.ndarray) -> tuple[Regularizer, np.ndarray]:
+        fixed = -1
+        if self.reg_kind == "l2-fixed":
+            if self.reg_fixed_feature is not None:
+                names = corpus.feature_names
+                if self.reg_fixed_feature not in names:
+                    raise InputError(f"--reg-fixed-feature: unknown feature {self.reg_fixed_feature!r}")
+                fixed = names.index(self.reg_fixed_feature)
+            else:
+                fixed = int(active[np.argmax(np.abs(start[active]))])
+            if start[fixed] == 0:
+                raise InputError(f"l2-fixed: the fixed feature {corpus.feature_names[fixed]} needs a non-zero "
+                                 "start weight (it pins the scale)")
+            active = active[active != fixed]
+        reg = Regularizer(self.reg_kind, self.reg_strength, w0=start.copy(), fixed=fixed)
+        return reg, active
+
+    def _start_points(self, start, active, ranges, rng_streams, n_dense) -> list[np.ndarray]:
+        """The given start and one random point per restart (uniform in each active dense
+        feature's range; [-1, 1] where no range is known; sparse features keep their start)."""
+        lo = np.full(len(start), -1.0)
+        hi = np.full(len(start), 1.0)
+        if ranges is not None:
+            mins, maxs = ranges
+            k = min(len(mins), n_dense)
+            ok = np.asarray(mins[:k]) < np.asarray(maxs[:k])
+            lo[:k] = np.where(ok, mins[:k], lo[:k])
+            hi[:k] = np.where(ok, maxs[:k], hi[:k])
+        dense_active = active[active < n_dense]
+        points = [start.copy()]
+        for rng in rng_streams:
+            p = start.copy()
+            p[dense_active] = rng.uniform(lo[dense_active], hi[dense_active])
+            points.append(p)
+        return points
+
+    # ------------------------------------------------------------------ run
+    def _run_one(self, corpus, w0, reg, active, rng) -> _Search:
+        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy())
+        s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
+        if len(active) == 0:
+            return s
+        if self.directions == "coordinate":
+            s.coordinate()
+        elif self.directions == "random":
+            s.random(rng, self.random_directions)
+        elif self.directions == "powell":
+            s.powell()
+        else:
+            s.expbleu(self.mu_start, self.mu_max)
+        return s
+
+    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
+        """Tune from ``start`` (float64 [n_features]) plus ``restarts`` random points.
+
+        ranges: optional (mins, maxs) over the dense features for the random points
+        (init.opt's second and third lines). threads: restarts searched at once
+        (default: all cores). Returns the best point over all starts (ties: the earliest).
+        """
+        t0 = time.perf_counter()
+        corpus.check_complete()
+        start = np.asarray(start, dtype=np.float64)
+        active = self._active(corpus, start)
+        reg, active = self._regularizer(corpus, start, active)
+        streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(self.restarts + 1)]
+        points = self._start_points(start, active, ranges, streams[1:], corpus.n_dense)
+        threads = max(1, threads or os.cpu_count() or 1)
+
+        def run(i):
+            return self._run_one(corpus, points[i], reg, active, streams[i])
+
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            searches = list(pool.map(run, range(len(points))))
+        best_i = max(range(len(searches)), key=lambda i: (searches[i].objective, -i))
+        best = searches[best_i]
+        walk_rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(self.restarts + 2)[-1])
+        walks_won = 0
+        for _ in range(self.random_walks):
+            # Moore & Quirk (2008): restart from a random perturbation of the best point
+            w = best.w.copy()
+            scale = np.abs(w[active]).mean() or 1.0
+            w[active] += walk_rng.normal(scale=scale, size=len(active))
+            s = self._run_one(corpus, w, reg, active, walk_rng)
+            searches.append(s)
+            if s.objective > best.objective + self.tolerance:
+                best, walks_won = s, walks_won + 1
+        w = best.w
+        if self.reg_kind in SCALE_FREE:
+            norm = float(np.sum(np.abs(w)))
+            if norm > 0:
+                w = w / norm
+        score = corpus.bleu_of(w).score if corpus.metric == "bleu" else _linear_score(corpus, w)
+        n_ls = sum(s.line_searches for s in searches)
+        ls_time = sum(s.seconds_in_line_search for s in searches)
+        info = {
+            "directions": self.directions, "restarts": self.restarts, "best_start": best_i,
+            "objective": best.objective, "iterations": sum(s.iterations for s in searches),
+            "line_searches": n_ls, "random_walks_improved": walks_won,
+            "seconds": time.perf_counter() - t0,
+            "seconds_per_line_search": ls_time / n_ls if n_ls else 0.0,
+            "lines_per_second": sum(s.lines for s in searches) / ls_time if ls_time else 0.0,
+        }
+        return Result(weights=w, score=score, seed=seed, info=info)
+
+
+def _linear_score(corpus, w) -> float:
+    rows = corpus.one_best(w)
+    return float(corpus.stats[rows, 0].sum()) / corpus.metric_norm

@@ -1,0 +1,115 @@
+"""MERT end to end: Moses's numbers, determinism, regularisers, synthetic recovery."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mtplug.cli import main
+from mtplug.formats import mert_data
+from mtplug.formats.mert_weights import read_init_opt
+from mtplug.optimizers.mert import Mert
+from mtplug.synthetic import cosine, make_synthetic
+
+#: shared/data/moses-toy/README.md: Moses mert -n 20 -r 1 from run1.init.opt (HEAD 34452895)
+MOSES_MERT_BLEU = 0.481178
+
+
+@pytest.fixture(scope="module")
+def toy(shared_data):
+    d = shared_data / "moses-toy"
+    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
+    init = read_init_opt(str(d / "run1.init.opt"))
+    return corpus, init
+
+
+@pytest.mark.parametrize("directions", ["coordinate", "random", "powell", "expbleu"])
+def test_reaches_moses_bleu_on_the_toy_set(toy, directions):
+    corpus, init = toy
+    res = Mert(directions=directions, restarts=20).optimize(corpus, init.start, 1, ranges=(init.mins, init.maxs))
+    assert res.score >= MOSES_MERT_BLEU - 5e-7  # Moses prints six digits
+    assert res.score == pytest.approx(corpus.bleu_of(res.weights).score, abs=0)
+    assert np.sum(np.abs(res.weights)) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("directions", ["random", "expbleu"])
+def test_same_seed_same_weights_whatever_the_threads(toy, directions):
+    corpus, init = toy
+    runs = [Mert(directions=directions, restarts=3).optimize(corpus, init.start, 7, threads=t,
+                                                              ranges=(init.mins, init.maxs)) for t in (1, 2, 1)]
+    for r in runs[1:]:
+        assert r.weights.tobytes() == runs[0].weights.tobytes()
+    other = Mert(directions=directions, restarts=3).optimize(corpus, init.start, 8, ranges=(init.mins, init.maxs))
+    assert other.seed == 8
+
+
+def test_no_restarts_starts_from_the_given_point_only(toy):
+    corpus, init = toy
+    res = Mert(restarts=0).optimize(corpus, init.start, 1)
+    assert res.info["best_start"] == 0 and res.score > corpus.bleu_of(init.start).score
+
+
+def test_activated_features_only_move(toy):
+    corpus, init = toy
+    names = corpus.feature_names
+    res = Mert(restarts=2, activate_features="LM0_0,WordPenalty0_0").optimize(corpus, init.start, 1)
+    frozen = [i for i, n in enumerate(names) if n not in ("LM0_0", "WordPenalty0_0")]
+    # the frozen features keep their start weights, up to the one final L1 normalisation
+    ratios = res.weights[frozen] / init.start[frozen]
+    np.testing.assert_allclose(ratios, ratios[0], rtol=1e-12)
+    with pytest.raises(Exception, match="unknown features: Nope"):
+        Mert(activate_features="Nope").optimize(corpus, init.start, 1)
+
+
+def test_l0_regularisation_zeroes_weights(toy):
+    corpus, init = toy
+    plain = Mert(restarts=2).optimize(corpus, init.start, 1)
+    sparse = Mert(restarts=2, reg="l0", reg_strength=0.02).optimize(corpus, init.start, 1)
+    assert np.count_nonzero(sparse.weights) < np.count_nonzero(plain.weights)
+
+
+def test_l2_fixed_keeps_the_fixed_weight(toy):
+    corpus, init = toy
+    res = Mert(restarts=2, reg="l2-fixed", reg_strength=0.001, reg_fixed_feature="LM0_0").optimize(
+        corpus, init.start, 1)
+    j = corpus.feature_names.index("LM0_0")
+    assert res.weights[j] == init.start[j]  # not normalised: l2 depends on the scale
+    assert res.info["objective"] <= res.score
+
+
+def test_l2_pulls_towards_the_start(toy):
+    corpus, init = toy
+    free = Mert(restarts=0, reg="l2", reg_strength=0.0).optimize(corpus, init.start, 1)
+    pulled = Mert(restarts=0, reg="l2", reg_strength=1.0).optimize(corpus, init.start, 1)
+    dist = lambda w: np.linalg.norm(w - init.start)  # noqa: E731
+    assert dist(pulled.weights) <= dist(free.weights)
+
+
+def test_expected_bleu_directions_recover_the_gold_weights():
+    corpus, w_star = make_synthetic(500, 100, 100, seed=2)
+    res = Mert(directions="expbleu", restarts=0).optimize(corpus, np.ones(100), 0, threads=1)
+    assert cosine(res.weights, w_star) > 0.999
+
+
+def test_option_validation():
+    with pytest.raises(ValueError, match="directions must be one of"):
+        Mert(directions="newton")
+    with pytest.raises(ValueError, match="restarts must be >= 0"):
+        Mert(restarts=-1)
+
+
+def test_cli_mert_on_extractor_files(shared_data, tmp_path, capsys):
+    d = shared_data / "moses-toy"
+    out = tmp_path / "best.opt"
+    rc = main(["optimize", "mert", "-q", "--ffile", str(d / "run1.features.dat"), "--scfile",
+               str(d / "run1.scores.dat"), "--init", str(d / "run1.init.opt"), "--out", str(out),
+               "--seed", "1", "--restarts", "5", "--directions", "expbleu"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["bleu"] >= MOSES_MERT_BLEU and res["seed"] == 1 and res["line_searches"] > 0
+    written = read_init_opt(str(out))
+    np.testing.assert_array_equal(written.mins, np.zeros(8))  # the start file's ranges are kept
+    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
+    assert corpus.bleu_of(written.start).score == pytest.approx(res["bleu"], abs=1e-12)
