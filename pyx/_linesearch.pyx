@@ -106,44 +106,110 @@ ENVELOPE_METHODS = {"auto": ENVELOPE_AUTO, "walk": ENVELOPE_WALK, "sort": ENVELO
 
 
 cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, int64_t lo,
-                              int64_t hi, Py_ssize_t max_steps, int64_t* env_hyp,
+                              int64_t hi, Py_ssize_t max_steps, int64_t* cand, int64_t* env_hyp,
                               double* env_start) noexcept nogil:
-    """Envelope by walking from gamma = -inf (gift wrapping in the dual): O(segments * M).
+    """Envelope by walking outwards from gamma = 0 (gift wrapping in the dual).
 
-    Returns the number of segments, or -1 if there are more than max_steps (the
-    caller then sorts). Same tie rules as upper_envelope. Slopes are bp[j * bs] (a
-    strided column, so a coordinate direction needs no copy of the feature).
+    The walk to the right only ever looks at lines steeper than the current one, the
+    walk to the left only at flatter ones, and each step drops the lines left behind,
+    so the work is far below segments * M. Returns the number of segments, or -1
+    after max_steps (the caller then sorts). Same tie rules as upper_envelope. Slopes
+    are bp[j * bs] (a strided column, so a coordinate direction needs no copy);
+    ``cand`` is scratch space for hi - lo indices; env_* need hi - lo + 1 entries.
     """
-    cdef int64_t c = lo, j, best
-    cdef Py_ssize_t t = 0
-    cdef double x, bx, bc, bj, xc = -INFINITY
+    cdef int64_t cl = lo, cr = lo, c, j, best
+    cdef Py_ssize_t t, k, n, kept, nl = 0, nr = 0, i
+    cdef double x, bx, bc, bj, xc
+    # 1-best just left (cl) and just right (cr) of 0: max intercept, then the flattest
+    # (left) or steepest (right) line, then the lowest index
     for j in range(lo + 1, hi):
-        if bp[j * bs] < bp[c * bs] or (bp[j * bs] == bp[c * bs] and a[j] > a[c]):
-            c = j
-    env_hyp[0] = c
-    env_start[0] = -INFINITY
-    while True:
+        if a[j] > a[cl] or (a[j] == a[cl] and bp[j * bs] < bp[cl * bs]):
+            cl = j
+        if a[j] > a[cr] or (a[j] == a[cr] and bp[j * bs] > bp[cr * bs]):
+            cr = j
+    # walk left from cl: segments collected right to left in env_hyp/env_start
+    c = cl
+    xc = 0.0
+    bc = bp[c * bs]
+    n = 0
+    for j in range(lo, hi):
+        if bp[j * bs] < bc:
+            cand[n] = j
+            n += 1
+    while n > 0:
+        best = -1
+        bx = -INFINITY
+        for k in range(n):
+            j = cand[k]
+            bj = bp[j * bs]
+            x = (a[c] - a[j]) / (bj - bc)
+            if best < 0 or x > bx or (x == bx and (bj < bp[best * bs] or (bj == bp[best * bs] and j < best))):
+                best = j
+                bx = x
+        if bx > xc:
+            bx = xc     # rounding: a zero-width segment, harmless in the sweep
+        if nl + 1 >= max_steps:
+            return -1
+        env_hyp[nl] = c             # (segment, its start): c is the 1-best on [bx, xc)
+        env_start[nl] = bx
+        nl += 1
+        c = best
+        xc = bx
+        bc = bp[c * bs]
+        kept = 0
+        for k in range(n):
+            if bp[cand[k] * bs] < bc:
+                cand[kept] = cand[k]
+                kept += 1
+        n = kept
+    # the leftmost segment, then reverse the left part into place
+    env_hyp[nl] = c
+    env_start[nl] = -INFINITY
+    nl += 1
+    for i in range(nl // 2):
+        env_hyp[i], env_hyp[nl - 1 - i] = env_hyp[nl - 1 - i], env_hyp[i]
+        env_start[i], env_start[nl - 1 - i] = env_start[nl - 1 - i], env_start[i]
+    t = nl
+    if cr != cl:
+        env_hyp[t] = cr             # a tie at 0: the right 1-best starts there
+        env_start[t] = 0.0
+        t += 1
+    # walk right from cr
+    c = cr
+    xc = 0.0
+    bc = bp[c * bs]
+    n = 0
+    for j in range(lo, hi):
+        if bp[j * bs] > bc:
+            cand[n] = j
+            n += 1
+    while n > 0:
         best = -1
         bx = INFINITY
-        bc = bp[c * bs]
-        for j in range(lo, hi):
+        for k in range(n):
+            j = cand[k]
             bj = bp[j * bs]
-            if bj > bc:
-                x = (a[c] - a[j]) / (bj - bc)
-                if best < 0 or x < bx or (x == bx and bj > bp[best * bs]):
-                    best = j
-                    bx = x
-        if best < 0:
-            return t + 1
+            x = (a[c] - a[j]) / (bj - bc)
+            if best < 0 or x < bx or (x == bx and (bj > bp[best * bs] or (bj == bp[best * bs] and j < best))):
+                best = j
+                bx = x
         if bx < xc:
-            bx = xc     # rounding: a zero-width segment, harmless in the sweep
-        t += 1
-        if t >= max_steps:
+            bx = xc
+        if t + 1 >= max_steps:
             return -1
         env_hyp[t] = best
         env_start[t] = bx
+        t += 1
         c = best
         xc = bx
+        bc = bp[c * bs]
+        kept = 0
+        for k in range(n):
+            if bp[cand[k] * bs] > bc:
+                cand[kept] = cand[k]
+                kept += 1
+        n = kept
+    return t
 
 
 def line_sweep(const double[::1] intercepts, const double[:] slopes,
@@ -165,6 +231,7 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef Line* lines = NULL
     cdef Breakpoint* brk = NULL
     cdef int64_t* env_hyp = NULL
+    cdef int64_t* cand = NULL
     cdef double* env_start = NULL
     cdef int64_t totals[16]
     cdef int64_t n_lines = 0
@@ -181,10 +248,11 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef double[::1] sc = sc_arr
     with nogil:
         lines = <Line*>malloc(max_m * sizeof(Line))
-        env_hyp = <int64_t*>malloc(max_m * sizeof(int64_t))
-        env_start = <double*>malloc(max_m * sizeof(double))
+        env_hyp = <int64_t*>malloc((max_m + 1) * sizeof(int64_t))
+        cand = <int64_t*>malloc(max_m * sizeof(int64_t))
+        env_start = <double*>malloc((max_m + 1) * sizeof(double))
         brk = <Breakpoint*>malloc((n + 1) * sizeof(Breakpoint))
-        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL:
+        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL and cand != NULL:
             for k in range(ns):
                 totals[k] = 0
             for s in range(S):
@@ -194,8 +262,8 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
                 nseg = -1
                 if method != ENVELOPE_SORT:
                     nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, hi,
-                                         max_m + 1 if method == ENVELOPE_WALK else MAX_WALK,
-                                         env_hyp, env_start)
+                                         max_m + 2 if method == ENVELOPE_WALK else MAX_WALK,
+                                         cand, env_hyp, env_start)
                 if nseg < 0:
                     for j in range(m):
                         lines[j].slope = slopes[lo + j]
@@ -226,8 +294,9 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
                 sc[K] = metric_score(totals, metric, ref_divisor, norm)
         free(lines)
         free(env_hyp)
+        free(cand)
         free(env_start)
         free(brk)
-    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL:
+    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL or cand == NULL:
         raise MemoryError()
     return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines
