@@ -55,6 +55,8 @@ def speed(args) -> None:
     from mtplug.optimizers.mert import Mert
 
     corpus, init = load_big(args.data)
+    # Moses's mert reads features.dat/scores.dat only: no hypothesis strings in memory
+    corpus.hyp_indptr = corpus.hyp_bytes = None
     print(f"{corpus}; start BLEU {corpus.bleu_of(init.start).score:.6f}")
     for directions in args.directions:
         t = time.perf_counter()

@@ -48,7 +48,7 @@ def write_features(path: str, corpus) -> None:
             if hi == lo:
                 continue
             out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
-            lines = _textio.format_g_rows(corpus.dense[lo:hi], True)
+            lines = _textio.format_rows(corpus.dense[lo:hi], True)
             ip = corpus.sparse_indptr
             if ip[hi] > ip[lo]:
                 for h in range(lo, hi):
@@ -75,10 +75,10 @@ def write_scores(path: str, corpus) -> None:
             out.write(f"{_SCORE_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n".encode())
             block = corpus.stats[lo:hi]
             if div == 1:
-                lines = _textio.format_int_rows(block)
+                lines = _textio.format_rows(block)
             else:
-                counts = _textio.format_int_rows(np.ascontiguousarray(block[:, :REF_LEN_COLUMN]))
-                reflen = _textio.format_g_rows((block[:, REF_LEN_COLUMN:] / div).astype(np.float64), True)
+                counts = _textio.format_rows(np.ascontiguousarray(block[:, :REF_LEN_COLUMN]))
+                reflen = _textio.format_rows((block[:, REF_LEN_COLUMN:] / div).astype(np.float64), True)
                 lines = [c + r for c, r in zip(counts, reflen)]
             lines.append(b"")
             out.write(b"\n".join(lines))

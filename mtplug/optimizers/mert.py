@@ -309,6 +309,7 @@ class Mert(Optimizer):
             s.powell()
         else:
             s.expbleu(self.mu_start, self.mu_max)
+        s._intercepts = None  # finished searches wait for the others: keep them small
         return s
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
