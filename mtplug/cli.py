@@ -47,6 +47,18 @@ def _progress(args, paths: Sequence[str], desc: str) -> tuple[Callable[[int], No
     return bar.update, bar.close
 
 
+def _counter(args, total: int, desc: str):
+    """A progress callback counting work units (tqdm on a terminal, nothing otherwise)."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return None, lambda: None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None, lambda: None
+    bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
+    return bar.update, bar.close
+
+
 def _bleu_config(args):
     from .metrics.bleu import BleuConfig
 
@@ -221,7 +233,12 @@ def cmd_optimize(args) -> int:
         optimizer = algorithm(**options)
     except ValueError as err:
         raise InputError(f"{args.algorithm}: {err}") from None
-    result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges)
+    update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
+    try:
+        result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
+                                    progress=update)
+    finally:
+        close()
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
     out_w = Weights.from_array(names, result.weights)
@@ -316,7 +333,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--out weights.txt\n")
     algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
     for name, cls in OPTIMIZERS.items():
-        a = algos.add_parser(name, help=cls.help, description=cls.help)
+        a = algos.add_parser(
+            name, help=cls.help, description=cls.help, formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog=f"examples:\n  mtplug optimize {name} --ffile run1.features.dat,run2.features.dat "
+                   f"--scfile run1.scores.dat,run2.scores.dat \\\n      --init run2.init.opt --out best.opt --seed 1\n"
+                   f"  mtplug optimize {name} --nbest run1.best100.out.gz --ref ref.0 --init moses.ini "
+                   f"--out moses.tuned.ini\n")
         a.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
         _add_input_args(a)
         g = a.add_argument_group("weights")

@@ -39,10 +39,16 @@ class Optimizer:
         self.options = options
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
-                 ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """Tune weights on ``corpus`` (NbestCorpus) from ``start`` (float64 [n_features]).
 
         threads: worker threads (None: all cores); ranges: optional (mins, maxs) float64
-        [n_dense] where random start points are drawn (init.opt's second and third lines).
+        [n_dense] where random start points are drawn (init.opt's second and third lines);
+        progress: optional callable, called with a count of finished work units
+        (``progress_total(self)`` of them in all).
         """
         raise TypeError(f"{type(self).__name__} does not define optimize()")
+
+    def progress_total(self) -> int:
+        """How many units of work ``optimize`` reports to ``progress``."""
+        return 1

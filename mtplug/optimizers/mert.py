@@ -312,8 +312,11 @@ class Mert(Optimizer):
         s._intercepts = None  # finished searches wait for the others: keep them small
         return s
 
+    def progress_total(self) -> int:
+        return self.restarts + 1 + self.random_walks
+
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
-                 ranges: tuple[np.ndarray, np.ndarray] | None = None) -> Result:
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """Tune from ``start`` (float64 [n_features]) plus ``restarts`` random points.
 
         ranges: optional (mins, maxs) over the dense features for the random points
@@ -330,7 +333,10 @@ class Mert(Optimizer):
         threads = max(1, threads or os.cpu_count() or 1)
 
         def run(i):
-            return self._run_one(corpus, points[i], reg, active, streams[i])
+            search = self._run_one(corpus, points[i], reg, active, streams[i])
+            if progress is not None:
+                progress(1)
+            return search
 
         with ThreadPoolExecutor(max_workers=threads) as pool:
             searches = list(pool.map(run, range(len(points))))
@@ -344,6 +350,8 @@ class Mert(Optimizer):
             scale = np.abs(w[active]).mean() or 1.0
             w[active] += walk_rng.normal(scale=scale, size=len(active))
             s = self._run_one(corpus, w, reg, active, walk_rng)
+            if progress is not None:
+                progress(1)
             searches.append(s)
             if s.objective > best.objective + self.tolerance:
                 best, walks_won = s, walks_won + 1

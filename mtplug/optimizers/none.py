@@ -11,6 +11,9 @@ class KeepStart(Optimizer):
     name = "none"
     help = "return the start weights unchanged (checks input, output and scoring)"
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads=None, ranges=None) -> Result:
+    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads=None, ranges=None,
+                 progress=None) -> Result:
         weights = np.array(start, dtype=np.float64)
+        if progress is not None:
+            progress(1)
         return Result(weights=weights, score=corpus.bleu_of(weights).score, seed=seed)
