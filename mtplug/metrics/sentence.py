@@ -1,0 +1,22 @@
+"""Per-hypothesis scores for the pairwise and margin learners (PRO, APRO, MIRA, RAMPION).
+
+A store with BLEU statistics scores every hypothesis with a sentence-level BLEU
+variant (mtplug.metrics.bleu.SENTENCE_BLEU_VARIANTS); a store with the synthetic
+``linear`` metric (mtplug.synthetic) scores it with its own pseudo-BLEU g_h, scaled so
+that the mean over sentences of the chosen hypotheses is the corpus metric.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .bleu import SENTENCE_BLEU_VARIANTS, sentence_bleu
+
+
+def hypothesis_scores(corpus, variant: str = "bleu+1") -> np.ndarray:
+    """Sentence-level metric of every hypothesis: float64 [n_hyp], higher is better."""
+    if corpus.metric == "linear":
+        return corpus.stats[:, 0].astype(np.float64) * (corpus.n_sentences / corpus.metric_norm)
+    if variant not in SENTENCE_BLEU_VARIANTS:
+        raise ValueError(f"unknown sentence metric {variant!r}; known: {', '.join(SENTENCE_BLEU_VARIANTS)}")
+    return sentence_bleu(corpus.stats, variant, corpus.ref_len_divisor)
