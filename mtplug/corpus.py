@@ -345,6 +345,13 @@ class NbestCorpus:
         """Corpus BLEU (mtplug.metrics.bleu.BleuScore) of the 1-best under ``weights``."""
         return self.bleu_of_rows(self.one_best(weights))
 
+    def metric_of(self, weights: np.ndarray) -> float:
+        """The corpus metric (0..1) of the 1-best under ``weights``: BLEU, or for the
+        synthetic ``linear`` metric the sum of the chosen g_h over ``metric_norm``."""
+        if self.metric == "linear":
+            return float(self.stats[self.one_best(weights), 0].sum()) / self.metric_norm
+        return self.bleu_of(weights).score
+
     def bleu_of_rows(self, rows: np.ndarray):
         """Corpus BLEU (BleuScore) of the hypotheses ``rows`` (one per sentence, int64)."""
         from .metrics.bleu import corpus_bleu_from_stats

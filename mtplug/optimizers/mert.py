@@ -360,7 +360,7 @@ class Mert(Optimizer):
             norm = float(np.sum(np.abs(w)))
             if norm > 0:
                 w = w / norm
-        score = corpus.bleu_of(w).score if corpus.metric == "bleu" else _linear_score(corpus, w)
+        score = corpus.metric_of(w)
         n_ls = sum(s.line_searches for s in searches)
         ls_time = sum(s.seconds_in_line_search for s in searches)
         info = {
@@ -372,8 +372,3 @@ class Mert(Optimizer):
             "lines_per_second": sum(s.lines for s in searches) / ls_time if ls_time else 0.0,
         }
         return Result(weights=w, score=score, seed=seed, info=info)
-
-
-def _linear_score(corpus, w) -> float:
-    rows = corpus.one_best(w)
-    return float(corpus.stats[rows, 0].sum()) / corpus.metric_norm

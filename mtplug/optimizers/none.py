@@ -16,4 +16,4 @@ class KeepStart(Optimizer):
         weights = np.array(start, dtype=np.float64)
         if progress is not None:
             progress(1)
-        return Result(weights=weights, score=corpus.bleu_of(weights).score, seed=seed)
+        return Result(weights=weights, score=corpus.metric_of(weights), seed=seed)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from .base import Optimizer
+from .apro import Apro
 from .mert import Mert
 from .none import KeepStart
+from .pro import Pro
 
-OPTIMIZERS: dict[str, type[Optimizer]] = {cls.name: cls for cls in (KeepStart, Mert)}
+OPTIMIZERS: dict[str, type[Optimizer]] = {cls.name: cls for cls in (KeepStart, Mert, Pro, Apro)}
 
 
 def get_optimizer(name: str) -> type[Optimizer]:

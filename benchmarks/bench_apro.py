@@ -1,0 +1,173 @@
+"""APRO benchmarks: k log k growth of one sentence's loss and gradient, and training to
+tolerance on a 2,000 x 1,000 x 15 in-memory set.
+
+    python benchmarks/bench_apro.py [--ks 100 1000 10000 100000] [--sentences 2000] [--nbest 1000]
+                                    [--dense 15] [--c 0.01] [--tolerance 1e-6] [--seed 1] [--store PATH]
+
+(a) For sentences of k hypotheses (15 random dense features, random BLEU statistics, the
+generator of (b)) it times the loss + gradient kernel on the model scores and a whole
+objective evaluation (scores, kernel, X^T g) per sentence, and prints the kernel time per
+k log2 k, which grows only with cache misses while the number of pairs k(k-1)/2 grows a
+hundred-fold per step.
+
+(b) It builds a seeded corpus in memory (no files; the arrays go into an NbestCorpus
+directly, as in bench_expbleu.py): per sentence a reference length R (5..60 words), per
+hypothesis a quality q ~ U(0.2, 0.95) and a length near R, BLEU statistics t_n =
+len - n + 1, m_n ~ Binomial(t_n, q^n), and dense features that are noisy linear functions
+of (q, length, 1) with per-feature offsets. Then it trains APRO (sentence BLEU+1) from
+benchmarks/synth.py's start weights to the tolerance and prints the time, the numbers of
+Newton iterations, loss passes, gradients and Hessian products, hypotheses per second
+(hypotheses x kernel passes / s), the number of preference pairs, corpus BLEU of the start
+and the result, and peak RSS. ``--store PATH`` trains on an NbestCorpus store instead
+(e.g. /work/bench_data/big/work/store.npz, made by bench_mert.py: 2M hypotheses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # the repo root
+
+from mtplug._ext import _apro  # noqa: E402
+from mtplug.corpus import NbestCorpus  # noqa: E402
+from mtplug.optimizers.apro import Apro, AproObjective  # noqa: E402
+
+#: benchmarks/synth.py's start point for its 15 dense features
+START_WEIGHTS = [0.3, 0.5, -1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 1.0]
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def synthetic_corpus(sentences: int, nbest: int, n_dense: int, seed: int) -> NbestCorpus:
+    """The seeded corpus described in the module docstring."""
+    rng = np.random.default_rng(seed)
+    n = sentences * nbest
+    ref_len = np.clip(rng.normal(27, 10, size=sentences), 5, 60).astype(np.int32)
+    ref_per_hyp = np.repeat(ref_len, nbest)
+    quality = rng.uniform(0.2, 0.95, size=n)
+    length = np.maximum(1, ref_per_hyp + rng.integers(-4, 5, size=n)).astype(np.int32)
+    stats = np.empty((n, 9), dtype=np.int32)
+    for order in range(1, 5):
+        total = np.maximum(0, length - order + 1)
+        stats[:, 2 * order - 1] = total
+        stats[:, 2 * order - 2] = rng.binomial(total, quality ** order)
+    stats[:, 8] = ref_per_hyp
+    hidden = rng.normal(size=(3, n_dense))
+    dense = np.empty((n, n_dense), dtype=np.float64)
+    chunk = 1 << 18  # build in chunks: keeps the temporaries small next to the dense block
+    for lo in range(0, n, chunk):
+        hi = min(n, lo + chunk)
+        basis = np.stack([quality[lo:hi], length[lo:hi] / 27.0, np.ones(hi - lo)], axis=1)
+        dense[lo:hi] = basis @ hidden + rng.normal(scale=0.5, size=(hi - lo, n_dense))
+    dense += rng.normal(scale=10.0, size=n_dense)  # offsets, as LM log-probs have
+
+    corpus = NbestCorpus(n_sentences=sentences, has_strings=False)
+    corpus.space.define_dense([f"Feature{j}_0" for j in range(n_dense)])
+    corpus.sent_offsets = np.arange(0, n + 1, nbest, dtype=np.int64)
+    corpus.dense = dense
+    corpus.stats = stats
+    corpus.sparse_indptr = np.zeros(n + 1, dtype=np.int64)
+    return corpus
+
+
+def best_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def bench_sentence(ks, n_dense: int, seed: int) -> None:
+    """Per k: m = 2M / k different random sentences (so that no branch predictor learns one
+    sentence by heart), timed in one call; per-sentence times are the total / m."""
+    print("(a) one sentence: loss + gradient (mean over m random sentences, best of 3)")
+    print(f"{'k':>8} {'m':>6} {'pairs':>14} {'kernel ms':>10} {'eval ms':>10} {'kernel ns/(k log2 k)':>21}")
+    for k in ks:
+        m = max(1, 2_000_000 // k)
+        corpus = synthetic_corpus(m, k, n_dense, seed)
+        obj = Apro().objective(corpus)
+        w = np.random.default_rng(seed + 1).normal(scale=0.3, size=corpus.n_features)
+        h = obj.scores(w)
+        g = np.empty(m * k)
+        bufs = [np.empty(m * k, np.int32) for _ in range(4)]
+        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), obj.ranks, obj.offsets, g, *bufs), 3) / m
+        t_eval = best_time(lambda: obj.at(w), 3) / m
+        print(f"{k:>8} {m:>6} {k * (k - 1) // 2:>14,} {t_kernel * 1e3:>10.3f} {t_eval * 1e3:>10.3f} "
+              f"{t_kernel * 1e9 / (k * math.log2(k)):>21.2f}")
+
+
+def count_pairs(obj: AproObjective) -> int:
+    """Preference pairs (b_p > b_q) over the corpus, from the metric ranks."""
+    total = 0
+    for s in range(len(obj.offsets) - 1):
+        counts = np.bincount(obj.ranks[obj.offsets[s]:obj.offsets[s + 1]])
+        total += (int(counts.sum()) ** 2 - int(counts @ counts)) // 2
+    return total
+
+
+def bench_training(corpus: NbestCorpus, start: np.ndarray, c: float, tolerance: float) -> None:
+    n = corpus.n_hypotheses
+    apro = Apro(c=c, tolerance=tolerance)
+    t = time.perf_counter()
+    obj = apro.objective(corpus)
+    t_setup = time.perf_counter() - t
+    print(f"set-up (sentence BLEU+1 and ranks): {t_setup:.2f} s; preference pairs: {count_pairs(obj):,}")
+    del obj
+    bleu_start = corpus.bleu_of(start).score
+    res = apro.optimize(corpus, start, 0)
+    info = res.info
+    passes = info["function_evaluations"] + info["hessian_products"]
+    print(f"training: {info['seconds']:.2f} s ({info['message']}); {info['iterations']} Newton iterations, "
+          f"{info['function_evaluations']} loss passes ({info['line_search_steps']} in line searches), "
+          f"{info['gradient_evaluations']} gradients, {info['hessian_products']} Hessian products")
+    print(f"  {n * passes / info['seconds'] / 1e6:.2f} M hypotheses/s over {passes} kernel passes; "
+          f"|grad F| = {info['gradient_norm']:.3g} <= {info['gradient_tolerance']:.3g}; "
+          f"F = {info['objective']:.6f}; active pairs {info['active_pairs']:,}")
+    print(f"  corpus BLEU: start {bleu_start:.6f} -> {res.score:.6f}")
+    print(f"  weights: {' '.join(f'{x:.4g}' for x in res.weights)}")
+    print(f"peak RSS {peak_rss_mb():.0f} MB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ks", type=int, nargs="*", default=[100, 1000, 10000, 100000])
+    ap.add_argument("--sentences", type=int, default=2000)
+    ap.add_argument("--nbest", type=int, default=1000)
+    ap.add_argument("--dense", type=int, default=15)
+    ap.add_argument("--c", type=float, default=0.01)
+    ap.add_argument("--tolerance", type=float, default=1e-6)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--store", default=None, help="train on this NbestCorpus store instead (.npz)")
+    a = ap.parse_args()
+
+    if a.ks:
+        bench_sentence(a.ks, a.dense, a.seed)
+    t = time.perf_counter()
+    if a.store:
+        corpus = NbestCorpus.load(a.store)
+        what = f"store {a.store}"
+    else:
+        corpus = synthetic_corpus(a.sentences, a.nbest, a.dense, a.seed)
+        what = f"{a.sentences} sentences x {a.nbest} hypotheses x {a.dense} dense features"
+    print(f"(b) training on {what}: {corpus.n_hypotheses:,} hypotheses, {corpus.n_features} features, "
+          f"ready in {time.perf_counter() - t:.1f} s; peak RSS {peak_rss_mb():.0f} MB")
+    start = np.zeros(corpus.n_features)
+    k = min(len(START_WEIGHTS), corpus.n_features)
+    start[:k] = START_WEIGHTS[:k]
+    bench_training(corpus, start, a.c, a.tolerance)
+
+
+if __name__ == "__main__":
+    main()

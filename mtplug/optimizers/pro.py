@@ -1,0 +1,243 @@
+"""PRO: pairwise ranking optimisation (Hopkins & May 2011, "Tuning as Ranking").
+
+One PRO step on the accumulated n-best lists:
+
+1. score every hypothesis with a sentence-level metric b (BLEU+1 by default; any
+   variant of :func:`mtplug.metrics.sentence.hypothesis_scores`);
+2. per sentence draw Γ candidate pairs (i, j) uniformly and independently, drop those
+   with i == j or |b_i - b_j| < β (or b_i == b_j), keep the Ξ with the largest
+   |b_i - b_j| (ties: the earlier draw) — compiled, seeded per (seed, sentence), so the
+   pairs never depend on threads (rules in full: pyx/_pro.pyx);
+3. train a linear classifier without bias on the difference vectors, each pair taken as
+   both (f_better - f_worse, +1) and (f_worse - f_better, -1)
+   (:mod:`mtplug.optimizers.classifiers`; logistic regression by default);
+4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and the start w_t.
+
+Weights are returned as interpolated (not normalised): Ψ·w' mixes the classifier's scale
+with the start's, as in Hopkins & May.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+
+from .._ext import _pro
+from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
+from ..metrics.sentence import hypothesis_scores
+from . import classifiers
+from .base import Optimizer, Result
+from .classifiers import CLASSIFIERS, PairMatrix
+
+_MASK64 = (1 << 64) - 1
+_MAX_SENTENCE = (1 << 32) - 1
+
+
+@dataclass
+class PairSample:
+    """Sampled PRO pairs in CSR form over sentences.
+
+    indptr int64 [S + 1]: sentence s owns pairs indptr[s] .. indptr[s+1] - 1 (in draw order);
+    better, worse int64 [P]: row indices into the store (b[better] > b[worse]);
+    candidates int64 [S]: per sentence, the draws that passed the i != j and β tests
+    (before the top-Ξ cut); draws: Γ times the sentences with at least two hypotheses.
+    """
+
+    indptr: np.ndarray
+    better: np.ndarray
+    worse: np.ndarray
+    candidates: np.ndarray
+    draws: int
+
+    @property
+    def n_pairs(self) -> int:
+        return len(self.better)
+
+
+def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int = 50, beta: float = 0.05,
+                 threads: int | None = None) -> PairSample:
+    """Hopkins & May's sampler over the whole store (one compiled pass per thread).
+
+    scores: float64 [n_hyp], the sentence metric of every hypothesis (finite);
+    sent_offsets: int64 [S + 1], sentence s = rows sent_offsets[s] .. sent_offsets[s+1] - 1;
+    seed: any Python int (taken mod 2^64); gamma >= 0 draws per sentence; xi >= 1 pairs
+    kept per sentence at most; beta >= 0 the smallest metric difference kept.
+    threads: sentences are split into that many contiguous chunks (default: all cores);
+    the result is the same for any number.
+    """
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    offsets = np.ascontiguousarray(sent_offsets, dtype=np.int64)
+    if offsets.ndim != 1 or len(offsets) < 1 or offsets[0] != 0 or offsets[-1] != len(scores):
+        raise ValueError(f"sent_offsets must run from 0 to {len(scores)} (the number of scores)")
+    sizes = np.diff(offsets)
+    if np.any(sizes < 0):
+        raise ValueError("sent_offsets must be non-decreasing")
+    if len(sizes) and sizes.max() > _MAX_SENTENCE:
+        raise ValueError(f"a sentence has more than {_MAX_SENTENCE} hypotheses")
+    if not np.all(np.isfinite(scores)):
+        bad = int(np.flatnonzero(~np.isfinite(scores))[0])
+        raise ValueError(f"sentence metric of hypothesis {bad} is not finite ({scores[bad]})")
+    gamma, xi, beta = int(gamma), int(xi), float(beta)
+    if gamma < 0 or xi < 1 or not (beta >= 0 and np.isfinite(beta)):
+        raise ValueError(f"need gamma >= 0, xi >= 1 and a finite beta >= 0; got {gamma}, {xi}, {beta}")
+    S = len(sizes)
+    cap = max(1, min(xi, gamma))
+    slots_b = np.empty(S * cap, dtype=np.int64)
+    slots_w = np.empty(S * cap, dtype=np.int64)
+    counts = np.zeros(S, dtype=np.int64)
+    above = np.zeros(S, dtype=np.int64)
+    seed64 = int(seed) & _MASK64
+
+    def run(bounds):
+        return _pro.sample_pairs(scores, offsets, bounds[0], bounds[1], seed64, gamma, cap, beta,
+                                 slots_b, slots_w, counts, above)
+
+    threads = max(1, min(threads or os.cpu_count() or 1, S or 1))
+    cuts = np.linspace(0, S, threads + 1).astype(np.int64)
+    chunks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    if len(chunks) <= 1:
+        status = [run(c) for c in chunks]
+    else:
+        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
+            status = list(pool.map(run, chunks))
+    if any(st != 0 for st in status):
+        raise MemoryError(f"PRO sampling: no memory for {cap} candidates per sentence")
+    indptr = np.zeros(S + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    P = int(indptr[-1])
+    # slot of pair p of sentence s: s * cap + (p - indptr[s])
+    slot = np.repeat(np.arange(S, dtype=np.int64) * cap - indptr[:-1], counts) + np.arange(P, dtype=np.int64)
+    return PairSample(indptr, slots_b[slot], slots_w[slot], above, gamma * int(np.count_nonzero(sizes >= 2)))
+
+
+def pair_differences(corpus, better, worse) -> PairMatrix:
+    """f_better - f_worse for P pairs of store rows (better, worse int64 [P]).
+
+    Returns a :class:`PairMatrix`: dense float64 [P, n_dense], and when the store has
+    sparse features a CSR float64 [P, n_features - n_dense] whose column c is feature
+    n_dense + c (exact-zero differences are not stored).
+    """
+    better = np.ascontiguousarray(better, dtype=np.int64)
+    worse = np.ascontiguousarray(worse, dtype=np.int64)
+    n = corpus.n_hypotheses
+    if better.shape != worse.shape or better.ndim != 1:
+        raise ValueError("better and worse must be 1-D arrays of the same length")
+    if len(better) and (min(better.min(), worse.min()) < 0 or max(better.max(), worse.max()) >= n):
+        raise ValueError(f"pair rows must lie in [0, {n})")
+    nd = corpus.n_dense
+    dense = np.empty((len(better), nd), dtype=np.float64)
+    indptr, ids, values = _pro.pair_differences(
+        np.ascontiguousarray(corpus.dense, dtype=np.float64), np.ascontiguousarray(corpus.sparse_indptr, np.int64),
+        np.ascontiguousarray(corpus.sparse_ids, np.int32), np.ascontiguousarray(corpus.sparse_values, np.float64),
+        better, worse, nd, dense)
+    n_sparse = corpus.n_features - nd
+    sparse = None
+    if n_sparse > 0:
+        sparse = scipy.sparse.csr_matrix((values, ids, indptr), shape=(len(better), n_sparse))
+    return PairMatrix(dense, sparse)
+
+
+class Pro(Optimizer):
+    name = "pro"
+    help = "pairwise ranking optimisation (Hopkins & May 2011): sampled pairs, a linear classifier, interpolation"
+    options = {
+        "gamma": dict(type=int, default=5000, metavar="N",
+                      help="Γ: candidate pairs drawn per sentence (default 5000)"),
+        "xi": dict(type=int, default=50, metavar="N",
+                   help="Ξ: pairs kept per sentence, those with the largest metric difference (default 50)"),
+        "beta": dict(type=float, default=0.05, metavar="B",
+                     help="β: candidate pairs whose metric difference is below this are dropped (default 0.05)"),
+        "psi": dict(type=float, default=0.1, metavar="P",
+                    help="Ψ: result = Ψ·(classifier weights) + (1 − Ψ)·start (default 0.1)"),
+        "classifier": dict(choices=CLASSIFIERS, default="logistic",
+                           help="binary classifier on the pair differences, no bias (default logistic)"),
+        "c": dict(type=float, default=1.0, metavar="C",
+                  help="inverse ℓ2 strength: logistic and svm minimise Σ loss over both orientations of "
+                       "every pair + ‖w‖²/(2C); unused by the perceptron (default 1, megam's prior)"),
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
+                                help="sentence-level metric that ranks the hypotheses (default bleu+1; "
+                                     "moses-sentence-bleu is what Moses's pro uses)"),
+        "epochs": dict(type=int, default=20, metavar="N",
+                       help="perceptron and svm: passes over the pairs at most (default 20)"),
+        "max_iterations": dict(type=int, default=500, metavar="N",
+                               help="logistic: L-BFGS iterations at most (default 500)"),
+    }
+
+    def __init__(self, gamma=5000, xi=50, beta=0.05, psi=0.1, classifier="logistic", c=1.0,
+                 sentence_metric="bleu+1", epochs=20, max_iterations=500):
+        if int(gamma) < 1 or int(xi) < 1:
+            raise ValueError(f"gamma and xi must be >= 1, got {gamma}, {xi}")
+        if not (0.0 <= float(beta) < np.inf):
+            raise ValueError(f"beta must be a finite number >= 0, got {beta}")
+        if not (0.0 <= float(psi) <= 1.0):
+            raise ValueError(f"psi must lie in [0, 1], got {psi}")
+        if classifier not in CLASSIFIERS:
+            raise ValueError(f"classifier must be one of {', '.join(CLASSIFIERS)}, got {classifier!r}")
+        if not (0.0 < float(c) < np.inf):
+            raise ValueError(f"c must be a finite number > 0, got {c}")
+        if sentence_metric not in SENTENCE_BLEU_VARIANTS:
+            raise ValueError(f"sentence_metric must be one of {', '.join(SENTENCE_BLEU_VARIANTS)}, "
+                             f"got {sentence_metric!r}")
+        if int(epochs) < 1 or int(max_iterations) < 1:
+            raise ValueError(f"epochs and max_iterations must be >= 1, got {epochs}, {max_iterations}")
+        super().__init__()
+        self.gamma, self.xi, self.beta, self.psi = int(gamma), int(xi), float(beta), float(psi)
+        self.classifier, self.c, self.sentence_metric = classifier, float(c), sentence_metric
+        self.epochs, self.max_iterations = int(epochs), int(max_iterations)
+
+    def progress_total(self) -> int:
+        return 2   # sampling, then the classifier
+
+    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+        """One PRO step from ``start`` (float64 [n_features]); ``ranges`` is not used.
+
+        threads: sampling threads (the pairs do not depend on it). The perceptron and
+        the SVM shuffle with ``seed`` too. With no pair at all (every sentence's
+        hypotheses score alike), the start weights are returned unchanged.
+        """
+        t0 = time.perf_counter()
+        corpus.check_complete()
+        start = np.asarray(start, dtype=np.float64)
+        if start.shape != (corpus.n_features,):
+            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
+        b = hypothesis_scores(corpus, self.sentence_metric)
+        sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
+                              threads=threads)
+        t_sample = time.perf_counter() - t0
+        if progress is not None:
+            progress(1)
+        t1 = time.perf_counter()
+        fit = None
+        if sample.n_pairs:
+            X = pair_differences(corpus, sample.better, sample.worse)
+            # each pair stands for (x, +1) and (-x, -1): same loss without a bias, so weight 2
+            fit = classifiers.fit(self.classifier, X, np.ones(sample.n_pairs), C=self.c, loss_weight=2.0,
+                                  epochs=self.epochs, max_iterations=self.max_iterations, seed=seed)
+            weights = self.psi * fit.weights + (1.0 - self.psi) * start
+        else:
+            weights = start.copy()
+        t_fit = time.perf_counter() - t1
+        if progress is not None:
+            progress(1)
+        if not np.all(np.isfinite(weights)):
+            raise FloatingPointError(f"PRO: the {self.classifier} classifier produced non-finite weights")
+        score = corpus.metric_of(weights)
+        info = {
+            "classifier": self.classifier,
+            "draws": sample.draws,
+            "pairs_sampled": int(sample.candidates.sum()),
+            "pairs_kept": sample.n_pairs,
+            "classifier_iterations": fit.iterations if fit else 0,
+            "classifier_converged": fit.converged if fit else True,
+            "classifier_objective": fit.objective if fit else float("nan"),
+            "seconds_sampling": t_sample,
+            "seconds_classifier": t_fit,
+            "seconds": time.perf_counter() - t0,
+        }
+        return Result(weights=weights, score=score, seed=seed, info=info)

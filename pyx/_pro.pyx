@@ -1,0 +1,366 @@
+# PRO (Hopkins & May 2011, "Tuning as Ranking"): pair sampling, pair difference vectors,
+# and the epoch kernels of the perceptron and linear-SVM classifiers.
+#
+# Random numbers: splitmix64 (Steele, Lea & Flood 2014), one stream per sentence. Sentence s
+# of a run with seed z starts from the state
+#     state_s = mix64(mix64(z) + s * SENTENCE_STRIDE)          (all arithmetic mod 2^64)
+# and each draw is state += GOLDEN; output mix64(state). mix64 is a bijection, so distinct
+# sentences get distinct starting states; a sentence's pairs depend on (z, s) and its own
+# scores only, never on threads, chunking or the order in which sentences are processed.
+# An integer uniform in [0, k) (k < 2^32) takes the high 32 bits x of a draw and applies
+# Lemire's (2019) multiply-shift with rejection: m = x * k; reject while (m mod 2^32) <
+# (2^32 - k) mod k; the value is m >> 32. This is exactly uniform (no modulo bias).
+# tests/reference/pro_reference.py re-implements the same stream in pure Python.
+#
+# Sampling, per sentence with k hypotheses (rows lo .. lo + k - 1) and scores b:
+#   for t in 0 .. gamma - 1:   i = uniform(k), then j = uniform(k)   (independent draws)
+#       skip the draw when i == j (a pair of a hypothesis with itself ranks nothing),
+#       or when |b_i - b_j| < beta, or when b_i == b_j (no better side, even if beta = 0);
+#       otherwise it is a candidate (better = the higher b, worse = the lower, diff = |b_i - b_j|).
+#   keep the xi candidates with the largest diff; ties at the cut go to the earlier draw
+#   (smaller t). Kept pairs are written in draw order (increasing t).
+# A sentence with k < 2 draws nothing and yields no pairs (every draw would have i == j).
+# Draws with i == j still count towards gamma, as in Moses's pro (mert/pro.cpp).
+#
+# Inputs are clean contiguous arrays (validated in mtplug/optimizers/pro.py); nothing here
+# raises inside the nogil loops.
+
+from libc.math cimport fabs
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort
+
+import numpy as np
+
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
+cdef uint64_t SENTENCE_STRIDE = 0xD1B54A32D192ED03ULL   # odd: s -> s * stride is a bijection
+
+# Exported so that the pure-Python reference uses the very same constants.
+SPLITMIX_GOLDEN = GOLDEN
+SPLITMIX_SENTENCE_STRIDE = SENTENCE_STRIDE
+
+
+cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
+    """splitmix64's output function (a bijection of 64-bit words)."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
+    return z ^ (z >> 31)
+
+
+cdef inline uint64_t stream_start(uint64_t seed, uint64_t sentence) noexcept nogil:
+    return mix64(mix64(seed) + sentence * SENTENCE_STRIDE)
+
+
+cdef inline uint64_t next64(uint64_t* state) noexcept nogil:
+    state[0] += GOLDEN
+    return mix64(state[0])
+
+
+cdef inline uint32_t uniform_below(uint64_t* state, uint32_t k) noexcept nogil:
+    """Uniform integer in [0, k), k >= 1 (Lemire's multiply-shift with rejection)."""
+    cdef uint64_t m = (next64(state) >> 32) * <uint64_t>k
+    cdef uint32_t low = <uint32_t>m
+    cdef uint32_t threshold
+    if low < k:
+        threshold = (<uint32_t>0 - k) % k      # (2^32 - k) mod k
+        while low < threshold:
+            m = (next64(state) >> 32) * <uint64_t>k
+            low = <uint32_t>m
+    return <uint32_t>(m >> 32)
+
+
+def py_uniform_draws(uint64_t seed, uint64_t sentence, uint32_t k, Py_ssize_t count):
+    """The first ``count`` values uniform in [0, k) of sentence ``sentence``'s stream.
+
+    Test hook for the generator (k >= 1). Returns int64 [count].
+    """
+    out = np.empty(count, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    cdef uint64_t state = stream_start(seed, sentence)
+    cdef Py_ssize_t t
+    for t in range(count):
+        o[t] = uniform_below(&state, k)
+    return out
+
+
+cdef struct Candidate:
+    double diff
+    int64_t draw       # t, the draw number within the sentence
+    int64_t better
+    int64_t worse
+
+
+cdef inline bint ranks_below(const Candidate* a, const Candidate* b) noexcept nogil:
+    """a would be dropped before b: smaller diff, or equal diff and drawn later."""
+    return a.diff < b.diff or (a.diff == b.diff and a.draw > b.draw)
+
+
+cdef void sift_up(Candidate* heap, Py_ssize_t i) noexcept nogil:
+    cdef Candidate c = heap[i]
+    cdef Py_ssize_t parent
+    while i > 0:
+        parent = (i - 1) >> 1
+        if not ranks_below(&c, &heap[parent]):
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = c
+
+
+cdef void sift_down(Candidate* heap, Py_ssize_t n) noexcept nogil:
+    cdef Candidate c = heap[0]
+    cdef Py_ssize_t i = 0, child
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and ranks_below(&heap[child + 1], &heap[child]):
+            child += 1
+        if not ranks_below(&heap[child], &c):
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = c
+
+
+cdef int cmp_draw(const void* p, const void* q) noexcept nogil:
+    cdef int64_t a = (<const Candidate*>p).draw, b = (<const Candidate*>q).draw
+    return -1 if a < b else (1 if a > b else 0)
+
+
+def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_ssize_t s_lo,
+                 Py_ssize_t s_hi, uint64_t seed, Py_ssize_t gamma, Py_ssize_t cap, double beta,
+                 int64_t[::1] out_better, int64_t[::1] out_worse, int64_t[::1] out_count,
+                 int64_t[::1] out_above):
+    """Sample the PRO pairs of sentences s_lo .. s_hi - 1 (rules: the module header).
+
+    scores float64 [n_hyp] (the sentence metric b, finite); sent_offsets int64 [S + 1]
+    (every sentence < 2^32 hypotheses); gamma: draws per sentence; cap: pairs kept per
+    sentence at most (xi; the caller passes min(xi, gamma) >= 1); beta >= 0.
+    Sentence s writes its kept pairs, in draw order, to slots s * cap .. s * cap +
+    out_count[s] - 1 of out_better / out_worse (row indices into the store, int64
+    [S * cap]); out_above[s] is its number of candidates (draws that passed the i != j,
+    beta and b_i != b_j tests) before the top-xi cut. Returns 0, or -1 if scratch memory
+    could not be allocated (nothing is then written).
+    """
+    cdef Py_ssize_t s, n, r
+    cdef int64_t lo, t, above
+    cdef uint32_t k, i, j
+    cdef uint64_t state
+    cdef double bi, bj, d
+    cdef Candidate c
+    cdef Candidate* heap = <Candidate*>malloc((cap if cap > 0 else 1) * sizeof(Candidate))
+    if heap == NULL:
+        return -1
+    with nogil:
+        for s in range(s_lo, s_hi):
+            lo = sent_offsets[s]
+            k = <uint32_t>(sent_offsets[s + 1] - lo)
+            n = 0
+            above = 0
+            if k >= 2:
+                state = stream_start(seed, <uint64_t>s)
+                for t in range(gamma):
+                    i = uniform_below(&state, k)
+                    j = uniform_below(&state, k)
+                    if i == j:
+                        continue
+                    bi = scores[lo + i]
+                    bj = scores[lo + j]
+                    d = fabs(bi - bj)
+                    if d < beta or d == 0.0:
+                        continue
+                    above += 1
+                    c.diff = d
+                    c.draw = t
+                    if bi > bj:
+                        c.better = lo + i
+                        c.worse = lo + j
+                    else:
+                        c.better = lo + j
+                        c.worse = lo + i
+                    if n < cap:
+                        heap[n] = c
+                        sift_up(heap, n)
+                        n += 1
+                    elif ranks_below(&heap[0], &c):
+                        heap[0] = c
+                        sift_down(heap, n)
+                qsort(heap, n, sizeof(Candidate), cmp_draw)
+                for r in range(n):
+                    out_better[s * cap + r] = heap[r].better
+                    out_worse[s * cap + r] = heap[r].worse
+            out_count[s] = n
+            out_above[s] = above
+    free(heap)
+    return 0
+
+
+def pair_differences(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
+                     const int32_t[::1] sp_ids, const double[::1] sp_values,
+                     const int64_t[::1] better, const int64_t[::1] worse, int32_t id_offset,
+                     double[:, ::1] out_dense):
+    """Difference vectors f_better - f_worse of P pairs.
+
+    dense float64 [n_hyp, D], sparse CSR rows (sp_indptr int64 [n_hyp + 1], sp_ids int32
+    sorted within a row, sp_values float64); better, worse int64 [P] row indices.
+    Writes out_dense [P, D]; returns the sparse part as CSR ``(indptr int64 [P + 1], ids
+    int32 [nnz], values float64 [nnz])`` with ids = feature id - id_offset, sorted within a
+    row, built by merging the two sorted rows. Entries whose difference is exactly 0 (the
+    same feature with the same value on both sides) are left out.
+    """
+    cdef Py_ssize_t P = better.shape[0], D = dense.shape[1], p, c
+    cdef int64_t b, w, a0, a1, b0, b1, nnz = 0, pos
+    cdef int32_t ia, ib
+    cdef double v
+    indptr = np.empty(P + 1, dtype=np.int64)
+    cdef int64_t[::1] ip = indptr
+    ip[0] = 0
+    with nogil:
+        for p in range(P):
+            b = better[p]
+            w = worse[p]
+            for c in range(D):
+                out_dense[p, c] = dense[b, c] - dense[w, c]
+            # pass 1: count the non-zero entries of the merged row
+            a0 = sp_indptr[b]
+            a1 = sp_indptr[b + 1]
+            b0 = sp_indptr[w]
+            b1 = sp_indptr[w + 1]
+            while a0 < a1 or b0 < b1:
+                if b0 >= b1 or (a0 < a1 and sp_ids[a0] < sp_ids[b0]):
+                    v = sp_values[a0]
+                    a0 += 1
+                elif a0 >= a1 or sp_ids[b0] < sp_ids[a0]:
+                    v = -sp_values[b0]
+                    b0 += 1
+                else:
+                    v = sp_values[a0] - sp_values[b0]
+                    a0 += 1
+                    b0 += 1
+                if v != 0.0:
+                    nnz += 1
+            ip[p + 1] = nnz
+    ids = np.empty(nnz, dtype=np.int32)
+    values = np.empty(nnz, dtype=np.float64)
+    cdef int32_t[::1] oi = ids
+    cdef double[::1] ov = values
+    with nogil:
+        for p in range(P):
+            b = better[p]
+            w = worse[p]
+            pos = ip[p]
+            a0 = sp_indptr[b]
+            a1 = sp_indptr[b + 1]
+            b0 = sp_indptr[w]
+            b1 = sp_indptr[w + 1]
+            while a0 < a1 or b0 < b1:
+                if b0 >= b1 or (a0 < a1 and sp_ids[a0] < sp_ids[b0]):
+                    ia = sp_ids[a0]
+                    v = sp_values[a0]
+                    a0 += 1
+                elif a0 >= a1 or sp_ids[b0] < sp_ids[a0]:
+                    ia = sp_ids[b0]
+                    v = -sp_values[b0]
+                    b0 += 1
+                else:
+                    ia = sp_ids[a0]
+                    v = sp_values[a0] - sp_values[b0]
+                    a0 += 1
+                    b0 += 1
+                if v != 0.0:
+                    oi[pos] = ia - id_offset
+                    ov[pos] = v
+                    pos += 1
+    return indptr, ids, values
+
+
+cdef inline double row_dot(const double[:, ::1] xd, const int64_t[::1] indptr,
+                           const int32_t[::1] cols, const double[::1] vals, Py_ssize_t r,
+                           const double[::1] w) noexcept nogil:
+    cdef Py_ssize_t D = xd.shape[1], c
+    cdef int64_t e
+    cdef double s = 0.0
+    for c in range(D):
+        s += xd[r, c] * w[c]
+    for e in range(indptr[r], indptr[r + 1]):
+        s += vals[e] * w[D + cols[e]]
+    return s
+
+
+cdef inline void row_axpy(const double[:, ::1] xd, const int64_t[::1] indptr,
+                          const int32_t[::1] cols, const double[::1] vals, Py_ssize_t r,
+                          double a, double[::1] w) noexcept nogil:
+    """w += a * x_r."""
+    cdef Py_ssize_t D = xd.shape[1], c
+    cdef int64_t e
+    for c in range(D):
+        w[c] += a * xd[r, c]
+    for e in range(indptr[r], indptr[r + 1]):
+        w[D + cols[e]] += a * vals[e]
+
+
+def perceptron_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const int32_t[::1] cols,
+                     const double[::1] vals, const double[::1] y, const int64_t[::1] order,
+                     double[::1] w, double[::1] u, double counter):
+    """One epoch of the averaged perceptron (Daumé's lazy averaging), no bias.
+
+    Rows x_r = [xd[r] (D values), sparse CSR row r (columns D + cols)], labels y [m] in
+    {-1, +1}, visited in ``order`` (int64 [m]). A row with y_r * w.x_r <= 0 is a mistake:
+    w += y_r x_r and u += counter * y_r x_r; counter grows by 1 per row seen. The average
+    of the weights over all steps so far is w - u / counter. w, u float64 [D + n_sparse]
+    are updated in place. Returns (mistakes, counter).
+    """
+    cdef Py_ssize_t m = order.shape[0], t, r
+    cdef int64_t mistakes = 0
+    with nogil:
+        for t in range(m):
+            r = order[t]
+            if y[r] * row_dot(xd, indptr, cols, vals, r, w) <= 0.0:
+                row_axpy(xd, indptr, cols, vals, r, y[r], w)
+                row_axpy(xd, indptr, cols, vals, r, counter * y[r], u)
+                mistakes += 1
+            counter += 1.0
+    return mistakes, counter
+
+
+def svm_dcd_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const int32_t[::1] cols,
+                  const double[::1] vals, const double[::1] y, const int64_t[::1] order,
+                  const double[::1] sq_norms, double upper, double[::1] alpha, double[::1] w):
+    """One pass of dual coordinate descent for the L1-loss linear SVM without bias.
+
+    Hsieh et al. (2008): min_w ½‖w‖² + U Σ_r max(0, 1 - y_r w.x_r), dual variables
+    alpha [m] in [0, U] (U = ``upper``), w = Σ alpha_r y_r x_r kept in step. Rows as in
+    :func:`perceptron_epoch`; sq_norms [m] = ‖x_r‖² (a row with norm 0 is skipped: it
+    does not depend on w). Returns the spread max - min of the projected gradient over
+    the pass (0 at the optimum; liblinear stops below a tolerance).
+    """
+    cdef Py_ssize_t m = order.shape[0], t, r
+    cdef double g, pg, a_old, a_new, pg_max = -1e300, pg_min = 1e300
+    with nogil:
+        for t in range(m):
+            r = order[t]
+            if sq_norms[r] <= 0.0:
+                continue
+            g = y[r] * row_dot(xd, indptr, cols, vals, r, w) - 1.0
+            a_old = alpha[r]
+            if a_old <= 0.0:
+                pg = g if g < 0.0 else 0.0
+            elif a_old >= upper:
+                pg = g if g > 0.0 else 0.0
+            else:
+                pg = g
+            if pg > pg_max:
+                pg_max = pg
+            if pg < pg_min:
+                pg_min = pg
+            if pg != 0.0:
+                a_new = a_old - g / sq_norms[r]
+                if a_new < 0.0:
+                    a_new = 0.0
+                elif a_new > upper:
+                    a_new = upper
+                alpha[r] = a_new
+                row_axpy(xd, indptr, cols, vals, r, (a_new - a_old) * y[r], w)
+    if pg_max < pg_min:
+        return 0.0
+    return pg_max - pg_min

@@ -1,0 +1,368 @@
+"""PRO: the sampler (distribution, reproducibility, selection rules), the difference
+vectors, the classifiers, synthetic recovery and the Moses toy set."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtplug._ext import _pro
+from mtplug.corpus import NbestCorpus
+from mtplug.formats import mert_data
+from mtplug.formats.mert_weights import read_init_opt
+from mtplug.metrics.sentence import hypothesis_scores
+from mtplug.optimizers import classifiers
+from mtplug.optimizers.classifiers import PairMatrix
+from mtplug.optimizers.pro import Pro, pair_differences, sample_pairs
+from mtplug.synthetic import cosine, make_synthetic
+from tests.reference import pro_reference as ref
+
+#: shared/data/moses-toy/README.md: corpus BLEU of the start weights (run1.init.opt)
+TOY_START_BLEU = 0.265757
+
+
+@pytest.fixture(scope="module")
+def toy(shared_data):
+    d = shared_data / "moses-toy"
+    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
+    return corpus, read_init_opt(str(d / "run1.init.opt")).start
+
+
+def offsets_of(sizes) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def sparse_corpus(seed: int, sizes=(5, 1, 8, 3), n_dense=3, n_sparse=6) -> NbestCorpus:
+    """A small store with dense and sparse features (some shared, some equal values)."""
+    rng = np.random.default_rng(seed)
+    n = int(sum(sizes))
+    sids = np.repeat(np.arange(len(sizes)), sizes)
+    dense = rng.integers(-3, 4, size=(n, n_dense)).astype(np.float64) * 0.5
+    indptr, ids, vals = [0], [], []
+    for _ in range(n):
+        cols = np.sort(rng.choice(n_sparse, size=rng.integers(0, 4), replace=False))
+        ids += cols.tolist()
+        vals += rng.choice([1.0, -1.0, 2.5], size=len(cols)).tolist()
+        indptr.append(len(ids))
+    stats = np.zeros((n, 9), dtype=np.int32)
+    stats[:, 0] = rng.integers(1, 6, n)
+    stats[:, 1] = stats[:, 0] + rng.integers(0, 3, n)
+    for k in (2, 4, 6):
+        stats[:, k + 1] = np.maximum(stats[:, k - 1] - 1, 0)
+        stats[:, k] = np.minimum(stats[:, k - 2], stats[:, k + 1])
+    stats[:, 8] = 6
+    return NbestCorpus.from_arrays(sids, dense, [f"D{j}" for j in range(n_dense)], stats,
+                                   sparse=(np.array(indptr), np.array(ids), np.array(vals)),
+                                   sparse_names=[f"S_{j}" for j in range(n_sparse)])
+
+
+# ---------------------------------------------------------------- the generator
+
+@pytest.mark.parametrize("seed,sentence,k", [(0, 0, 1), (1, 0, 7), (-5, 3, 1000), (2**64 - 1, 12, 3),
+                                             (42, 10**6, 2**31 + 11)])
+def test_generator_equals_the_pure_python_stream(seed, sentence, k):
+    stream = ref.Stream(seed, sentence)
+    expected = [stream.below(k) for _ in range(200)]
+    np.testing.assert_array_equal(_pro.py_uniform_draws(seed & ref.MASK64, sentence, k, 200), expected)
+
+
+def test_draws_are_uniform_chi_square():
+    # 16 cells = the ordered pairs (i, j) of a 4-hypothesis list, i == j included
+    k, n = 4, 40_000
+    draws = _pro.py_uniform_draws(2024, 5, k, 2 * n)
+    cells = np.bincount(draws[0::2] * k + draws[1::2], minlength=k * k)
+    assert scipy.stats.chisquare(cells).pvalue > 1e-3
+    # a size that is no power of two exercises the rejection step
+    draws = _pro.py_uniform_draws(7, 0, 7, 70_000)
+    assert scipy.stats.chisquare(np.bincount(draws, minlength=7)).pvalue > 1e-3
+
+
+def test_sampled_pairs_are_uniform_over_unordered_pairs():
+    # distinct scores 0, .1, .2, .3 and beta = 0: every draw with i != j is a candidate;
+    # xi >= gamma keeps them all, so pair counts estimate the sampling distribution
+    scores = np.array([0.0, 0.1, 0.2, 0.3])
+    gamma = 40_000
+    sample = sample_pairs(scores, offsets_of([4]), seed=11, gamma=gamma, xi=gamma, beta=0.0)
+    assert sample.draws == gamma
+    # P(i != j) = 12/16; each of the 6 unordered pairs has probability 2/16
+    assert abs(sample.n_pairs / gamma - 0.75) < 4 * np.sqrt(0.75 * 0.25 / gamma)
+    assert np.all(scores[sample.better] > scores[sample.worse])
+    counts = np.bincount(sample.better * 4 + sample.worse, minlength=16)
+    cells = counts[[1 * 4 + 0, 2 * 4 + 0, 3 * 4 + 0, 2 * 4 + 1, 3 * 4 + 1, 3 * 4 + 2]]
+    assert cells.sum() == sample.n_pairs
+    assert scipy.stats.chisquare(cells).pvalue > 1e-3
+
+
+def test_same_seed_same_pairs_whatever_the_threads():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 60, size=37)
+    scores = rng.random(int(sizes.sum()))
+    runs = [sample_pairs(scores, offsets_of(sizes), seed=3, gamma=500, xi=20, threads=t) for t in (1, 2, 5, 1)]
+    for r in runs[1:]:
+        for f in ("indptr", "better", "worse", "candidates"):
+            np.testing.assert_array_equal(getattr(r, f), getattr(runs[0], f))
+    other = sample_pairs(scores, offsets_of(sizes), seed=4, gamma=500, xi=20)
+    assert not np.array_equal(other.better, runs[0].better)
+
+
+def test_a_sentence_pairs_do_not_depend_on_the_other_sentences():
+    rng = np.random.default_rng(1)
+    scores = rng.random(30)
+    both = sample_pairs(scores, offsets_of([10, 20]), seed=9, gamma=300, xi=15)
+    # sentence 1 alone, placed at index 1 again (its stream is keyed by its index)
+    alone = sample_pairs(np.concatenate([[0.5], scores[10:]]), offsets_of([1, 20]), seed=9, gamma=300, xi=15)
+    np.testing.assert_array_equal(both.better[both.indptr[1]:], alone.better + 9)
+    np.testing.assert_array_equal(both.worse[both.indptr[1]:], alone.worse + 9)
+
+
+def brute_force_selection(scores, lo, k, seed, s, gamma, xi, beta):
+    """The kernel's own draws, filtered and cut with NumPy: (better, worse, n candidates)."""
+    draws = _pro.py_uniform_draws(seed, s, k, 2 * gamma)
+    i, j = draws[0::2], draws[1::2]
+    d = np.abs(scores[lo + i] - scores[lo + j])
+    ok = (i != j) & (d >= beta) & (d > 0)
+    t = np.flatnonzero(ok)
+    kept = t[np.lexsort((t, -d[t]))][:xi]           # largest diff first, ties: earlier draw
+    kept.sort()                                     # output in draw order
+    hi_first = scores[lo + i[kept]] > scores[lo + j[kept]]
+    better = np.where(hi_first, lo + i[kept], lo + j[kept])
+    worse = np.where(hi_first, lo + j[kept], lo + i[kept])
+    return better, worse, len(t)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 40), min_size=1, max_size=6), levels=st.integers(1, 6),
+       gamma=st.integers(0, 300), xi=st.integers(1, 60), beta=st.sampled_from([0.0, 0.05, 0.2, 0.5]),
+       seed=st.integers(0, 2**64 - 1), data=st.data())
+def test_beta_filter_and_top_xi_equal_a_numpy_selection(sizes, levels, gamma, xi, beta, seed, data):
+    # few distinct score levels: many equal differences, so the tie rule decides
+    n = sum(sizes)
+    scores = np.array(data.draw(st.lists(st.integers(0, levels), min_size=n, max_size=n)), dtype=float) / levels
+    offsets = offsets_of(sizes)
+    sample = sample_pairs(scores, offsets, seed=seed, gamma=gamma, xi=xi, beta=beta)
+    for s, k in enumerate(sizes):
+        got_b = sample.better[sample.indptr[s]:sample.indptr[s + 1]]
+        got_w = sample.worse[sample.indptr[s]:sample.indptr[s + 1]]
+        if k < 2:
+            assert len(got_b) == 0 and sample.candidates[s] == 0
+            continue
+        b, w, n_cand = brute_force_selection(scores, int(offsets[s]), k, seed, s, gamma, xi, beta)
+        np.testing.assert_array_equal(got_b, b)
+        np.testing.assert_array_equal(got_w, w)
+        assert sample.candidates[s] == n_cand
+
+
+def test_kernel_equals_the_pure_python_sampler():
+    rng = np.random.default_rng(5)
+    sizes = [0, 1, 2, 13, 40, 7]
+    scores = np.round(rng.random(sum(sizes)), 1)
+    sample = sample_pairs(scores, offsets_of(sizes), seed=123456789, gamma=400, xi=25, beta=0.05)
+    pairs, above = ref.sample_pairs(scores, offsets_of(sizes), 123456789, 400, 25, 0.05)
+    for s in range(len(sizes)):
+        lo, hi = sample.indptr[s], sample.indptr[s + 1]
+        assert list(zip(sample.better[lo:hi].tolist(), sample.worse[lo:hi].tolist())) == pairs[s]
+    assert sample.candidates.tolist() == above
+
+
+def test_sampler_input_checks():
+    with pytest.raises(ValueError, match="not finite"):
+        sample_pairs(np.array([0.1, np.nan]), offsets_of([2]), seed=0)
+    with pytest.raises(ValueError, match="from 0 to 2"):
+        sample_pairs(np.array([0.1, 0.2]), offsets_of([3]), seed=0)
+    with pytest.raises(ValueError, match="xi >= 1"):
+        sample_pairs(np.array([0.1, 0.2]), offsets_of([2]), seed=0, xi=0)
+
+
+def test_kernel_rejects_a_wrong_buffer_dtype():
+    out = np.zeros(2, np.int64)
+    with pytest.raises(ValueError, match="Buffer dtype mismatch"):
+        _pro.sample_pairs(np.zeros(2, np.float32), offsets_of([2]), 0, 1, 0, 10, 1, 0.0, out, out.copy(),
+                          np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+# ---------------------------------------------------------------- difference vectors
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_difference_vectors_equal_dense_numpy_differences(seed):
+    corpus = sparse_corpus(seed)
+    rng = np.random.default_rng(seed)
+    n = corpus.n_hypotheses
+    better = rng.integers(0, n, 50)
+    worse = rng.integers(0, n, 50)
+    X = pair_differences(corpus, better, worse)
+    full = np.hstack([X.dense, X.sparse.toarray()])
+    expected = np.array([ref.difference(corpus, b, w) for b, w in zip(better, worse)])
+    np.testing.assert_array_equal(full, expected)
+    assert np.all(X.sparse.data != 0)                  # exact cancellations are not stored
+    assert X.sparse.has_sorted_indices
+
+
+def test_difference_vectors_without_sparse_features(toy):
+    corpus, _ = toy
+    X = pair_differences(corpus, np.array([0, 5, 7]), np.array([1, 5, 99]))
+    assert X.sparse is None
+    np.testing.assert_array_equal(X.dense, corpus.dense[[0, 5, 7]] - corpus.dense[[1, 5, 99]])
+
+
+# ---------------------------------------------------------------- classifiers
+
+def separable(seed: int, m=300, d=6, s=8):
+    """Rows with a dense and a sparse part, labelled by a random w0 with a margin."""
+    rng = np.random.default_rng(seed)
+    dense = rng.standard_normal((4 * m, d))
+    sparse = scipy.sparse.random(4 * m, s, density=0.3, format="csr", random_state=seed)
+    X = PairMatrix(dense, sparse)
+    w0 = rng.standard_normal(d + s)
+    z = X.matvec(w0)
+    keep = np.flatnonzero(np.abs(z) > 0.5)[:m]
+    return PairMatrix(dense[keep], sparse[keep]), np.sign(z[keep]), w0
+
+
+@pytest.mark.parametrize("kind", classifiers.CLASSIFIERS)
+def test_each_classifier_separates_a_separable_set(kind):
+    X, y, _ = separable(0)
+    fit = classifiers.fit(kind, X, y, C=100.0, epochs=50, max_iterations=2000, seed=1)
+    assert np.all(np.sign(X.matvec(fit.weights)) == y)
+    again = classifiers.fit(kind, X, y, C=100.0, epochs=50, max_iterations=2000, seed=1)
+    assert again.weights.tobytes() == fit.weights.tobytes()
+
+
+def test_logistic_gradient_matches_finite_differences():
+    X, y, _ = separable(1, m=60)
+    rng = np.random.default_rng(2)
+    w = rng.standard_normal(X.n_columns) * 0.3
+    f, g = classifiers.logistic_objective(w, X, y, 0.7, 2.0)
+    full = np.hstack([X.dense, X.sparse.toarray()])
+    assert f == pytest.approx(ref.logistic_objective(w, full, y, 0.7, 2.0), rel=1e-12)
+    h = 1e-6
+    for k in range(X.n_columns):
+        e = np.zeros_like(w)
+        e[k] = h
+        fd = (classifiers.logistic_objective(w + e, X, y, 0.7, 2.0)[0]
+              - classifiers.logistic_objective(w - e, X, y, 0.7, 2.0)[0]) / (2 * h)
+        assert g[k] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+def test_logistic_loss_weight_two_equals_both_orientations():
+    # PRO trains on one orientation with weight 2: the same as (x, +1) and (-x, -1)
+    X, y, _ = separable(3, m=100)
+    one = classifiers.fit_logistic(X, y, 0.5, loss_weight=2.0, tolerance=1e-10)
+    both = PairMatrix(np.vstack([X.dense, -X.dense]), scipy.sparse.vstack([X.sparse, -X.sparse]))
+    two = classifiers.fit_logistic(both, np.concatenate([y, -y]), 0.5, tolerance=1e-10)
+    np.testing.assert_allclose(one.weights, two.weights, rtol=1e-5, atol=1e-7)
+
+
+def test_svm_duality_gap_is_small():
+    rng = np.random.default_rng(4)
+    X = PairMatrix(rng.standard_normal((200, 5)))
+    y = np.sign(X.dense @ rng.standard_normal(5) + 0.8 * rng.standard_normal(200))
+    C, omega = 0.3, 2.0
+    xd, ip, cols, vals = X.kernel_arrays()
+    sq = X.row_squared_norms()
+    alpha, w = np.zeros(200), np.zeros(5)
+    for epoch in range(500):
+        order = np.random.default_rng(epoch).permutation(200).astype(np.int64)
+        _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, C * omega, alpha, w)
+    np.testing.assert_allclose(w, (X.dense * y[:, None]).T @ alpha, atol=1e-9)   # w stays Σ α y x
+    primal = 0.5 * w @ w + C * omega * np.maximum(0, 1 - y * (X.dense @ w)).sum()
+    dual = alpha.sum() - 0.5 * w @ w
+    assert -1e-12 * primal <= primal - dual < 1e-6 * primal   # weak duality up to rounding
+    fit = classifiers.fit_svm(X, y, C, loss_weight=omega, epochs=500, seed=0, tolerance=1e-9)
+    assert fit.objective * C == pytest.approx(primal, rel=1e-6)
+
+
+def test_perceptron_counts_epochs_and_reports_separation():
+    X, y, _ = separable(5, m=100)
+    fit = classifiers.fit_perceptron(X, y, epochs=30, seed=0)
+    assert fit.iterations == 30 and fit.converged and np.isnan(fit.objective)
+
+
+# ---------------------------------------------------------------- the optimizer
+
+def test_synthetic_recovery():
+    corpus, w_star = make_synthetic(500, 100, 100, seed=7)
+    res = Pro(psi=1.0).optimize(corpus, np.ones(100), 0)
+    assert cosine(res.weights, w_star) > 0.99
+    assert res.info["pairs_kept"] == 500 * 50
+    assert res.score == pytest.approx(float(corpus.stats[corpus.one_best(res.weights), 0].sum())
+                                      / corpus.metric_norm)
+
+
+def test_improves_bleu_on_the_moses_toy_set(toy):
+    # measured: seed 1 reaches 0.392570 (psi 0.1, logistic); with psi 1: 0.425124
+    corpus, start = toy
+    assert corpus.bleu_of(start).score == pytest.approx(TOY_START_BLEU, abs=5e-7)
+    for psi in (0.1, 1.0):
+        res = Pro(psi=psi).optimize(corpus, start, 1)
+        assert res.score > TOY_START_BLEU + 0.1
+        assert res.score == corpus.bleu_of(res.weights).score
+    info = res.info
+    # as Moses's pro on this set (shared/data/moses-toy/README.md): 60 sentences x 50 pairs
+    assert info["pairs_kept"] == 3000 and info["draws"] == 60 * 5000
+    assert info["classifier_converged"] and info["classifier_iterations"] > 0 and info["seconds"] > 0
+
+
+@pytest.mark.parametrize("kind", ["perceptron", "svm"])
+def test_other_classifiers_improve_the_toy_set_too(toy, kind):
+    corpus, start = toy
+    assert Pro(classifier=kind).optimize(corpus, start, 1).score > TOY_START_BLEU + 0.05
+
+
+def test_result_is_the_interpolation(toy):
+    corpus, start = toy
+    full = Pro(psi=1.0).optimize(corpus, start, 3).weights
+    part = Pro(psi=0.3).optimize(corpus, start, 3).weights
+    np.testing.assert_allclose(part, 0.3 * full + 0.7 * start, rtol=1e-12, atol=1e-15)
+
+
+def test_sentence_metric_option(toy):
+    corpus, start = toy
+    res = Pro(sentence_metric="moses-sentence-bleu", psi=1.0).optimize(corpus, start, 2)
+    b = hypothesis_scores(corpus, "moses-sentence-bleu")
+    sample = sample_pairs(b, corpus.sent_offsets, seed=2)
+    assert res.info["pairs_sampled"] == int(sample.candidates.sum())
+    assert res.info["pairs_sampled"] != Pro().optimize(corpus, start, 2).info["pairs_sampled"]
+
+
+def test_no_pairs_returns_the_start():
+    stats = np.tile(np.array([[3, 3, 2, 2, 1, 2, 0, 1, 3]], dtype=np.int32), (6, 1))
+    corpus = NbestCorpus.from_arrays([0, 0, 0, 1, 1, 2], np.arange(12.0).reshape(6, 2), ["a_0", "b_0"], stats)
+    res = Pro().optimize(corpus, np.array([1.0, -1.0]), 0)
+    assert res.info["pairs_kept"] == 0
+    np.testing.assert_array_equal(res.weights, [1.0, -1.0])
+
+
+def test_sparse_features_get_weights():
+    corpus = sparse_corpus(0, sizes=(30, 25, 40), n_sparse=5)
+    res = Pro(psi=1.0, beta=0.0).optimize(corpus, np.zeros(corpus.n_features), 0)
+    assert np.count_nonzero(res.weights[corpus.n_dense:]) > 0
+
+
+def test_option_validation():
+    for kwargs, msg in [(dict(gamma=0), "gamma and xi"), (dict(beta=-1), "beta"), (dict(psi=1.5), "psi"),
+                        (dict(classifier="tree"), "classifier"), (dict(c=0), "c must"),
+                        (dict(sentence_metric="chrf"), "sentence_metric"), (dict(epochs=0), "epochs")]:
+        with pytest.raises(ValueError, match=msg):
+            Pro(**kwargs)
+
+
+def test_cli_generates_the_options(shared_data, tmp_path, capsys, monkeypatch):
+    from mtplug.cli import main
+    from mtplug.optimizers import registry
+
+    monkeypatch.setitem(registry.OPTIMIZERS, "pro", Pro)
+    d = shared_data / "moses-toy"
+    out = tmp_path / "pro.opt"
+    rc = main(["optimize", "pro", "-q", "--ffile", str(d / "run1.features.dat"), "--scfile",
+               str(d / "run1.scores.dat"), "--init", str(d / "run1.init.opt"), "--out", str(out),
+               "--seed", "1", "--gamma", "5000", "--xi", "50", "--beta", "0.05", "--psi", "0.1",
+               "--classifier", "logistic", "--c", "1", "--sentence-metric", "bleu+1"])
+    assert rc == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["bleu"] > TOY_START_BLEU and res["seed"] == 1
