@@ -28,43 +28,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 from mtplug._ext import _expbleu
 from mtplug.corpus import NbestCorpus
+from mtplug.synthetic import make_bleu_corpus
 from mtplug.metrics.expected_bleu import EXPECTED_METRICS, expected_bleu_gradient
 
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
-def synthetic_corpus(sentences: int, nbest: int, n_dense: int, seed: int) -> NbestCorpus:
-    """The seeded corpus described in the module docstring."""
-    rng = np.random.default_rng(seed)
-    n = sentences * nbest
-    ref_len = np.clip(rng.normal(27, 10, size=sentences), 5, 60).astype(np.int32)
-    ref_per_hyp = np.repeat(ref_len, nbest)
-    quality = rng.uniform(0.2, 0.95, size=n)
-    length = np.maximum(1, ref_per_hyp + rng.integers(-4, 5, size=n)).astype(np.int32)
-    stats = np.empty((n, 9), dtype=np.int32)
-    for order in range(1, 5):
-        total = np.maximum(0, length - order + 1)
-        stats[:, 2 * order - 1] = total
-        stats[:, 2 * order - 2] = rng.binomial(total, quality ** order)
-    stats[:, 8] = ref_per_hyp
-    hidden = rng.normal(size=(3, n_dense))
-    dense = np.empty((n, n_dense), dtype=np.float64)
-    chunk = 1 << 18  # build in chunks: keeps the temporaries small next to the 240 MB block
-    for lo in range(0, n, chunk):
-        hi = min(n, lo + chunk)
-        basis = np.stack([quality[lo:hi], length[lo:hi] / 27.0, np.ones(hi - lo)], axis=1)
-        dense[lo:hi] = basis @ hidden + rng.normal(scale=0.5, size=(hi - lo, n_dense))
-    dense += rng.normal(scale=10.0, size=n_dense)  # offsets, as LM log-probs have
-
-    corpus = NbestCorpus(n_sentences=sentences, has_strings=False)
-    corpus.space.define_dense([f"Feature{j}_0" for j in range(n_dense)])
-    corpus.sent_offsets = np.arange(0, n + 1, nbest, dtype=np.int64)
-    corpus.dense = dense
-    corpus.stats = stats
-    corpus.sparse_indptr = np.zeros(n + 1, dtype=np.int64)
-    return corpus
 
 
 def best_time(fn, repeat: int) -> float:
@@ -87,7 +56,7 @@ def main() -> None:
     a = ap.parse_args()
 
     t = time.perf_counter()
-    corpus = synthetic_corpus(a.sentences, a.nbest, a.dense, a.seed)
+    corpus = make_bleu_corpus(a.sentences, a.nbest, a.dense, seed=a.seed)
     n = corpus.n_hypotheses
     print(f"corpus: {a.sentences} sentences x {a.nbest} hypotheses x {a.dense} dense features "
           f"= {n:,} hypotheses, built in {time.perf_counter() - t:.1f} s; "
