@@ -27,7 +27,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root
 
 from mtplug._ext import _expbleu
-from mtplug.corpus import NbestCorpus
 from mtplug.synthetic import make_bleu_corpus
 from mtplug.metrics.expected_bleu import EXPECTED_METRICS, expected_bleu_gradient
 

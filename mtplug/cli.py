@@ -206,7 +206,6 @@ def _remap_ids(src, dst):
 
 
 def cmd_optimize(args) -> int:
-    import numpy as np
 
     from .formats.weights import Weights, detect_weights_format, read_weights, write_weights
     from .optimizers.registry import get_optimizer

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import io
 import os
 import tempfile
 import zlib

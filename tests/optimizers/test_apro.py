@@ -12,8 +12,6 @@ from scipy.optimize import minimize
 from mtplug._ext import _apro
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
-from mtplug.formats import mert_data
-from mtplug.formats.mert_weights import read_init_opt
 from mtplug.metrics.bleu import SENTENCE_BLEU_VARIANTS
 from mtplug.optimizers.apro import Apro, AproObjective
 from mtplug.synthetic import cosine, make_synthetic
@@ -24,13 +22,6 @@ TOY_START_BLEU = 0.265757
 #: what this implementation reaches on the toy set with the defaults (C = 0.01, psi = 1,
 #: bleu+1); a regression value, not an external reference
 TOY_APRO_BLEU = 0.345363
-
-
-@pytest.fixture(scope="module")
-def toy(shared_data):
-    d = shared_data / "moses-toy"
-    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
-    return corpus, read_init_opt(str(d / "run1.init.opt")).start
 
 
 def offsets_of(sizes) -> np.ndarray:

@@ -18,11 +18,8 @@ MOSES_MERT_BLEU = 0.481178
 
 
 @pytest.fixture(scope="module")
-def toy(shared_data):
-    d = shared_data / "moses-toy"
-    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
-    init = read_init_opt(str(d / "run1.init.opt"))
-    return corpus, init
+def toy(toy_corpus, toy_init):
+    return toy_corpus, toy_init
 
 
 @pytest.mark.parametrize("directions", ["coordinate", "random", "powell", "expbleu"])

@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 
 from mtplug._ext import _pro
 from mtplug.corpus import NbestCorpus
-from mtplug.formats import mert_data
-from mtplug.formats.mert_weights import read_init_opt
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers import classifiers
 from mtplug.optimizers.classifiers import PairMatrix
@@ -25,13 +23,6 @@ from tests.reference import pro_reference as ref
 
 #: shared/data/moses-toy/README.md: corpus BLEU of the start weights (run1.init.opt)
 TOY_START_BLEU = 0.265757
-
-
-@pytest.fixture(scope="module")
-def toy(shared_data):
-    d = shared_data / "moses-toy"
-    corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
-    return corpus, read_init_opt(str(d / "run1.init.opt")).start
 
 
 def offsets_of(sizes) -> np.ndarray:

@@ -1,0 +1,45 @@
+# Stub for the compiled module built from pyx/_mira.pyx.
+import numpy as np
+
+def mira_pass(
+    dense: np.ndarray,  # const double[:, ::1] [n_hyp, D]
+    sp_indptr: np.ndarray,  # const int64_t[::1] [n_hyp + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1] [nnz], ids >= D
+    sp_values: np.ndarray,  # const double[::1] [nnz]
+    gains: np.ndarray,  # const double[::1] [n_hyp]
+    sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
+    order: np.ndarray,  # const int64_t[::1] [m], sentences in visiting order
+    hope_model: float,
+    hope_gain: float,
+    fear_model: float,
+    fear_gain: float,
+    C: float,
+    w: np.ndarray,  # double[::1] [F], updated
+    u: np.ndarray,  # double[::1] [F], averaging accumulator, updated
+    scratch: np.ndarray,  # double[::1] [max sentence size]
+    state: np.ndarray,  # int64_t[::1] [2]: (K steps for averaging, steps), updated
+) -> float: ...  # summed loss of the steps taken
+def py_bg_gain(
+    x: np.ndarray,  # const int32_t[::1] [9]
+    bg: np.ndarray,  # const double[::1] [9]
+    ref_divisor: float,
+) -> float: ...
+def kbmira_pass(
+    dense: np.ndarray,  # const double[:, ::1] [n_hyp, D]
+    sp_indptr: np.ndarray,  # const int64_t[::1] [n_hyp + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1]
+    sp_values: np.ndarray,  # const double[::1]
+    stats: np.ndarray,  # const int32_t[:, ::1] [n_hyp, 9]
+    ref_divisor: float,
+    sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
+    order: np.ndarray,  # const int64_t[::1] [m]
+    C: float,
+    decay: float,
+    model_bg: bool,
+    safe_hope: bool,
+    bg: np.ndarray,  # double[::1] [9], updated
+    w: np.ndarray,  # double[::1] [F], updated
+    u: np.ndarray,  # double[::1] [F], updated
+    scratch: np.ndarray,  # double[::1] [2 * max sentence size]
+    state: np.ndarray,  # int64_t[::1] [2], updated
+) -> float: ...

@@ -1,0 +1,255 @@
+"""MIRA over the n-best store: online MIRA (Eidelman 2012) and batch k-best MIRA (Moses kbmira).
+
+Shared PA-I step (compiled, pyx/_mira.pyx). For a hope row y+ and a fear row y- with
+features f, model scores s = w·f and gains g::
+
+    diff = f(y+) - f(y-)
+    loss = (w·f(y-) - w·f(y+)) + (g(y+) - g(y-))        # margin violation + cost difference
+    skip if y+ == y-, loss <= 0 or ‖diff‖² == 0; else
+    δ = min(C, loss / ‖diff‖²);   w ← w + δ·diff
+
+Averaged weights are the mean of the weights after each step taken (all passes; the start
+is not counted; with no step at all, the start is returned).
+
+:class:`Mira` (``mira``): gains are sentence metrics g = hypothesis_scores(corpus, variant)
+(cost = 1 - g), hope/fear strategies of Eidelman (2012, Eq. 3), iterative parameter mixing
+over shards (McDonald et al. 2010).
+
+:class:`KbMira` (``kbmira``): Cherry & Foster (2012) as Moses mert/kbmira.cpp does it,
+gains from pseudo-document BLEU over a decaying background (formula in pyx/_mira.pyx).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .._ext import _hopefear, _mira
+from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
+from ..metrics.sentence import hypothesis_scores
+from .base import Optimizer, Result
+
+#: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
+HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
+#: (model_coef, gain_coef) of the fear (prediction) strategies
+FEAR = {"pb": lambda a: (1.0, 0.0), "mc": lambda a: (0.0, -1.0), "fear": lambda a: (1.0, -a)}
+
+#: Moses kbmira's initial background: 4 4 3 3 2 2 1 1 4 (matches/totals of orders 1..4, ref length)
+KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
+
+
+def _features(corpus):
+    return (np.ascontiguousarray(corpus.dense, dtype=np.float64),
+            np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64),
+            np.ascontiguousarray(corpus.sparse_ids, dtype=np.int32),
+            np.ascontiguousarray(corpus.sparse_values, dtype=np.float64))
+
+
+def _check(corpus, start):
+    corpus.check_complete()
+    start = np.array(start, dtype=np.float64)
+    if start.shape != (corpus.n_features,):
+        raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
+    if not np.all(np.isfinite(start)):
+        raise ValueError("start weights must be finite")
+    if np.any(np.diff(corpus.sent_offsets) < 1):
+        raise ValueError("every sentence needs at least one hypothesis")
+    return start
+
+
+def select(corpus_scores, gains, sent_offsets, model_coef, gain_coef) -> np.ndarray:
+    """Per-sentence argmax of model_coef·score + gain_coef·gain: int64 [S] row indices
+    (ties: larger score, then lowest row). scores, gains float64 [n]; sent_offsets int64 [S + 1]."""
+    out = np.empty(len(sent_offsets) - 1, dtype=np.int64)
+    _hopefear.select(np.ascontiguousarray(corpus_scores, np.float64), np.ascontiguousarray(gains, np.float64),
+                     np.ascontiguousarray(sent_offsets, np.int64), float(model_coef), float(gain_coef), out)
+    return out
+
+
+class Mira(Optimizer):
+    name = "mira"
+    help = "online MIRA (Eidelman 2012): per-sentence PA-I hope/fear updates, averaging, parameter mixing"
+    options = {
+        "passes": dict(type=int, default=10, metavar="N", help="passes over the sentences (default 10)"),
+        "c": dict(type=float, default=0.01, metavar="C", help="PA-I step cap C (default 0.01)"),
+        "hope": dict(choices=tuple(HOPE), default="hope",
+                     help="oracle y+: lu = max metric, hope = max model + α·metric (default hope)"),
+        "fear": dict(choices=tuple(FEAR), default="fear",
+                     help="prediction y-: pb = max model, mc = max cost, fear = max model − α·metric (default fear)"),
+        "alpha": dict(type=float, default=1.0, metavar="A", help="α: cost scale in hope and fear (default 1)"),
+        "order": dict(choices=("fixed", "shuffle"), default="shuffle",
+                      help="sentence order in each pass: store order or seeded shuffle (default shuffle)"),
+        "shards": dict(type=int, default=1, metavar="N",
+                       help="iterative parameter mixing over N contiguous shards of sentences (default 1)"),
+        "average": dict(choices=("average", "last"), default="average",
+                        help="return the averaged weights or the last ones (default average)"),
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
+                                help="sentence-level metric g, cost = 1 − g (default bleu+1)"),
+    }
+
+    def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
+                 average="average", sentence_metric="bleu+1"):
+        if int(passes) < 1 or int(shards) < 1:
+            raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
+        if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
+            raise ValueError(f"need a finite c > 0 and alpha >= 0, got {c}, {alpha}")
+        if hope not in HOPE or fear not in FEAR:
+            raise ValueError(f"hope must be one of {tuple(HOPE)}, fear one of {tuple(FEAR)}")
+        if order not in ("fixed", "shuffle") or average not in ("average", "last"):
+            raise ValueError("order must be fixed|shuffle and average average|last")
+        if sentence_metric not in SENTENCE_BLEU_VARIANTS:
+            raise ValueError(f"unknown sentence metric {sentence_metric!r}")
+        super().__init__()
+        self.passes, self.c, self.hope, self.fear, self.alpha = int(passes), float(c), hope, fear, float(alpha)
+        self.order, self.shards, self.average, self.sentence_metric = order, int(shards), average, sentence_metric
+
+    def progress_total(self) -> int:
+        return self.passes
+
+    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
+        """Online MIRA from ``start`` (float64 [n_features]); ``ranges`` unused.
+
+        Each pass: the sentences are split into ``shards`` contiguous blocks; every shard
+        starts from the current (mixed) weights and visits its sentences (in store order,
+        or shuffled by a generator seeded with (seed, pass, shard)); the new weights are
+        the shards' last weights averaged with weights = sentence counts. ``threads`` runs
+        shards concurrently; the result does not depend on it.
+        """
+        t0 = time.perf_counter()
+        start = _check(corpus, start)
+        gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+        feats = _features(corpus)
+        offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+        S, F = corpus.n_sentences, corpus.n_features
+        hm, hg = HOPE[self.hope](self.alpha)
+        fm, fg = FEAR[self.fear](self.alpha)
+        blocks = [b for b in np.array_split(np.arange(S, dtype=np.int64), min(self.shards, max(S, 1))) if len(b)]
+        max_size = int(np.diff(offsets).max()) if S else 1
+        w = start.copy()
+        total_sum = np.zeros(F)
+        total_k = 0
+        steps = 0
+        loss = 0.0
+        per_pass = []
+        threads = max(1, min(threads or os.cpu_count() or 1, len(blocks)))
+        seed_key = int(seed) & ((1 << 64) - 1)
+
+        def run_shard(args):
+            p, b, sentences = args
+            if self.order == "shuffle":
+                sentences = np.random.default_rng([seed_key, p, b]).permutation(sentences)
+            ws, u = w.copy(), np.zeros(F)
+            state = np.zeros(2, dtype=np.int64)
+            lo = _mira.mira_pass(*feats, gains, offsets, np.ascontiguousarray(sentences, np.int64),
+                                 hm, hg, fm, fg, self.c, ws, u, np.empty(max_size), state)
+            k = int(state[0])
+            return ws, k * ws - u, k, lo
+
+        pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
+        try:
+            for p in range(self.passes):
+                jobs = [(p, b, blk) for b, blk in enumerate(blocks)]
+                outs = list(pool.map(run_shard, jobs)) if pool else [run_shard(j) for j in jobs]
+                mixed = np.zeros(F)
+                for (ws, wsum, k, lo), blk in zip(outs, blocks):
+                    mixed += (len(blk) / S) * ws
+                    total_sum += wsum
+                    total_k += k
+                    loss += lo
+                    steps += k
+                per_pass.append(sum(o[2] for o in outs))
+                w = mixed if outs else w
+                if progress is not None:
+                    progress(1)
+        finally:
+            if pool:
+                pool.shutdown()
+        if self.average == "average" and total_k:
+            weights = total_sum / total_k
+        else:
+            weights = w
+        if not np.all(np.isfinite(weights)):
+            raise FloatingPointError("MIRA produced non-finite weights")
+        info = {"passes": self.passes, "steps": steps, "steps_per_pass": per_pass, "total_loss": loss,
+                "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
+        return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info)
+
+
+class KbMira(Optimizer):
+    name = "kbmira"
+    help = "batch k-best MIRA (Cherry & Foster 2012) as Moses kbmira: pseudo-document BLEU hope/fear"
+    options = {
+        "passes": dict(type=int, default=60, metavar="N", help="passes over the sentences (Moses -J; default 60)"),
+        "c": dict(type=float, default=0.01, metavar="C", help="PA-I step cap (Moses -C; default 0.01)"),
+        "decay": dict(type=float, default=0.999, metavar="D", help="background BLEU decay (default 0.999)"),
+        "model_bg": dict(action="store_true", default=False,
+                         help="background from the model 1-best instead of the hope (Moses --model-bg)"),
+        "safe_hope": dict(action="store_true", default=False,
+                          help="rescale the model score in hope selection when it dwarfs BLEU (Moses --safe-hope)"),
+    }
+
+    def __init__(self, passes=60, c=0.01, decay=0.999, model_bg=False, safe_hope=False):
+        if int(passes) < 1:
+            raise ValueError(f"passes must be >= 1, got {passes}")
+        if not (0.0 < float(c) < np.inf) or not (0.0 <= float(decay) <= 1.0):
+            raise ValueError(f"need a finite c > 0 and decay in [0, 1], got {c}, {decay}")
+        super().__init__()
+        self.passes, self.c, self.decay = int(passes), float(c), float(decay)
+        self.model_bg, self.safe_hope = bool(model_bg), bool(safe_hope)
+
+    def progress_total(self) -> int:
+        return self.passes
+
+    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
+        """kbmira from ``start`` (float64 [n_features]); ``threads`` and ``ranges`` unused.
+
+        Each pass visits all sentences in an order shuffled by one generator seeded with
+        ``seed``; after each pass the averaged weights are scored (corpus BLEU of their
+        1-best); the result is the averaged weights of the best pass (Moses writes those),
+        info["best_bleu"] its BLEU, info["bleu_per_pass"] all of them. On a synthetic
+        ``linear`` store (no BLEU statistics) the gain is hypothesis_scores(corpus) with
+        hope = argmax s + g and fear = argmax s − g (no background; model_bg, safe_hope unused).
+        """
+        t0 = time.perf_counter()
+        start = _check(corpus, start)
+        linear = corpus.metric == "linear"
+        gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64) if linear else None
+        feats = _features(corpus)
+        stats = np.ascontiguousarray(corpus.stats, dtype=np.int32)
+        offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+        S, F = corpus.n_sentences, corpus.n_features
+        max_size = int(np.diff(offsets).max())
+        scratch = np.empty(2 * max_size)
+        rng = np.random.default_rng(int(seed) & ((1 << 64) - 1))
+        w, u = start.copy(), np.zeros(F)
+        bg = KBMIRA_BG0.copy()
+        state = np.zeros(2, dtype=np.int64)
+        best_bleu, best_w, per_pass, steps, losses = -1.0, start.copy(), [], [], []
+        for p in range(self.passes):
+            order = rng.permutation(S).astype(np.int64)
+            before = int(state[1])
+            if linear:   # synthetic store: no BLEU background, the gain is the store's own g
+                losses.append(_mira.mira_pass(*feats, gains, offsets, order, 1.0, 1.0, 1.0, -1.0, self.c,
+                                              w, u, scratch, state))
+            else:
+                losses.append(_mira.kbmira_pass(*feats, stats, float(corpus.ref_len_divisor), offsets, order,
+                                                self.c, self.decay, self.model_bg, self.safe_hope, bg, w, u,
+                                                scratch, state))
+            steps.append(int(state[1]) - before)
+            k = int(state[0])
+            avg = (w - u / k) if k else w.copy()
+            bleu = corpus.metric_of(avg)
+            per_pass.append(bleu)
+            if bleu > best_bleu:
+                best_bleu, best_w = bleu, avg
+            if progress is not None:
+                progress(1)
+        if not np.all(np.isfinite(best_w)):
+            raise FloatingPointError("kbmira produced non-finite weights")
+        info = {"passes": self.passes, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
+                "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
+                "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
+        return Result(weights=best_w, score=best_bleu, seed=seed, info=info)

@@ -1,0 +1,224 @@
+"""RAMPION: structured ramp loss minimisation (Gimpel & Smith 2012, Algorithm 1) on k-best lists.
+
+Notation. For sentence s with k-best rows h: model score s_h = θ·f_h, sentence metric g_h
+(BLEU+1 by default, higher is better), cost_h = α·(1 − g_h). N = number of sentences,
+θ0 = the start weights (the regulariser pulls toward them).
+
+Losses (``--loss``), per sentence, with M(v) = max_h v_h ("ramp") or
+M(v) = log Σ_h exp(v_h) ("soft-ramp", the softmax version):
+
+* ramp1 (G&S Eq. 6 as we reconstruct it; Do et al. 2008's ramp):
+  L = M(s + cost) − M(s)             hope y+ = model 1-best,         fear y− = cost-augmented
+* ramp2 (G&S Eq. 7 as we reconstruct it):
+  L = M(s) − M(s − cost)             hope y+ = argmax s − cost,      fear y− = model 1-best
+* ramp3 (G&S Eq. 8, the loss of Algorithm 1 / cdec's rampion_cccp; the default):
+  L = M(s + cost) − M(s − cost)      hope y+ = argmax s − cost,      fear y− = argmax s + cost
+
+(The hope/fear assignment of ramp1/ramp2 agrees with Jehl et al. 2019, Table 7; the equation
+numbers 6/7/8 are from memory of the paper and may be off by one.)
+
+Objective: O(θ) = C/2·‖θ − θ0‖² + Σ_s L_s(θ). (The per-sentence step below is the
+subgradient of C/(2N)·‖θ − θ0‖² + L_s, so N steps make one pass over O.)
+
+Algorithm (T′ = cccp_iterations, T″ = epochs):
+
+    for t in 1..T′:                                      # CCCP: linearise −M(hope side)
+        q_s = one-hot(argmax_h v+_h)  or  softmax(v+)    at the current θ, fixed below
+        for e in 1..T″:                                  # SSD, sentences in document order
+            for s in 0..N−1:
+                p_s = one-hot(argmax_h v−_h) or softmax(v−)   at the current θ
+                θ −= η·C·(θ − θ0)/N
+                θ += η·(Σ_h q_{s,h} f_h − Σ_h p_{s,h} f_h)
+        objective[t] = O(θ)
+
+with v+ = s (ramp1) or s − cost (ramp2, ramp3) and v− = s + cost (ramp1, ramp3) or s (ramp2).
+Hard argmax ties: the larger model score, then the lowest row (pyx/_hopefear.pyx). Each
+k-best pool stays with its own sentence (cdec's rampion_cccp mixes pools up; see
+docs/cdec.md). No randomness: the result does not depend on ``seed``.
+The SSD epoch is compiled (pyx/_rampion.pyx); tests/reference/rampion_reference.py is the
+NumPy oracle.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .._ext import _hopefear, _rampion
+from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
+from ..metrics.sentence import hypothesis_scores
+from .base import Optimizer, Result
+
+LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
+
+
+def loss_sides(loss: str, alpha: float) -> tuple[tuple[float, float], tuple[float, float], bool]:
+    """((hope model_coef, gain_coef), (fear model_coef, gain_coef), soft) for ``loss``.
+
+    v = model_coef·s + gain_coef·g equals the loss's s ∓ cost up to the per-sentence
+    constant ∓α (which changes neither the argmax nor the softmax).
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+    soft = loss.startswith("soft-")
+    kind = loss.removeprefix("soft-")
+    hope = (1.0, 0.0) if kind == "ramp1" else (1.0, alpha)
+    fear = (1.0, 0.0) if kind == "ramp2" else (1.0, -alpha)
+    return hope, fear, soft
+
+
+def _segment_max(v, offsets):
+    return np.maximum.reduceat(v, offsets[:-1])
+
+
+def _segment_logsumexp(v, offsets):
+    m = _segment_max(v, offsets)
+    sizes = np.diff(offsets)
+    return m + np.log(np.add.reduceat(np.exp(v - np.repeat(m, sizes)), offsets[:-1]))
+
+
+def softmax_per_sentence(v, offsets) -> np.ndarray:
+    """p_h = exp(v_h) / Σ_{h' in sentence} exp(v_h'): float64 [n_hyp]."""
+    sizes = np.diff(offsets)
+    e = np.exp(v - np.repeat(_segment_max(v, offsets), sizes))
+    return e / np.repeat(np.add.reduceat(e, offsets[:-1]), sizes)
+
+
+def ramp_objective(scores, gains, offsets, loss: str, alpha: float, c: float, weights, start) -> float:
+    """O(θ) = C/2·‖θ − θ0‖² + Σ_s [M(v−) − M(v+)] with the exact costs α·(1 − g).
+
+    scores float64 [n_hyp] (θ·f), gains float64 [n_hyp], offsets int64 [S + 1].
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+    kind = loss.removeprefix("soft-")
+    cost = alpha * (1.0 - gains)
+    v_plus = scores if kind == "ramp1" else scores - cost
+    v_minus = scores if kind == "ramp2" else scores + cost
+    M = _segment_logsumexp if loss.startswith("soft-") else _segment_max
+    d = np.asarray(weights, np.float64) - np.asarray(start, np.float64)
+    return float(0.5 * c * (d @ d) + np.sum(M(v_minus, offsets) - M(v_plus, offsets)))
+
+
+def impute_hope(scores, gains, offsets, hope, soft: bool) -> np.ndarray:
+    """The CCCP step: hope distribution q float64 [n_hyp] (one-hot per sentence when hard)."""
+    if soft:
+        return softmax_per_sentence(hope[0] * scores + hope[1] * gains, offsets)
+    rows = np.empty(len(offsets) - 1, dtype=np.int64)
+    _hopefear.select(scores, gains, offsets, hope[0], hope[1], rows)
+    q = np.zeros(len(scores), dtype=np.float64)
+    q[rows] = 1.0
+    return q
+
+
+def ssd_epoch(corpus, base, gains, hope_prob, fear, soft: bool, eta: float, c: float, u, work) -> None:
+    """One compiled SSD epoch over ``corpus`` (document order); updates u = θ − θ0 in place.
+
+    base float64 [n_hyp] = θ0·f_h; gains, hope_prob float64 [n_hyp]; fear = (model, gain)
+    coefficients; u float64 [n_features]; work float64 [max sentence size].
+    """
+    N = corpus.n_sentences
+    shrink = 1.0 - eta * c / N
+    status, bad = _rampion.ssd_epoch(
+        np.ascontiguousarray(corpus.dense, dtype=np.float64), np.ascontiguousarray(corpus.sparse_indptr, np.int64),
+        np.ascontiguousarray(corpus.sparse_ids, np.int32), np.ascontiguousarray(corpus.sparse_values, np.float64),
+        np.ascontiguousarray(corpus.sent_offsets, np.int64), base, gains, hope_prob, float(fear[0]),
+        float(fear[1]), bool(soft), float(eta), shrink, u, work)
+    if status != 0:
+        raise FloatingPointError(f"RAMPION: model score of sentence {bad} is not finite (lower eta?)")
+
+
+class Rampion(Optimizer):
+    name = "rampion"
+    help = "structured ramp loss minimisation (Gimpel & Smith 2012): CCCP + stochastic subgradient descent"
+    options = {
+        "cccp_iterations": dict(type=int, default=10, metavar="N",
+                                help="T′: CCCP iterations (hope re-imputed each) (default 10)"),
+        "epochs": dict(type=int, default=5, metavar="N",
+                       help="T″: SSD passes over the sentences per CCCP iteration (default 5)"),
+        "eta": dict(type=float, default=1e-4, metavar="η", help="SSD step size (default 0.0001)"),
+        "c": dict(type=float, default=1.0, metavar="C",
+                  help="ℓ2 strength toward the start weights: C/2·‖θ − θ0‖² (default 1)"),
+        "alpha": dict(type=float, default=10.0, metavar="α",
+                      help="cost = α·(1 − sentence metric) (default 10)"),
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
+                                help="sentence-level metric in the cost (default bleu+1)"),
+        "loss": dict(choices=LOSSES, default="ramp3",
+                     help="ramp3 (hope argmax s−cost, fear argmax s+cost; the default), ramp1 (hope = "
+                          "model 1-best), ramp2 (fear = model 1-best); soft-*: log-sum-exp instead of max"),
+    }
+
+    def __init__(self, cccp_iterations=10, epochs=5, eta=1e-4, c=1.0, alpha=10.0, sentence_metric="bleu+1",
+                 loss="ramp3"):
+        if int(cccp_iterations) < 1 or int(epochs) < 1:
+            raise ValueError(f"cccp_iterations and epochs must be >= 1, got {cccp_iterations}, {epochs}")
+        for nm, v in (("eta", eta), ("alpha", alpha)):
+            if not (0.0 < float(v) < np.inf):
+                raise ValueError(f"{nm} must be a finite number > 0, got {v}")
+        if not (0.0 <= float(c) < np.inf):
+            raise ValueError(f"c must be a finite number >= 0, got {c}")
+        if sentence_metric not in SENTENCE_BLEU_VARIANTS:
+            raise ValueError(f"sentence_metric must be one of {', '.join(SENTENCE_BLEU_VARIANTS)}, "
+                             f"got {sentence_metric!r}")
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {', '.join(LOSSES)}, got {loss!r}")
+        super().__init__()
+        self.cccp_iterations, self.epochs = int(cccp_iterations), int(epochs)
+        self.eta, self.c, self.alpha = float(eta), float(c), float(alpha)
+        self.sentence_metric, self.loss = sentence_metric, loss
+
+    def progress_total(self) -> int:
+        return self.cccp_iterations
+
+    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+        """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0.
+
+        Deterministic: ``seed`` (only recorded), ``threads`` and ``ranges`` are not used.
+        info: objective (O(θ) after each CCCP iteration), objective_start, seconds,
+        seconds_per_epoch, loss.
+        """
+        t0 = time.perf_counter()
+        corpus.check_complete()
+        start = np.asarray(start, dtype=np.float64)
+        if start.shape != (corpus.n_features,):
+            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
+        if not np.all(np.isfinite(start)):
+            raise ValueError("start weights must be finite")
+        N = corpus.n_sentences
+        if self.eta * self.c / N >= 1.0:
+            raise ValueError(f"eta·c/N must be < 1 (got {self.eta}·{self.c}/{N}): the shrink would flip θ − θ0")
+        offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+        gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+        hope, fear, soft = loss_sides(self.loss, self.alpha)
+        base = corpus.scores(start)
+        u = np.zeros(corpus.n_features, dtype=np.float64)
+        work = np.empty(int(np.diff(offsets).max()), dtype=np.float64)
+        objective_start = ramp_objective(base, gains, offsets, self.loss, self.alpha, self.c, start, start)
+        objective = []
+        epoch_seconds = []
+        for _ in range(self.cccp_iterations):
+            scores = corpus.scores(start + u)
+            q = impute_hope(scores, gains, offsets, hope, soft)
+            for _ in range(self.epochs):
+                te = time.perf_counter()
+                ssd_epoch(corpus, base, gains, q, fear, soft, self.eta, self.c, u, work)
+                epoch_seconds.append(time.perf_counter() - te)
+            weights = start + u
+            if not np.all(np.isfinite(weights)):
+                raise FloatingPointError("RAMPION: non-finite weights (lower eta?)")
+            objective.append(ramp_objective(corpus.scores(weights), gains, offsets, self.loss, self.alpha, self.c,
+                                            weights, start))
+            if progress is not None:
+                progress(1)
+        weights = start + u
+        score = corpus.metric_of(weights)
+        info = {
+            "loss": self.loss,
+            "objective_start": objective_start,
+            "objective": objective,
+            "seconds_per_epoch": float(np.mean(epoch_seconds)),
+            "seconds": time.perf_counter() - t0,
+        }
+        return Result(weights=weights, score=score, seed=seed, info=info)

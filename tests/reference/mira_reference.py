@@ -1,0 +1,92 @@
+"""Scalar, obvious MIRA references: selection, the PA-I step, the kbmira gain and whole passes.
+
+Features are plain Python lists (dense + sparse merged into one full vector per row).
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def full_rows(corpus):
+    """Every hypothesis as a list of F floats."""
+    rows = []
+    nd, F = corpus.n_dense, corpus.n_features
+    for h in range(corpus.n_hypotheses):
+        f = [float(x) for x in corpus.dense[h]] + [0.0] * (F - nd)
+        for i, v in corpus.sparse_row(h):
+            f[i] += v
+        rows.append(f)
+    return rows
+
+
+def dot(a, b):
+    return sum(x * y for x, y in zip(a, b))
+
+
+def argmax(rows, scores, values):
+    """Index into rows of the largest value (ties: larger score, then first)."""
+    best = rows[0]
+    for h in rows[1:]:
+        if values[h] > values[best] or (values[h] == values[best] and scores[h] > scores[best]):
+            best = h
+    return best
+
+
+def pa_step(w, f_hope, f_fear, g_hope, g_fear, C):
+    """(new w, loss, stepped): loss = (w·f- − w·f+) + (g+ − g-), δ = min(C, loss/‖f+ − f-‖²)."""
+    diff = [a - b for a, b in zip(f_hope, f_fear)]
+    loss = (dot(w, f_fear) - dot(w, f_hope)) + (g_hope - g_fear)
+    sq = dot(diff, diff)
+    if loss <= 0 or sq == 0:
+        return list(w), loss, False
+    delta = min(C, loss / sq)
+    return [x + delta * d for x, d in zip(w, diff)], loss, True
+
+
+def bg_gain(x, bg, divisor=1.0):
+    """Moses kbmira gain: T = bg + x; BLEU(T) * T[8] / divisor."""
+    t = [a + b for a, b in zip(bg, x)]
+    if any(t[2 * n] <= 0 for n in range(4)):
+        return 0.0
+    log_b = sum(math.log(t[2 * n]) - math.log(t[2 * n + 1]) for n in range(4)) / 4
+    r = t[8] / divisor
+    if t[1] < r:
+        log_b += 1 - r / t[1]
+    return math.exp(log_b) * r
+
+
+def mira_pass(rows, gains, offsets, order, hope, fear, C, w, history):
+    """One online-MIRA pass; hope/fear = (model_coef, gain_coef); appends w after each step."""
+    for s in order:
+        hs = list(range(offsets[s], offsets[s + 1]))
+        scores = {h: dot(w, rows[h]) for h in hs}
+        p = argmax(hs, scores, {h: hope[0] * scores[h] + hope[1] * gains[h] for h in hs})
+        q = argmax(hs, scores, {h: fear[0] * scores[h] + fear[1] * gains[h] for h in hs})
+        if p != q:
+            w, _, stepped = pa_step(w, rows[p], rows[q], gains[p], gains[q], C)
+            if stepped:
+                history.append(list(w))
+    return w
+
+
+def kbmira_pass(rows, stats, offsets, order, C, decay, model_bg, bg, w, history, divisor=1.0):
+    """One kbmira pass (no safe_hope); bg (list of 9) and history updated in place."""
+    for s in order:
+        hs = list(range(offsets[s], offsets[s + 1]))
+        scores = {h: dot(w, rows[h]) for h in hs}
+        g = {h: bg_gain(stats[h], bg, divisor) for h in hs}
+        p = argmax(hs, scores, {h: scores[h] + g[h] for h in hs})
+        q = argmax(hs, scores, {h: scores[h] - g[h] for h in hs})
+        m = hs[0]
+        for h in hs:
+            if scores[h] > scores[m]:
+                m = h
+        if p != q and g[p] > g[q]:
+            w, _, stepped = pa_step(w, rows[p], rows[q], g[p], g[q], C)
+            if stepped:
+                history.append(list(w))
+        back = stats[m] if model_bg else stats[p]
+        for k in range(9):
+            bg[k] = decay * bg[k] + back[k]
+    return w
