@@ -59,6 +59,17 @@ def _counter(args, total: int, desc: str):
     return bar.update, bar.close
 
 
+def _jsonable(value):
+    """NumPy values in optimizer info, as JSON numbers and lists."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
 def _bleu_config(args):
     from .metrics.bleu import BleuConfig
 
@@ -260,7 +271,7 @@ def cmd_optimize(args) -> int:
                       exact=True)
     _log(args, f"end: BLEU = {result.score:.6f}")
     print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
-                      "out": args.out, **result.info}))
+                      "out": args.out, **result.info}, default=_jsonable))
     return 0
 
 
