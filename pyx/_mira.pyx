@@ -19,6 +19,7 @@
 #     BLEU(T) = 0 if some T[2n] <= 0, else (prod_n T[2n] / T[2n+1])^(1/4) * BP,
 #     BP = exp(1 - r / T[1]) if T[1] < r else 1, r = T[8] / ref_divisor.
 
+from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
 from libc.math cimport exp, sqrt
 from libc.stdint cimport int32_t, int64_t
 
@@ -42,22 +43,15 @@ cdef inline double _diff_sqnorm(const double[:, ::1] dense, const int64_t[::1] s
     """|f_p - f_q|^2 (sparse rows merged by id)."""
     cdef double acc = 0.0, d
     cdef Py_ssize_t j
-    cdef int64_t a = sp_indptr[p], ae = sp_indptr[p + 1], b = sp_indptr[q], be = sp_indptr[q + 1]
+    cdef int32_t fid
+    cdef RowDiff it
     for j in range(D):
         d = dense[p, j] - dense[q, j]
         acc += d * d
-    while a < ae or b < be:
-        if b >= be or (a < ae and sp_ids[a] < sp_ids[b]):
-            d = sp_values[a]
-            a += 1
-        elif a >= ae or sp_ids[b] < sp_ids[a]:
-            d = -sp_values[b]
-            b += 1
-        else:
-            d = sp_values[a] - sp_values[b]
-            a += 1
-            b += 1
-        acc += d * d
+    if sp_ids.shape[0]:
+        row_diff_start(&it, sp_indptr, p, q)
+        while row_diff_next(&it, &sp_ids[0], &sp_values[0], &fid, &d):
+            acc += d * d
     return acc
 
 

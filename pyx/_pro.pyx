@@ -25,6 +25,7 @@
 # Inputs are clean contiguous arrays (validated in mtplug/optimizers/pro.py); nothing here
 # raises inside the nogil loops.
 
+from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
@@ -209,9 +210,11 @@ def pair_differences(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
     same feature with the same value on both sides) are left out.
     """
     cdef Py_ssize_t P = better.shape[0], D = dense.shape[1], p, c
-    cdef int64_t b, w, a0, a1, b0, b1, nnz = 0, pos
-    cdef int32_t ia, ib
+    cdef int64_t b, w, nnz = 0, pos
+    cdef int32_t ia
     cdef double v
+    cdef RowDiff it
+    cdef bint has_sparse = sp_ids.shape[0] > 0
     indptr = np.empty(P + 1, dtype=np.int64)
     cdef int64_t[::1] ip = indptr
     ip[0] = 0
@@ -222,23 +225,11 @@ def pair_differences(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
             for c in range(D):
                 out_dense[p, c] = dense[b, c] - dense[w, c]
             # pass 1: count the non-zero entries of the merged row
-            a0 = sp_indptr[b]
-            a1 = sp_indptr[b + 1]
-            b0 = sp_indptr[w]
-            b1 = sp_indptr[w + 1]
-            while a0 < a1 or b0 < b1:
-                if b0 >= b1 or (a0 < a1 and sp_ids[a0] < sp_ids[b0]):
-                    v = sp_values[a0]
-                    a0 += 1
-                elif a0 >= a1 or sp_ids[b0] < sp_ids[a0]:
-                    v = -sp_values[b0]
-                    b0 += 1
-                else:
-                    v = sp_values[a0] - sp_values[b0]
-                    a0 += 1
-                    b0 += 1
-                if v != 0.0:
-                    nnz += 1
+            if has_sparse:
+                row_diff_start(&it, sp_indptr, b, w)
+                while row_diff_next(&it, &sp_ids[0], &sp_values[0], &ia, &v):
+                    if v != 0.0:
+                        nnz += 1
             ip[p + 1] = nnz
     ids = np.empty(nnz, dtype=np.int32)
     values = np.empty(nnz, dtype=np.float64)
@@ -249,28 +240,13 @@ def pair_differences(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
             b = better[p]
             w = worse[p]
             pos = ip[p]
-            a0 = sp_indptr[b]
-            a1 = sp_indptr[b + 1]
-            b0 = sp_indptr[w]
-            b1 = sp_indptr[w + 1]
-            while a0 < a1 or b0 < b1:
-                if b0 >= b1 or (a0 < a1 and sp_ids[a0] < sp_ids[b0]):
-                    ia = sp_ids[a0]
-                    v = sp_values[a0]
-                    a0 += 1
-                elif a0 >= a1 or sp_ids[b0] < sp_ids[a0]:
-                    ia = sp_ids[b0]
-                    v = -sp_values[b0]
-                    b0 += 1
-                else:
-                    ia = sp_ids[a0]
-                    v = sp_values[a0] - sp_values[b0]
-                    a0 += 1
-                    b0 += 1
-                if v != 0.0:
-                    oi[pos] = ia - id_offset
-                    ov[pos] = v
-                    pos += 1
+            if has_sparse:
+                row_diff_start(&it, sp_indptr, b, w)
+                while row_diff_next(&it, &sp_ids[0], &sp_values[0], &ia, &v):
+                    if v != 0.0:
+                        oi[pos] = ia - id_offset
+                        ov[pos] = v
+                        pos += 1
     return indptr, ids, values
 
 
