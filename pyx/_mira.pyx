@@ -106,7 +106,8 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
               const double[::1] sp_values, const double[::1] gains, const int64_t[::1] sent_offsets,
               const int64_t[::1] order, double hope_model, double hope_gain, double fear_model,
               double fear_gain, double C, double[::1] w, double[::1] u, double[::1] scratch,
-              int64_t[::1] state):
+              int64_t[::1] state, const int32_t[:, ::1] stats=None, double ref_divisor=1.0,
+              double decay=0.9, double[::1] bg=None):
     """One online-MIRA pass over the sentences ``order`` (int64 [m], visited in that order).
 
     dense float64 [n, D]; sp_indptr int64 [n + 1], sp_ids int32, sp_values float64 (CSR,
@@ -114,14 +115,23 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
     sentence); hope = argmax hope_model*s + hope_gain*g, fear = argmax fear_model*s +
     fear_gain*g over the sentence's rows with s = w.f (ties: larger s, then lowest row);
     then one PA-I step with cap C (module comment). w, u float64 [F] updated in place;
-    scratch float64 [max sentence size]; state int64 [2] = (K, steps) updated.
-    Returns the summed loss of the steps taken.
+    scratch float64 [2 * max sentence size]; state int64 [2] = (K, steps) updated.
+
+    With ``bg`` (float64 [9], updated in place) the gains are pseudo-document BLEU instead
+    (Chiang et al. 2008): g_h = _bg_gain(stats[h], bg) at the time the sentence is visited,
+    and afterwards bg <- decay * (bg + stats of the sentence's model 1-best); stats int32
+    [n, 9]. Returns the summed loss of the steps taken.
     """
-    cdef Py_ssize_t D = dense.shape[1], oi, m = order.shape[0]
-    cdef int64_t s, h, lo, hi, hope, fear
+    cdef Py_ssize_t D = dense.shape[1], oi, m = order.shape[0], k
+    cdef int64_t s, h, lo, hi, hope, fear, best
     cdef double v, bh, bf, total = 0.0
     cdef double* wp = &w[0]
     cdef double* up = &u[0]
+    cdef bint pseudo = bg is not None
+    cdef const double* g
+    cdef double* gs = &scratch[0] + (scratch.shape[0] // 2)
+    if pseudo and (stats is None or stats.shape[1] != 9 or bg.shape[0] != 9):
+        raise ValueError("pseudo-document gains need stats [n, 9] and bg [9]")
     with nogil:
         for oi in range(m):
             s = order[oi]
@@ -129,22 +139,34 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
             hi = sent_offsets[s + 1]
             for h in range(lo, hi):
                 scratch[h - lo] = _row_score(dense, sp_indptr, sp_ids, sp_values, wp, D, h)
+            if pseudo:
+                for h in range(lo, hi):
+                    gs[h - lo] = _bg_gain(&stats[h, 0], &bg[0], ref_divisor)
+                g = gs
+            else:
+                g = &gains[lo]
             hope = lo
             fear = lo
-            bh = hope_model * scratch[0] + hope_gain * gains[lo]
-            bf = fear_model * scratch[0] + fear_gain * gains[lo]
+            best = lo
+            bh = hope_model * scratch[0] + hope_gain * g[0]
+            bf = fear_model * scratch[0] + fear_gain * g[0]
             for h in range(lo + 1, hi):
-                v = hope_model * scratch[h - lo] + hope_gain * gains[h]
+                v = hope_model * scratch[h - lo] + hope_gain * g[h - lo]
                 if v > bh or (v == bh and scratch[h - lo] > scratch[hope - lo]):
                     bh = v
                     hope = h
-                v = fear_model * scratch[h - lo] + fear_gain * gains[h]
+                v = fear_model * scratch[h - lo] + fear_gain * g[h - lo]
                 if v > bf or (v == bf and scratch[h - lo] > scratch[fear - lo]):
                     bf = v
                     fear = h
+                if scratch[h - lo] > scratch[best - lo]:
+                    best = h
             total += _pa_step(dense, sp_indptr, sp_ids, sp_values, D, hope, fear,
-                              scratch[hope - lo], scratch[fear - lo], gains[hope], gains[fear],
+                              scratch[hope - lo], scratch[fear - lo], g[hope - lo], g[fear - lo],
                               C, wp, up, &state[0])
+            if pseudo:
+                for k in range(9):
+                    bg[k] = decay * (bg[k] + stats[best, k])
     return total
 
 

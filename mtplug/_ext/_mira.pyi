@@ -16,8 +16,12 @@ def mira_pass(
     C: float,
     w: np.ndarray,  # double[::1] [F], updated
     u: np.ndarray,  # double[::1] [F], averaging accumulator, updated
-    scratch: np.ndarray,  # double[::1] [max sentence size]
+    scratch: np.ndarray,  # double[::1] [2 * max sentence size]
     state: np.ndarray,  # int64_t[::1] [2]: (K steps for averaging, steps), updated
+    stats: np.ndarray | None = ...,  # const int32_t[:, ::1] [n_hyp, 9], with bg
+    ref_divisor: float = ...,
+    decay: float = ...,
+    bg: np.ndarray | None = ...,  # double[::1] [9]: pseudo-document background, updated
 ) -> float: ...  # summed loss of the steps taken
 def py_bg_gain(
     x: np.ndarray,  # const int32_t[::1] [9]

@@ -39,6 +39,8 @@ FEAR = {"pb": lambda a: (1.0, 0.0), "mc": lambda a: (0.0, -1.0), "fear": lambda 
 
 #: Moses kbmira's initial background: 4 4 3 3 2 2 1 1 4 (matches/totals of orders 1..4, ref length)
 KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
+#: the cost choice of online MIRA that uses pseudo-document BLEU instead of a sentence metric
+PSEUDO_DOC = "pseudo-doc"
 
 
 def _features(corpus):
@@ -86,12 +88,16 @@ class Mira(Optimizer):
                        help="iterative parameter mixing over N contiguous shards of sentences (default 1)"),
         "average": dict(choices=("average", "last"), default="average",
                         help="return the averaged weights or the last ones (default average)"),
-        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
-                                help="sentence-level metric g, cost = 1 − g (default bleu+1)"),
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC,), default="bleu+1",
+                                help="metric g, cost = 1 − g: a sentence-BLEU variant, or pseudo-doc: "
+                                     "pseudo-document BLEU against decayed background statistics of the "
+                                     "model 1-best translations (Chiang et al. 2008) (default bleu+1)"),
+        "decay": dict(type=float, default=0.9, metavar="D",
+                      help="pseudo-doc: background decay (0.9 as Chiang et al.; 0.999 as Moses kbmira)"),
     }
 
     def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
-                 average="average", sentence_metric="bleu+1"):
+                 average="average", sentence_metric="bleu+1", decay=0.9):
         if int(passes) < 1 or int(shards) < 1:
             raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
@@ -100,9 +106,12 @@ class Mira(Optimizer):
             raise ValueError(f"hope must be one of {tuple(HOPE)}, fear one of {tuple(FEAR)}")
         if order not in ("fixed", "shuffle") or average not in ("average", "last"):
             raise ValueError("order must be fixed|shuffle and average average|last")
-        if sentence_metric not in SENTENCE_BLEU_VARIANTS:
+        if sentence_metric not in SENTENCE_BLEU_VARIANTS and sentence_metric != PSEUDO_DOC:
             raise ValueError(f"unknown sentence metric {sentence_metric!r}")
+        if not (0.0 < float(decay) <= 1.0):
+            raise ValueError(f"decay must be in (0, 1], got {decay}")
         super().__init__()
+        self.decay = float(decay)
         self.passes, self.c, self.hope, self.fear, self.alpha = int(passes), float(c), hope, fear, float(alpha)
         self.order, self.shards, self.average, self.sentence_metric = order, int(shards), average, sentence_metric
 
@@ -120,7 +129,13 @@ class Mira(Optimizer):
         """
         t0 = time.perf_counter()
         start = _check(corpus, start)
-        gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+        pseudo = self.sentence_metric == PSEUDO_DOC
+        if pseudo and corpus.metric != "bleu":
+            raise ValueError("pseudo-doc gains need a store with BLEU statistics")
+        gains = np.zeros(corpus.n_hypotheses) if pseudo else \
+            np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+        stats = np.ascontiguousarray(corpus.stats, dtype=np.int32) if pseudo else None
+        bg = KBMIRA_BG0.copy()
         feats = _features(corpus)
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
         S, F = corpus.n_sentences, corpus.n_features
@@ -143,10 +158,12 @@ class Mira(Optimizer):
                 sentences = np.random.default_rng([seed_key, p, b]).permutation(sentences)
             ws, u = w.copy(), np.zeros(F)
             state = np.zeros(2, dtype=np.int64)
+            shard_bg = bg.copy() if pseudo else None  # every shard starts from the pass's background
             lo = _mira.mira_pass(*feats, gains, offsets, np.ascontiguousarray(sentences, np.int64),
-                                 hm, hg, fm, fg, self.c, ws, u, np.empty(max_size), state)
+                                 hm, hg, fm, fg, self.c, ws, u, np.empty(2 * max_size), state,
+                                 stats, float(corpus.ref_len_divisor), self.decay, shard_bg)
             k = int(state[0])
-            return ws, k * ws - u, k, lo
+            return ws, k * ws - u, k, lo, shard_bg
 
         pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
         try:
@@ -154,14 +171,19 @@ class Mira(Optimizer):
                 jobs = [(p, b, blk) for b, blk in enumerate(blocks)]
                 outs = list(pool.map(run_shard, jobs)) if pool else [run_shard(j) for j in jobs]
                 mixed = np.zeros(F)
-                for (ws, wsum, k, lo), blk in zip(outs, blocks):
+                mixed_bg = np.zeros(9)
+                for (ws, wsum, k, lo, shard_bg), blk in zip(outs, blocks):
                     mixed += (len(blk) / S) * ws
+                    if pseudo:
+                        mixed_bg += (len(blk) / S) * shard_bg
                     total_sum += wsum
                     total_k += k
                     loss += lo
                     steps += k
                 per_pass.append(sum(o[2] for o in outs))
                 w = mixed if outs else w
+                if pseudo and outs:
+                    bg = mixed_bg
                 if progress is not None:
                     progress(1)
         finally:
@@ -173,7 +195,7 @@ class Mira(Optimizer):
             weights = w
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError("MIRA produced non-finite weights")
-        info = {"passes": self.passes, "steps": steps, "steps_per_pass": per_pass, "total_loss": loss,
+        info = {"passes": self.passes, "steps": steps, "background": bg if pseudo else None, "steps_per_pass": per_pass, "total_loss": loss,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
         return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info)
 

@@ -119,6 +119,40 @@ def test_mira_pass_equals_reference(seed, hope, fear):
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("hope,fear", [("hope", "fear"), ("lu", "pb")])
+def test_pseudo_document_mira_pass_equals_reference(seed, hope, fear):
+    corpus = small_corpus(seed + 20)
+    rows = ref.full_rows(corpus)
+    stats = corpus.stats.tolist()
+    offsets = corpus.sent_offsets.tolist()
+    order = np.random.default_rng(seed).permutation(corpus.n_sentences)
+    F = corpus.n_features
+    hm, hg = HOPE[hope](1.0)
+    fm, fg = FEAR[fear](1.0)
+    w, u, state, bg = np.full(F, 0.1), np.zeros(F), np.zeros(2, np.int64), KBMIRA_BG0.copy()
+    history: list = []
+    w_ref, bg_ref = [0.1] * F, KBMIRA_BG0.tolist()
+    for _ in range(3):
+        _mira.mira_pass(*feats(corpus), np.zeros(corpus.n_hypotheses), corpus.sent_offsets,
+                        order.astype(np.int64), hm, hg, fm, fg, 0.05, w, u, np.empty(32), state,
+                        corpus.stats, 1.0, 0.9, bg)
+        w_ref = ref.mira_pass_pseudo_doc(rows, stats, offsets, order.tolist(), (hm, hg), (fm, fg), 0.05, 0.9,
+                                         bg_ref, w_ref, history)
+    np.testing.assert_allclose(w, w_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(bg, bg_ref, rtol=1e-12)
+    assert state[0] == len(history)
+
+
+def test_pseudo_document_mira_on_the_toy_set(toy):
+    corpus, start = toy
+    res = Mira(sentence_metric="pseudo-doc", decay=0.9).optimize(corpus, start, 0)
+    assert res.score > 0.265757 + 0.05
+    assert res.info["background"].shape == (9,)
+    with pytest.raises(ValueError, match="decay"):
+        Mira(sentence_metric="pseudo-doc", decay=0.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("model_bg", [False, True])
 def test_kbmira_pass_equals_reference(seed, model_bg):
     corpus = small_corpus(seed + 10)

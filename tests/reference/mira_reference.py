@@ -90,3 +90,26 @@ def kbmira_pass(rows, stats, offsets, order, C, decay, model_bg, bg, w, history,
         for k in range(9):
             bg[k] = decay * bg[k] + back[k]
     return w
+
+
+def mira_pass_pseudo_doc(rows, stats, offsets, order, hope, fear, C, decay, bg, w, history, divisor=1.0):
+    """Online MIRA with pseudo-document gains (Chiang et al. 2008): the gains of a sentence
+    are bg_gain under the background when it is visited; afterwards bg <- decay * (bg + stats
+    of the model 1-best). bg (list of 9) and history updated in place."""
+    for s in order:
+        hs = list(range(offsets[s], offsets[s + 1]))
+        scores = {h: dot(w, rows[h]) for h in hs}
+        g = {h: bg_gain(stats[h], bg, divisor) for h in hs}
+        p = argmax(hs, scores, {h: hope[0] * scores[h] + hope[1] * g[h] for h in hs})
+        q = argmax(hs, scores, {h: fear[0] * scores[h] + fear[1] * g[h] for h in hs})
+        m = hs[0]
+        for h in hs:
+            if scores[h] > scores[m]:
+                m = h
+        if p != q:
+            w, _, stepped = pa_step(w, rows[p], rows[q], g[p], g[q], C)
+            if stepped:
+                history.append(list(w))
+        for k in range(9):
+            bg[k] = decay * (bg[k] + stats[m][k])
+    return w
