@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import resource
 import sys
 import time
 
@@ -36,6 +35,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 
+from _common import peak_rss_mb  # noqa: E402
 from mtplug._ext import _apro  # noqa: E402
 from mtplug.corpus import NbestCorpus
 from mtplug.synthetic import make_bleu_corpus  # noqa: E402
@@ -44,9 +44,6 @@ from mtplug.optimizers.apro import Apro, AproObjective  # noqa: E402
 #: benchmarks/synth.py's start point for its 15 dense features
 START_WEIGHTS = [0.3, 0.5, -1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 1.0]
 
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def best_time(fn, repeat: int) -> float:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 
@@ -26,13 +25,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root
 
+from _common import peak_rss_mb  # noqa: E402
 from mtplug._ext import _expbleu
 from mtplug.synthetic import make_bleu_corpus
 from mtplug.metrics.expected_bleu import EXPECTED_METRICS, expected_bleu_gradient
 
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def best_time(fn, repeat: int) -> float:

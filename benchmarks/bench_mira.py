@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 
-import numpy as np
 
+from _common import peak_rss_mb, start_weights  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 DEFAULT_STORE = "/work/bench_data/big/work/store.npz"
@@ -34,17 +33,12 @@ def main() -> None:
     t0 = time.perf_counter()
     corpus = NbestCorpus.load(args.store)
     t_load = time.perf_counter() - t0
-    init_opt = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.store))), "init.opt")
-    if os.path.exists(init_opt):
-        from mtplug.formats.mert_weights import read_init_opt
-        start = read_init_opt(init_opt).start
-    else:
-        start = np.ones(corpus.n_features)
+    start = start_weights(args.store, corpus.n_features)
     print(f"{corpus}; load {t_load:.2f} s; start BLEU {corpus.metric_of(start):.6f}")
     t1 = time.perf_counter()
     res = KbMira(passes=args.passes).optimize(corpus, start, args.seed)
     total = time.perf_counter() - t1
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     print(f"kbmira {args.passes} passes: {total:.2f} s total, {total / args.passes * 1000:.1f} ms/pass "
           f"(incl. per-pass evaluation), best BLEU {res.info['best_bleu']:.6f} at pass {res.info['best_pass']}, "
           f"peak RSS {rss:.0f} MB")

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 
 import numpy as np
 
+from _common import peak_rss_mb, start_weights  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 DEFAULT_STORE = "/work/bench_data/big/work/store.npz"
@@ -48,9 +48,6 @@ def synthetic_store(S: int = 2000, M: int = 1000, D: int = 15, seed: int = 0):
     dense = rng.normal(size=(n, D)) * rng.uniform(0.5, 30.0, D)
     return NbestCorpus.from_arrays(np.repeat(np.arange(S), M), dense, [f"F{j}_0" for j in range(D)], stats)
 
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv=None) -> None:
@@ -101,13 +98,7 @@ def main(argv=None) -> None:
                                                      seed=args.seed))
         print(f"classifier {kind:10s}: {sec_c:.3f} s, {fit.iterations} iterations")
     # bench_mert.py's data directory keeps the start weights next to work/store.npz
-    init_opt = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.store))), "init.opt")
-    if os.path.exists(args.store) and os.path.exists(init_opt):
-        from mtplug.formats.mert_weights import read_init_opt
-
-        start = read_init_opt(init_opt).start
-    else:
-        start = np.ones(corpus.n_features)
+    start = start_weights(args.store, corpus.n_features)
     print(f"start BLEU {corpus.bleu_of(start).score:.6f}")
     for kind in args.classifiers:
         for threads in args.threads:

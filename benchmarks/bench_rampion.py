@@ -17,8 +17,8 @@ import os
 import sys
 import time
 
-import numpy as np
 
+from _common import peak_rss_mb, start_weights  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -26,7 +26,7 @@ DEFAULT_STORE = "/work/bench_data/big/work/store.npz"
 
 
 def main(argv=None) -> None:
-    from bench_pro import peak_rss_mb, synthetic_store
+    from bench_pro import synthetic_store
 
     from mtplug.corpus import NbestCorpus
     from mtplug.optimizers.rampion import LOSSES, Rampion
@@ -47,13 +47,7 @@ def main(argv=None) -> None:
         source = "in-memory synthetic store (seed 0)"
     corpus.hyp_indptr = corpus.hyp_bytes = None   # RAMPION needs features and statistics only
     print(f"{corpus} from {source}: {time.perf_counter() - t:.1f} s to load; RSS {peak_rss_mb():.0f} MB")
-    init_opt = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.store))), "init.opt")
-    if os.path.exists(args.store) and os.path.exists(init_opt):
-        from mtplug.formats.mert_weights import read_init_opt
-
-        start = read_init_opt(init_opt).start
-    else:
-        start = np.ones(corpus.n_features)
+    start = start_weights(args.store, corpus.n_features)
     print(f"start BLEU {corpus.bleu_of(start).score:.6f}")
     for loss in args.loss:
         opt = Rampion(loss=loss, cccp_iterations=args.cccp_iterations, epochs=args.epochs)

@@ -11,6 +11,7 @@ from mtplug.corpus import NbestCorpus
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers.mira import FEAR, HOPE, KBMIRA_BG0, KbMira, Mira, select
 from mtplug.synthetic import cosine, make_synthetic
+from tests.reference.random_store import random_store
 from tests.reference import mira_reference as ref
 
 #: what Moses kbmira reached on the toy set (the task's bar)
@@ -18,27 +19,7 @@ MOSES_KBMIRA_TOY_BLEU = 0.377161
 
 
 def small_corpus(seed: int, sizes=(5, 1, 8, 3, 6), n_dense=3, n_sparse=5) -> NbestCorpus:
-    rng = np.random.default_rng(seed)
-    n = int(sum(sizes))
-    sids = np.repeat(np.arange(len(sizes)), sizes)
-    dense = rng.integers(-3, 4, size=(n, n_dense)).astype(np.float64) * 0.5
-    indptr, ids, vals = [0], [], []
-    for _ in range(n):
-        cols = np.sort(rng.choice(n_sparse, size=rng.integers(0, 3), replace=False))
-        ids += cols.tolist()
-        vals += rng.choice([1.0, -1.0, 2.5], size=len(cols)).tolist()
-        indptr.append(len(ids))
-    stats = np.zeros((n, 9), dtype=np.int32)
-    stats[:, 1] = rng.integers(3, 12, n)
-    stats[:, 0] = rng.integers(1, stats[:, 1] + 1)
-    for k in (2, 4, 6):
-        stats[:, k + 1] = np.maximum(stats[:, k - 1] - 1, 0)
-        stats[:, k] = np.minimum(stats[:, k - 2], stats[:, k + 1])
-    stats[:, 8] = rng.integers(3, 12, n)
-    return NbestCorpus.from_arrays(sids, dense, [f"D{j}" for j in range(n_dense)], stats,
-                                   sparse=(np.array(indptr), np.array(ids), np.array(vals)),
-                                   sparse_names=[f"S_{j}" for j in range(n_sparse)])
-
+    return random_store(seed, sizes, n_dense, n_sparse)
 
 def feats(corpus):
     return (corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values)

@@ -19,6 +19,7 @@ from mtplug.optimizers import classifiers
 from mtplug.optimizers.classifiers import PairMatrix
 from mtplug.optimizers.pro import Pro, pair_differences, sample_pairs
 from mtplug.synthetic import cosine, make_synthetic
+from tests.reference.random_store import random_store
 from tests.reference import pro_reference as ref
 
 #: shared/data/moses-toy/README.md: corpus BLEU of the start weights (run1.init.opt)
@@ -30,28 +31,7 @@ def offsets_of(sizes) -> np.ndarray:
 
 
 def sparse_corpus(seed: int, sizes=(5, 1, 8, 3), n_dense=3, n_sparse=6) -> NbestCorpus:
-    """A small store with dense and sparse features (some shared, some equal values)."""
-    rng = np.random.default_rng(seed)
-    n = int(sum(sizes))
-    sids = np.repeat(np.arange(len(sizes)), sizes)
-    dense = rng.integers(-3, 4, size=(n, n_dense)).astype(np.float64) * 0.5
-    indptr, ids, vals = [0], [], []
-    for _ in range(n):
-        cols = np.sort(rng.choice(n_sparse, size=rng.integers(0, 4), replace=False))
-        ids += cols.tolist()
-        vals += rng.choice([1.0, -1.0, 2.5], size=len(cols)).tolist()
-        indptr.append(len(ids))
-    stats = np.zeros((n, 9), dtype=np.int32)
-    stats[:, 0] = rng.integers(1, 6, n)
-    stats[:, 1] = stats[:, 0] + rng.integers(0, 3, n)
-    for k in (2, 4, 6):
-        stats[:, k + 1] = np.maximum(stats[:, k - 1] - 1, 0)
-        stats[:, k] = np.minimum(stats[:, k - 2], stats[:, k + 1])
-    stats[:, 8] = 6
-    return NbestCorpus.from_arrays(sids, dense, [f"D{j}" for j in range(n_dense)], stats,
-                                   sparse=(np.array(indptr), np.array(ids), np.array(vals)),
-                                   sparse_names=[f"S_{j}" for j in range(n_sparse)])
-
+    return random_store(seed, sizes, n_dense, n_sparse)
 
 # ---------------------------------------------------------------- the generator
 

@@ -11,6 +11,7 @@ from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers import rampion
 from mtplug.optimizers.rampion import LOSSES, Rampion, loss_sides, ramp_objective
 from mtplug.synthetic import cosine, make_synthetic
+from tests.reference.random_store import random_store
 from tests.reference import rampion_reference as ref
 from tests.reference.expected_bleu_reference import feature_matrix
 
@@ -19,28 +20,7 @@ TOY_START_BLEU = 0.265757
 
 
 def sparse_corpus(seed: int, sizes=(5, 1, 8, 3, 6), n_dense=3, n_sparse=6) -> NbestCorpus:
-    """A small store with dense and sparse features and valid BLEU statistics."""
-    rng = np.random.default_rng(seed)
-    n = int(sum(sizes))
-    sids = np.repeat(np.arange(len(sizes)), sizes)
-    dense = rng.normal(size=(n, n_dense))
-    indptr, ids, vals = [0], [], []
-    for _ in range(n):
-        cols = np.sort(rng.choice(n_sparse, size=rng.integers(0, 4), replace=False))
-        ids += cols.tolist()
-        vals += rng.normal(size=len(cols)).tolist()
-        indptr.append(len(ids))
-    stats = np.zeros((n, 9), dtype=np.int32)
-    stats[:, 0] = rng.integers(1, 6, n)
-    stats[:, 1] = stats[:, 0] + rng.integers(0, 3, n)
-    for k in (2, 4, 6):
-        stats[:, k + 1] = np.maximum(stats[:, k - 1] - 1, 0)
-        stats[:, k] = np.minimum(stats[:, k - 2], stats[:, k + 1])
-    stats[:, 8] = 6
-    return NbestCorpus.from_arrays(sids, dense, [f"D{j}" for j in range(n_dense)], stats,
-                                   sparse=(np.array(indptr), np.array(ids), np.array(vals)),
-                                   sparse_names=[f"S_{j}" for j in range(n_sparse)])
-
+    return random_store(seed, sizes, n_dense, n_sparse, gaussian=True)
 
 # ---------------------------------------------------------------- the SSD epoch kernel
 

@@ -1,0 +1,24 @@
+"""Small helpers shared by the benchmark scripts (not part of the package)."""
+
+from __future__ import annotations
+
+import os
+import resource
+
+import numpy as np
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process in MB (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def start_weights(store_path: str, n_features: int) -> np.ndarray:
+    """The start point of a benchmark store: init.opt next to its work/ directory (as
+    benchmarks/synth.py and bench_mert.py lay it out), else all ones."""
+    init_opt = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(store_path))), "init.opt")
+    if os.path.exists(store_path) and os.path.exists(init_opt):
+        from mtplug.formats.mert_weights import read_init_opt
+
+        return read_init_opt(init_opt).start
+    return np.ones(n_features)
