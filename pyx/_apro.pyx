@@ -59,6 +59,7 @@
 # over all hypotheses) use Neumaier compensation. Summation order is fixed: no threads,
 # bit-identical results on every run.
 
+from _compensated cimport neumaier_add
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -184,16 +185,6 @@ cdef void sort_keyed(Keyed* a, Py_ssize_t n) noexcept nogil:
         depth += 2
         m >>= 1
     _introsort(a, n, depth)
-
-
-cdef inline void _neumaier_add(double* total, double* comp, double x) noexcept nogil:
-    """total + comp += x with Neumaier's compensation (the sum is total + comp)."""
-    cdef double t = total[0] + x
-    if abs(total[0]) >= abs(x):
-        comp[0] += (total[0] - t) + x
-    else:
-        comp[0] += (x - t) + total[0]
-    total[0] = t
 
 
 # Fenwick trees over positions 0 .. size-1, stored 1-based in t[1 .. size].
@@ -446,8 +437,8 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                 fw2_prefix(t2, R - 1 - ranks[lo + i], &r2)
                 grad[lo + i] += 2.0 * (r2.n * (1.0 + hi_) - r2.s)
                 partners[lo + i] += <int32_t>r2.n
-            _neumaier_add(&total, &comp, sent_loss)
-            _neumaier_add(&curv, &curv_comp, sent_curv)
+            neumaier_add(&total, &comp, sent_loss)
+            neumaier_add(&curv, &curv_comp, sent_curv)
     free(buf)
     free(t1)
     free(t5)
@@ -580,8 +571,8 @@ def centred_transpose_product(const double[:, ::1] dense, const int64_t[::1] sp_
                     for k in range(d):
                         acc[k] += c * (dense[h, k] - dense[lo, k])
                 for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    _neumaier_add(&out[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
+                    neumaier_add(&out[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
             for k in range(d):
-                _neumaier_add(&out[k], &comp[k], acc[k])
+                neumaier_add(&out[k], &comp[k], acc[k])
         for k in range(nf):
             out[k] += comp[k]

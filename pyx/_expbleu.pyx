@@ -40,6 +40,7 @@
 # sentences, the gradient over all hypotheses) use Neumaier compensation; sums within one
 # sentence (<= a few thousand terms) are plain. Summation order is fixed: no threads.
 
+from _compensated cimport neumaier_add
 from libc.math cimport INFINITY, NAN, exp, log
 from libc.stdint cimport int32_t, int64_t
 
@@ -64,16 +65,6 @@ STATUS_ZERO_MATCHES = _STATUS_ZERO_MATCHES
 STATUS_OVERFLOW = _STATUS_OVERFLOW
 #: stats columns each metric code expects
 METRIC_N_STATS = {_METRIC_BLEU: BLEU_N_STATS, _METRIC_LINEAR: 1}
-
-
-cdef inline void _neumaier_add(double* total, double* comp, double x) noexcept nogil:
-    """total + comp += x with Neumaier's compensation (the sum is total + comp)."""
-    cdef double t = total[0] + x
-    if abs(total[0]) >= abs(x):
-        comp[0] += (total[0] - t) + x
-    else:
-        comp[0] += (x - t) + total[0]
-    total[0] = t
 
 
 cdef inline double _exp_shifted(double d) noexcept nogil:
@@ -198,7 +189,7 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                     # int32 differences are exact in double
                     sent_dev[s, k] += p * (<double>stats[h, k] - <double>stats[b, k])
             for k in range(n_stats):
-                _neumaier_add(&totals[k], &t_comp[k], <double>stats[b, k] + sent_dev[s, k])
+                neumaier_add(&totals[k], &t_comp[k], <double>stats[b, k] + sent_dev[s, k])
 
         if status == _STATUS_OK:
             for k in range(n_stats):
@@ -239,9 +230,9 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                         for j in range(n_dense):
                             dense_acc[j] += c * (dense[h, j] - dense[b, j])
                     for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                        _neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
+                        neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
                 for j in range(n_dense):
-                    _neumaier_add(&gradient[j], &comp[j], dense_acc[j])
+                    neumaier_add(&gradient[j], &comp[j], dense_acc[j])
             for j in range(n_features):
                 gradient[j] = mu * (gradient[j] + comp[j])
 
