@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import resource
+import time
 
 import numpy as np
 
@@ -22,3 +23,26 @@ def start_weights(store_path: str, n_features: int) -> np.ndarray:
 
         return read_init_opt(init_opt).start
     return np.ones(n_features)
+
+
+def best_time(fn, repeat: int) -> float:
+    """The fastest of ``repeat`` timed calls of fn(), in seconds."""
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def load_store(path: str, fallback):
+    """``(corpus without hypothesis strings, description)``: the store at ``path`` if it
+    exists, else ``fallback()`` (the optimizers read features and statistics only)."""
+    if os.path.exists(path):
+        from mtplug.corpus import NbestCorpus
+
+        corpus, source = NbestCorpus.load(path), path
+    else:
+        corpus, source = fallback(), "in-memory synthetic store (seed 0)"
+    corpus.hyp_indptr = corpus.hyp_bytes = None
+    return corpus, source

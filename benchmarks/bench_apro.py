@@ -35,7 +35,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 
-from _common import peak_rss_mb  # noqa: E402
+from _common import best_time, peak_rss_mb  # noqa: E402
 from mtplug._ext import _apro  # noqa: E402
 from mtplug.corpus import NbestCorpus
 from mtplug.synthetic import make_bleu_corpus  # noqa: E402
@@ -45,14 +45,6 @@ from mtplug.optimizers.apro import Apro, AproObjective  # noqa: E402
 START_WEIGHTS = [0.3, 0.5, -1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 1.0]
 
 
-
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def bench_sentence(ks, n_dense: int, seed: int) -> None:

@@ -25,20 +25,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repo root
 
-from _common import peak_rss_mb  # noqa: E402
+from _common import best_time, peak_rss_mb  # noqa: E402
 from mtplug._ext import _expbleu
 from mtplug.synthetic import make_bleu_corpus
 from mtplug.metrics.expected_bleu import EXPECTED_METRICS, expected_bleu_gradient
 
 
-
-def best_time(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from _common import peak_rss_mb, start_weights  # noqa: E402
+from _common import load_store, peak_rss_mb, start_weights  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 DEFAULT_STORE = "/work/bench_data/big/work/store.npz"
@@ -51,7 +51,6 @@ def synthetic_store(S: int = 2000, M: int = 1000, D: int = 15, seed: int = 0):
 
 
 def main(argv=None) -> None:
-    from mtplug.corpus import NbestCorpus
     from mtplug.metrics.sentence import hypothesis_scores
     from mtplug.optimizers import classifiers
     from mtplug.optimizers.pro import Pro, pair_differences, sample_pairs
@@ -66,13 +65,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     t = time.perf_counter()
-    if os.path.exists(args.store):
-        corpus = NbestCorpus.load(args.store)
-        source = args.store
-    else:
-        corpus = synthetic_store()
-        source = "in-memory synthetic store (seed 0)"
-    corpus.hyp_indptr = corpus.hyp_bytes = None   # PRO needs features and statistics only
+    corpus, source = load_store(args.store, synthetic_store)
     n = corpus.n_hypotheses
     print(f"{corpus} from {source}: {time.perf_counter() - t:.1f} s to load; RSS {peak_rss_mb():.0f} MB")
 

@@ -18,7 +18,7 @@ import sys
 import time
 
 
-from _common import peak_rss_mb, start_weights  # noqa: E402
+from _common import load_store, peak_rss_mb, start_weights  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -28,7 +28,6 @@ DEFAULT_STORE = "/work/bench_data/big/work/store.npz"
 def main(argv=None) -> None:
     from bench_pro import synthetic_store
 
-    from mtplug.corpus import NbestCorpus
     from mtplug.optimizers.rampion import LOSSES, Rampion
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -39,13 +38,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
 
     t = time.perf_counter()
-    if os.path.exists(args.store):
-        corpus = NbestCorpus.load(args.store)
-        source = args.store
-    else:
-        corpus = synthetic_store()
-        source = "in-memory synthetic store (seed 0)"
-    corpus.hyp_indptr = corpus.hyp_bytes = None   # RAMPION needs features and statistics only
+    corpus, source = load_store(args.store, synthetic_store)
     print(f"{corpus} from {source}: {time.perf_counter() - t:.1f} s to load; RSS {peak_rss_mb():.0f} MB")
     start = start_weights(args.store, corpus.n_features)
     print(f"start BLEU {corpus.bleu_of(start).score:.6f}")

@@ -368,12 +368,7 @@ class Apro(Optimizer):
         objective (F(w')), active_pairs (at w'), converged, message.
         """
         t0 = time.perf_counter()
-        corpus.check_complete()
-        start = np.ascontiguousarray(start, dtype=np.float64)
-        if start.shape != (corpus.n_features,):
-            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
-        if not np.all(np.isfinite(start)):
-            raise ValueError("start weights must be finite")
+        start = self.checked_start(corpus, start)
         obj = self.objective(corpus)
         g0 = float(np.linalg.norm(obj.at(np.zeros(corpus.n_features)).grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance

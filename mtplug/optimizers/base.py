@@ -49,6 +49,18 @@ class Optimizer:
         """
         raise TypeError(f"{type(self).__name__} does not define optimize()")
 
+    @staticmethod
+    def checked_start(corpus, start) -> np.ndarray:
+        """``start`` as a new float64 [n_features] array, after checking it and that every
+        sentence of ``corpus`` has hypotheses (InputError/ValueError otherwise)."""
+        corpus.check_complete()
+        start = np.array(start, dtype=np.float64)
+        if start.shape != (corpus.n_features,):
+            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
+        if not np.all(np.isfinite(start)):
+            raise ValueError("start weights must be finite")
+        return start
+
     def progress_total(self) -> int:
         """How many units of work ``optimize`` reports to ``progress``."""
         return 1

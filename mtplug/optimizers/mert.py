@@ -324,8 +324,7 @@ class Mert(Optimizer):
         (default: all cores). Returns the best point over all starts (ties: the earliest).
         """
         t0 = time.perf_counter()
-        corpus.check_complete()
-        start = np.asarray(start, dtype=np.float64)
+        start = self.checked_start(corpus, start)
         active = self._active(corpus, start)
         reg, active = self._regularizer(corpus, start, active)
         streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(self.restarts + 1)]

@@ -50,17 +50,6 @@ def _features(corpus):
             np.ascontiguousarray(corpus.sparse_values, dtype=np.float64))
 
 
-def _check(corpus, start):
-    corpus.check_complete()
-    start = np.array(start, dtype=np.float64)
-    if start.shape != (corpus.n_features,):
-        raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
-    if not np.all(np.isfinite(start)):
-        raise ValueError("start weights must be finite")
-    if np.any(np.diff(corpus.sent_offsets) < 1):
-        raise ValueError("every sentence needs at least one hypothesis")
-    return start
-
 
 def select(corpus_scores, gains, sent_offsets, model_coef, gain_coef) -> np.ndarray:
     """Per-sentence argmax of model_coef·score + gain_coef·gain: int64 [S] row indices
@@ -128,7 +117,7 @@ class Mira(Optimizer):
         shards concurrently; the result does not depend on it.
         """
         t0 = time.perf_counter()
-        start = _check(corpus, start)
+        start = self.checked_start(corpus, start)
         pseudo = self.sentence_metric == PSEUDO_DOC
         if pseudo and corpus.metric != "bleu":
             raise ValueError("pseudo-doc gains need a store with BLEU statistics")
@@ -236,7 +225,7 @@ class KbMira(Optimizer):
         hope = argmax s + g and fear = argmax s − g (no background; model_bg, safe_hope unused).
         """
         t0 = time.perf_counter()
-        start = _check(corpus, start)
+        start = self.checked_start(corpus, start)
         linear = corpus.metric == "linear"
         gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64) if linear else None
         feats = _features(corpus)

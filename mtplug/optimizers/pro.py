@@ -202,10 +202,7 @@ class Pro(Optimizer):
         hypotheses score alike), the start weights are returned unchanged.
         """
         t0 = time.perf_counter()
-        corpus.check_complete()
-        start = np.asarray(start, dtype=np.float64)
-        if start.shape != (corpus.n_features,):
-            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
+        start = self.checked_start(corpus, start)
         b = hypothesis_scores(corpus, self.sentence_metric)
         sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
                               threads=threads)

@@ -180,12 +180,7 @@ class Rampion(Optimizer):
         seconds_per_epoch, loss.
         """
         t0 = time.perf_counter()
-        corpus.check_complete()
-        start = np.asarray(start, dtype=np.float64)
-        if start.shape != (corpus.n_features,):
-            raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
-        if not np.all(np.isfinite(start)):
-            raise ValueError("start weights must be finite")
+        start = self.checked_start(corpus, start)
         N = corpus.n_sentences
         if self.eta * self.c / N >= 1.0:
             raise ValueError(f"eta·c/N must be < 1 (got {self.eta}·{self.c}/{N}): the shrink would flip θ − θ0")
