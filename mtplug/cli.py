@@ -25,6 +25,7 @@ examples:
   mtplug score --hyp out.txt --ref ref.0 ref.1     # corpus BLEU of a translation
   mtplug extract --nbest run1.best100.out.gz --ref ref.0 --ffile run1.features.dat --scfile run1.scores.dat
   mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt --out weights.txt
+  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)
 """
 
 
@@ -173,7 +174,8 @@ def cmd_extract(args) -> int:
         if prev.feature_names[: prev.n_dense] != corpus.feature_names[: corpus.n_dense]:
             raise InputError("the previous features files have other dense features than the n-best list",
                              prev_f[0])
-        corpus = _merge_without_strings(prev, corpus)
+        prev.merge_store(corpus)
+        corpus = prev
     if args.ffile_out:
         write_features(args.ffile_out, corpus)
     if args.scfile_out:
@@ -182,38 +184,6 @@ def cmd_extract(args) -> int:
         corpus.save(args.store_out)
     _log(args, f"wrote {corpus.n_hypotheses} hypotheses")
     return 0
-
-
-def _merge_without_strings(prev, corpus):
-    """Merge an n-best store into one read from features/scores files (Moses's
-    --prev-ffile): rows are compared on features and statistics only."""
-    arrays = {
-        "sent_ids": _sentence_of_rows(corpus), "dense": corpus.dense, "stats": corpus.stats,
-        "sparse_indptr": corpus.sparse_indptr,
-    }
-    arrays["sparse_ids"], arrays["sparse_values"] = _remap_ids(corpus, prev)
-    prev.merge_arrays(arrays)
-    return prev
-
-
-def _sentence_of_rows(corpus):
-    import numpy as np
-
-    return np.repeat(np.arange(corpus.n_sentences, dtype=np.int32), np.diff(corpus.sent_offsets))
-
-
-def _remap_ids(src, dst):
-    """Sparse feature ids of ``src`` re-interned into ``dst``'s feature space."""
-    import numpy as np
-
-    names = src.feature_names
-    from ._ext import _rows
-
-    table = np.array([dst.space.names.add(n.encode("utf-8")) for n in names] or [0], dtype=np.int32)
-    ids = np.ascontiguousarray(table[src.sparse_ids]) if len(src.sparse_ids) else src.sparse_ids.copy()
-    values = src.sparse_values.copy()
-    _rows.sort_csr_rows(src.sparse_indptr, ids, values)
-    return ids, values
 
 
 def cmd_optimize(args) -> int:
@@ -275,6 +245,13 @@ def cmd_optimize(args) -> int:
     return 0
 
 
+def cmd_mertdir(args) -> int:
+    from .integrations.moses.mertdir import mertdir
+
+    print(mertdir())
+    return 0
+
+
 def cmd_example(args) -> int:
     """Run score → extract → optimize on the example bundled with the package."""
     import tempfile
@@ -303,7 +280,7 @@ def cmd_example(args) -> int:
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from .formats.weights import weights_formats
-    from .optimizers.registry import OPTIMIZERS
+    from .optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
     parser = argparse.ArgumentParser(
         prog="mtplug", description="Tune the feature weights of SMT systems (Moses, cdec).",
@@ -342,7 +319,8 @@ def build_parser() -> argparse.ArgumentParser:
             "example:\n  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt "
             "--out weights.txt\n")
     algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
-    for name, cls in OPTIMIZERS.items():
+    for name in OPTIMIZER_NAMES:
+        cls = get_optimizer(name)
         a = algos.add_parser(
             name, help=cls.help, description=cls.help, formatter_class=argparse.RawDescriptionHelpFormatter,
             epilog=f"examples:\n  mtplug optimize {name} --ffile run1.features.dat,run2.features.dat "
@@ -364,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
             g = a.add_argument_group(f"{name} options")
             for opt, kwargs in cls.options.items():
                 g.add_argument("--" + opt.replace("_", "-"), dest=opt, **kwargs)
+
+    add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
+        "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")
 
     p = add("example", cmd_example, "run extract and optimize on the example data bundled with mtplug")
     p.add_argument("--workdir", metavar="DIR", help="where to write the outputs (default: a new temp dir)")

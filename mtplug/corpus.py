@@ -250,7 +250,7 @@ class NbestCorpus:
         keep = np.empty(len(sids), dtype=np.uint8)
         kept = _rows.duplicate_mask(order, group_offsets, _as_bytes_rows(dense), sp_indptr, sp_ids, sp_vals,
                                     _as_bytes_rows(stats), hyp_indptr, hyp_bytes, keep)
-        if kept == len(sids) and order[-1] == len(order) - 1 and np.all(np.diff(order) == 1):
+        if kept == len(sids) and (len(order) == 0 or (order[-1] == len(order) - 1 and np.all(np.diff(order) == 1))):
             rows = None  # already grouped and unique: adopt the arrays as they are
         else:
             rows = order[keep.view(bool)]
@@ -272,6 +272,38 @@ class NbestCorpus:
             self.hyp_indptr, self.hyp_bytes = hyp_indptr, hyp_bytes
         self.sent_offsets = group_offsets
         return self.n_hypotheses - n_old
+
+    def merge_store(self, other: "NbestCorpus") -> int:
+        """Add the rows of ``other`` (same sentences and dense features) to this store,
+        comparing rows on sentence, features and statistics only: the merge of Moses's
+        ``extractor --prev-ffile``, where this store was read from features/scores files
+        and holds no hypothesis strings. Sparse features of ``other`` are re-interned
+        into this store's feature space. Returns the number of rows added.
+        """
+        if other.feature_names[: other.n_dense] != self.feature_names[: self.n_dense]:
+            raise InputError("the stores have different dense features: "
+                             f"{' '.join(self.feature_names[: self.n_dense])} vs "
+                             f"{' '.join(other.feature_names[: other.n_dense])}")
+        table = np.array([self.space.names.add(n.encode("utf-8")) for n in other.feature_names] or [0],
+                         dtype=np.int32)
+        ids = np.ascontiguousarray(table[other.sparse_ids]) if len(other.sparse_ids) else other.sparse_ids.copy()
+        values = other.sparse_values.copy()
+        _rows.sort_csr_rows(other.sparse_indptr, ids, values)
+        sent_ids = np.repeat(np.arange(other.n_sentences, dtype=np.int32), np.diff(other.sent_offsets))
+        return self.merge_arrays({"sent_ids": sent_ids, "dense": other.dense, "stats": other.stats,
+                                  "sparse_indptr": other.sparse_indptr, "sparse_ids": ids,
+                                  "sparse_values": values})
+
+    def dense_only(self) -> "NbestCorpus":
+        """A store sharing this one's dense features and statistics, without the sparse
+        features (what Moses's ``mert`` optimises: it ignores sparse features)."""
+        view = NbestCorpus(n_sentences=self.n_sentences, bleu=self.bleu, references=self.references,
+                           ref_len_divisor=self.ref_len_divisor, words=self.words, has_strings=False)
+        view.space.define_dense(self.feature_names[: self.n_dense])
+        view.metric, view.metric_norm = self.metric, self.metric_norm
+        view.sent_offsets, view.dense, view.stats = self.sent_offsets, self.dense, self.stats
+        view.sparse_indptr = np.zeros(self.n_hypotheses + 1, dtype=np.int64)
+        return view
 
     # ------------------------------------------------------------------ queries
     @property

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from mtplug.cli import main
-from mtplug.optimizers.registry import OPTIMIZERS
+from mtplug.optimizers.registry import OPTIMIZER_NAMES
 
 TOY_START_BLEU = 0.265757  # shared/data/moses-toy/README.md
 
 
-@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("name", sorted(OPTIMIZER_NAMES))
 def test_optimizer_runs_and_repeats_bit_for_bit(name, shared_data, tmp_path, capsys):
     d = shared_data / "moses-toy"
     outs = []

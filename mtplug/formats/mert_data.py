@@ -1,4 +1,4 @@
-"""Moses extractor files: features.dat and scores.dat (text form).
+"""Moses extractor files: features.dat and scores.dat, text and binary.
 
 One block per sentence in each file; every data line ends with a space::
 
@@ -13,6 +13,13 @@ Moses keeps features and statistics as 32-bit floats and prints them with C++'s
 default six significant digits; the writer rounds the same way, so files written
 from the same n-best are byte-identical to Moses's. Statistics rows are mtplug's
 own layout (mtplug.metrics.bleu.STATS_LAYOUT), which is Moses's column order.
+
+The binary variant (extractor ``--binary``) has the same header text with the tags
+``FEATURES_BIN_BEGIN_0`` / ``SCORES_BIN_BEGIN_0``, then per hypothesis the raw
+native-endian float32 values (``n dense`` resp. 9; no sparse features), then the line
+``FEATURES_BIN_END_0`` / ``SCORES_BIN_END_0``. The readers take either form per block
+(pyx/_mertdata_scan.pyx does the parsing); scores blocks of old Moses versions, which
+kept statistics as int32, are recognised too.
 """
 
 from __future__ import annotations
@@ -22,15 +29,21 @@ from typing import Sequence
 
 import numpy as np
 
-from .._ext import _textio
+from .._ext import _mertdata_scan, _textio
 from ..errors import InputError
-from ..fileio import atomic_output, decode_line, iter_chunks
+from ..fileio import atomic_output, iter_chunks
 from ..metrics.bleu import N_STATS, REF_LEN_COLUMN
 
 _FEAT_BEGIN = "FEATURES_TXT_BEGIN_0"
 _FEAT_END = "FEATURES_TXT_END_0"
 _SCORE_BEGIN = "SCORES_TXT_BEGIN_0"
 _SCORE_END = "SCORES_TXT_END_0"
+_FEAT_BIN_BEGIN = "FEATURES_BIN_BEGIN_0"
+_FEAT_BIN_END = "FEATURES_BIN_END_0"
+_SCORE_BIN_BEGIN = "SCORES_BIN_BEGIN_0"
+_SCORE_BIN_END = "SCORES_BIN_END_0"
+#: float32 holds every integer up to here exactly
+_FLOAT32_EXACT = 1 << 24
 
 
 def _g(values) -> list[str]:
@@ -38,14 +51,33 @@ def _g(values) -> list[str]:
     return [f"{v:g}" for v in np.asarray(values, dtype=np.float32).tolist()]
 
 
-def write_features(path: str, corpus) -> None:
-    """Write ``corpus``'s features as a Moses features.dat (atomically)."""
+def write_features(path: str, corpus, binary: bool = False) -> None:
+    """Write ``corpus``'s features as a Moses features.dat (atomically).
+
+    With ``binary``, blocks are Moses's binary variant (extractor ``--binary``): dense
+    values as native-endian float32, ``n_dense`` per hypothesis. That form has no
+    sparse features, so a store with any raises ValueError instead of dropping them.
+    """
     names = corpus.feature_names
     dense_names = " ".join(names[: corpus.n_dense])
+    if binary:
+        nnz = int(corpus.sparse_indptr[-1])
+        if nnz:
+            raise ValueError(
+                f"this store has {nnz} sparse feature values and Moses's binary features.dat cannot hold "
+                "sparse features (Moses drops them silently); write the text form instead")
     with atomic_output(path, "wb") as out:
         for s in range(corpus.n_sentences):
             lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
             if hi == lo:
+                continue
+            if binary:
+                block = np.ascontiguousarray(corpus.dense[lo:hi], dtype=np.float32)
+                if not np.all(np.isfinite(block)):
+                    raise ValueError(f"a feature value of sentence {s} is beyond float32 range")
+                out.write(f"{_FEAT_BIN_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
+                out.write(block.tobytes())
+                out.write(_FEAT_BIN_END.encode() + b"\n")
                 continue
             out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
             lines = _textio.format_rows(corpus.dense[lo:hi], True)
@@ -62,8 +94,13 @@ def write_features(path: str, corpus) -> None:
             out.write(_FEAT_END.encode() + b"\n")
 
 
-def write_scores(path: str, corpus) -> None:
-    """Write ``corpus``'s BLEU statistics as a Moses scores.dat (atomically)."""
+def write_scores(path: str, corpus, binary: bool = False) -> None:
+    """Write ``corpus``'s BLEU statistics as a Moses scores.dat (atomically).
+
+    With ``binary``, blocks are Moses's binary variant: 9 native-endian float32 per
+    hypothesis (Moses keeps statistics as float; an average reference length stays
+    fractional, as in the text form).
+    """
     if corpus.stats.shape[1] != N_STATS:
         raise ValueError("this store has no BLEU statistics (no references were given)")
     div = corpus.ref_len_divisor
@@ -72,8 +109,18 @@ def write_scores(path: str, corpus) -> None:
             lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
             if hi == lo:
                 continue
-            out.write(f"{_SCORE_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n".encode())
             block = corpus.stats[lo:hi]
+            if binary:
+                if block.max(initial=0) > _FLOAT32_EXACT:
+                    raise ValueError(f"a statistic of sentence {s} exceeds 2**24, which float32 cannot hold exactly")
+                rows = block.astype(np.float32)
+                if div != 1:
+                    rows[:, REF_LEN_COLUMN] = block[:, REF_LEN_COLUMN] / div
+                out.write(f"{_SCORE_BIN_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n".encode())
+                out.write(rows.tobytes())
+                out.write(_SCORE_BIN_END.encode() + b"\n")
+                continue
+            out.write(f"{_SCORE_BEGIN} {s} {hi - lo} {N_STATS} BLEU\n".encode())
             if div == 1:
                 lines = _textio.format_rows(block)
             else:
@@ -85,138 +132,108 @@ def write_scores(path: str, corpus) -> None:
             out.write(_SCORE_END.encode() + b"\n")
 
 
-def _lines(path: str):
-    """(line number, text) of a possibly gzipped UTF-8 file, CR stripped."""
-    for chunk, first in iter_chunks(path):
-        raws = chunk.split(b"\n")
-        if raws[-1] == b"":
-            raws.pop()
-        for i, raw in enumerate(raws):
-            yield first + i, decode_line(raw.rstrip(b"\r"), path, first + i)
+# Messages for the scanner's status codes (pyx/_mertdata_scan.pyx). Fields: t = the
+# text at fault, a/b = numbers it reports, sid/count = the block's header, begin/end =
+# the block's tags, hyp = "binary block of sentence S, hypothesis k of N".
+_MESSAGES = {
+    2: "expected '{begin_txt} <sentence> <count> <dim> ...' (or {begin_bin}), got {t60!r}",
+    3: "header announces {a} dense features but names {b}",
+    4: "dense feature names differ from the first block's: expected {first!r}, got {names!r}",
+    5: "block of sentence {sid} ends before its {count} lines",
+    6: "expected {end} after {count} {what} of sentence {sid}{got}{hint}",
+    7: "expected {a} dense values, got {b}",
+    8: "expected {dim} numbers, got {t80!r}",
+    9: "feature value is NaN or infinite",
+    10: "expected 'name=value' after the dense values, got {t!r}",
+    11: "expected a number in {t!r}",
+    12: "feature value in {t!r} is NaN or infinite",
+    13: "feature {t!r} twice on one line",
+    14: "invalid UTF-8 in feature name {t!r}",
+    15: "expected BLEU statistics (9 per line), got {score_type!r}",
+    16: "expected 9 statistics, got {b}",
+    17: "expected 9 non-negative integers, got {t!r} (reflen:average files cannot be read back)",
+    18: "negative statistic in {t!r}",
+    19: "statistic too large for a 32-bit integer in {t!r}",
+    20: "sentence id, hypothesis count or dimension out of range in {t60!r}",
+    21: "{hyp}: feature value is NaN or infinite",
+    22: "{hyp}: expected 9 non-negative integers, got {stats} (reflen:average files cannot be read back)",
+    23: "{hyp}: negative statistic in {stats}",
+    24: "binary block of sentence {sid} ends after {a} of its {count} hypotheses (truncated file?)",
+}
 
 
-def _parse_header(line: str, tag: str, path: str, ln: int) -> list[str]:
-    fields = line.split()
-    if len(fields) < 4 or fields[0] != tag:
-        raise InputError(f"expected '{tag} <sentence> <count> <dim> ...', got {line[:60]!r}", path, ln)
-    for f in fields[1:4]:
-        if not f.isdigit():
-            raise InputError(f"expected '{tag} <sentence> <count> <dim> ...', got {line[:60]!r}", path, ln)
-    return fields
+def _raise(scanner, path: str, scores: bool, first_names) -> None:
+    """Turn the scanner's error status into an InputError naming the file and line."""
+    code = scanner.err_code
+    if code == _mertdata_scan.STATUS_MEMORY:
+        raise MemoryError(f"out of memory reading {path}")
+    t = scanner.err_text.decode("utf-8", "backslashreplace")
+    kind = "SCORES" if scores else "FEATURES"
+    form = "BIN" if scanner.err_bin else "TXT"
+    fields = t.split()
+    raw = np.frombuffer(scanner.err_text, dtype=np.int32 if scanner.err_b else np.float32) \
+        if code in (22, 23) else np.zeros(0)
+    message = _MESSAGES.get(code, "unreadable line (status {code})").format(
+        code=code, t=t, t60=t[:60], t80=" ".join(fields)[:80], a=scanner.err_a, b=scanner.err_b,
+        sid=scanner.err_sid, count=scanner.err_count, dim=scanner.n_dense, got=f", got {t[:60]!r}" if t else "",
+        begin_txt=f"{kind}_TXT_BEGIN_0", begin_bin=f"{kind}_BIN_BEGIN_0", end=f"{kind}_{form}_END_0",
+        what="binary hypotheses" if scanner.err_bin else "lines",
+        hint=" (are the header's count and dimension right?)" if scanner.err_bin else "",
+        first=" ".join(first_names or ())[:200], names=" ".join(fields[4:])[:200],
+        score_type=" ".join(fields[3:]),
+        hyp=f"binary block of sentence {scanner.err_sid}, hypothesis {scanner.err_a + 1} of {scanner.err_count}",
+        stats=" ".join(f"{v:g}" for v in raw.tolist()))
+    raise InputError(message, path, int(scanner.err_line))
+
+
+def _scan(path: str, scores: bool, space=None):
+    """Run the compiled scanner over one (possibly gzipped) file; the scanner when done."""
+    scanner = _mertdata_scan.MertDataScanner(scores)
+    first_names = None
+    for chunk, first_line in iter_chunks(path):
+        scanner.feed(chunk, first_line)
+        while True:
+            rc = scanner.run()
+            if rc == _mertdata_scan.STATUS_OK:
+                break
+            if rc != _mertdata_scan.STATUS_FIRST_HEADER:
+                _raise(scanner, path, scores, first_names)
+            first_names = scanner.err_text.decode("utf-8", "backslashreplace").split()[4:]
+            try:
+                scanner.err_text.decode("utf-8")
+                space.define_dense(first_names, path)
+            except UnicodeDecodeError as exc:
+                raise InputError(f"invalid UTF-8 in the header at byte {exc.start}", path,
+                                 int(scanner.err_line)) from None
+            except InputError as exc:
+                raise InputError(exc.message, path, int(scanner.err_line)) from None
+    if scanner.at_eof() != _mertdata_scan.STATUS_OK:
+        _raise(scanner, path, scores, first_names)
+    if scanner.n_rows == 0:
+        raise InputError(f"empty {'scores' if scores else 'features'} file", path)
+    return scanner
 
 
 def read_features(path: str, space) -> dict:
     """Read a features.dat into arrays, interning names into ``space`` (FeatureSpace).
 
-    Returns ``sent_ids`` int32, ``dense`` float64 [n, n_dense], and the sparse CSR
-    (``sparse_indptr``, ``sparse_ids``, ``sparse_values``). Sentence blocks may come
-    in any order; a later file may repeat sentences (it is a later iteration).
+    Returns ``sent_ids`` int32 [n], ``dense`` float64 [n, n_dense], and the sparse CSR
+    (``sparse_indptr`` int64 [n + 1], ``sparse_ids`` int32 sorted per row,
+    ``sparse_values`` float64). Blocks may be text or binary (Moses ``--binary``), mixed
+    in one file; sentence blocks may come in any order; a later file may repeat
+    sentences (it is a later iteration). gzip is read transparently.
     """
     path = os.fspath(path)
-    sids: list[int] = []
-    dense_rows: list[np.ndarray] = []
-    sp_ptr = [0]
-    sp_ids: list[int] = []
-    sp_vals: list[float] = []
-    it = _lines(path)
-    n_dense = None
-    for ln, line in it:
-        if not line.strip():
-            continue
-        head = _parse_header(line, _FEAT_BEGIN, path, ln)
-        sid, count, dim = int(head[1]), int(head[2]), int(head[3])
-        names = head[4:]
-        if len(names) != dim:
-            raise InputError(f"header announces {dim} dense features but names {len(names)}", path, ln)
-        if n_dense is None:
-            space.define_dense(names, path)
-            n_dense = dim
-        elif dim != n_dense or names != space.feature_names[:n_dense]:
-            raise InputError("dense feature names differ from the first block's", path, ln)
-        for _ in range(count):
-            ln, line = next(it, (ln + 1, None))
-            if line is None or line.startswith(_FEAT_END):
-                raise InputError(f"block of sentence {sid} ends before its {count} lines", path, ln)
-            toks = line.split()
-            if len(toks) < dim:
-                raise InputError(f"expected {dim} dense values, got {len(toks)}", path, ln)
-            try:
-                row = np.array(toks[:dim], dtype=np.float64)
-            except ValueError:
-                raise InputError(f"expected {dim} numbers, got {' '.join(toks[:dim])[:80]!r}", path, ln) from None
-            if not np.all(np.isfinite(row)):
-                raise InputError("feature value is NaN or infinite", path, ln)
-            entries = {}
-            for tok in toks[dim:]:
-                name, eq, val = tok.rpartition("=")
-                if not eq or not name:
-                    raise InputError(f"expected 'name=value' after the dense values, got {tok!r}", path, ln)
-                try:
-                    v = float(val)
-                except ValueError:
-                    raise InputError(f"expected a number in {tok!r}", path, ln) from None
-                if not np.isfinite(v):
-                    raise InputError(f"feature value in {tok!r} is NaN or infinite", path, ln)
-                fid = space.names.add(name.encode("utf-8"))
-                if fid in entries or fid < dim:
-                    raise InputError(f"feature {name!r} twice on one line", path, ln)
-                entries[fid] = v
-            for fid in sorted(entries):
-                sp_ids.append(fid)
-                sp_vals.append(entries[fid])
-            sp_ptr.append(len(sp_ids))
-            dense_rows.append(row)
-            sids.append(sid)
-        ln, line = next(it, (ln + 1, None))
-        if line is None or line.strip() != _FEAT_END:
-            raise InputError(f"expected {_FEAT_END} after {count} lines of sentence {sid}", path, ln)
-    if not sids:
-        raise InputError("empty features file", path)
-    return {
-        "sent_ids": np.asarray(sids, dtype=np.int32),
-        "dense": np.array(dense_rows, dtype=np.float64).reshape(len(sids), n_dense),
-        "sparse_indptr": np.asarray(sp_ptr, dtype=np.int64),
-        "sparse_ids": np.asarray(sp_ids, dtype=np.int32),
-        "sparse_values": np.asarray(sp_vals, dtype=np.float64),
-    }
+    scanner = _scan(path, False, space)
+    ids = np.fromiter((space.names.add(name) for name in scanner.sparse_names()), dtype=np.int32)
+    return scanner.finish(ids)
 
 
 def read_scores(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read a BLEU scores.dat: ``(sent_ids int32 [n], stats int32 [n, 9])``."""
+    """Read a BLEU scores.dat (text or binary blocks): ``(sent_ids int32 [n], stats int32 [n, 9])``."""
     path = os.fspath(path)
-    sids: list[int] = []
-    rows: list[list[int]] = []
-    it = _lines(path)
-    for ln, line in it:
-        if not line.strip():
-            continue
-        head = _parse_header(line, _SCORE_BEGIN, path, ln)
-        sid, count, dim = int(head[1]), int(head[2]), int(head[3])
-        if dim != N_STATS or head[4:5] != ["BLEU"]:
-            raise InputError(f"expected BLEU statistics ({N_STATS} per line), got {' '.join(head[3:])!r}", path, ln)
-        for _ in range(count):
-            ln, line = next(it, (ln + 1, None))
-            if line is None or line.startswith(_SCORE_END):
-                raise InputError(f"block of sentence {sid} ends before its {count} lines", path, ln)
-            toks = line.split()
-            if len(toks) != N_STATS:
-                raise InputError(f"expected {N_STATS} statistics, got {len(toks)}", path, ln)
-            try:
-                row = [int(t) for t in toks]
-            except ValueError:
-                raise InputError(
-                    f"expected {N_STATS} non-negative integers, got {line.strip()!r} "
-                    "(reflen:average files cannot be read back)", path, ln) from None
-            if min(row) < 0:
-                raise InputError(f"negative statistic in {line.strip()!r}", path, ln)
-            rows.append(row)
-            sids.append(sid)
-        ln, line = next(it, (ln + 1, None))
-        if line is None or line.strip() != _SCORE_END:
-            raise InputError(f"expected {_SCORE_END} after {count} lines of sentence {sid}", path, ln)
-    if not sids:
-        raise InputError("empty scores file", path)
-    return np.asarray(sids, dtype=np.int32), np.asarray(rows, dtype=np.int32).reshape(-1, N_STATS)
+    out = _scan(path, True).finish()
+    return out["sent_ids"], out["stats"]
 
 
 def read_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):

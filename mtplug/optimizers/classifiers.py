@@ -24,13 +24,14 @@ PRO's data are symmetric (every pair appears in both orientations), so the optim
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse
-from scipy.special import expit
 
 from .._ext import _pro
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 CLASSIFIERS = ("logistic", "perceptron", "svm")
 
@@ -48,6 +49,8 @@ class PairMatrix:
         if self.dense.ndim != 2:
             raise ValueError(f"dense must be 2-D, got shape {self.dense.shape}")
         if self.sparse is not None:
+            import scipy.sparse   # here, not at import: SciPy takes ~0.5 s to load
+
             self.sparse = scipy.sparse.csr_matrix(self.sparse, dtype=np.float64)
             if self.sparse.shape[0] != self.dense.shape[0]:
                 raise ValueError(f"dense has {self.dense.shape[0]} rows, sparse {self.sparse.shape[0]}")
@@ -124,6 +127,8 @@ def logistic_objective(w: np.ndarray, X: PairMatrix, y: np.ndarray, C: float,
 
     log(1 + exp(-z)) is evaluated as ``logaddexp(0, -z)``, finite for any finite z.
     """
+    from scipy.special import expit
+
     z = y * X.matvec(w)
     value = loss_weight * float(np.sum(np.logaddexp(0.0, -z))) + float(w @ w) / (2.0 * C)
     # d/dz of -log σ(z) is -σ(-z)
@@ -138,6 +143,8 @@ def fit_logistic(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0,
     tolerance: scipy's ``gtol`` (largest gradient component); ``ftol`` is its relative
     objective decrease, set to tolerance / 1000.
     """
+    import scipy.optimize
+
     y = _labels(X, y)
     res = scipy.optimize.minimize(
         logistic_objective, np.zeros(X.n_columns), args=(X, y, float(C), float(loss_weight)), jac=True,

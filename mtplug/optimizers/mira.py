@@ -200,9 +200,11 @@ class KbMira(Optimizer):
                          help="background from the model 1-best instead of the hope (Moses --model-bg)"),
         "safe_hope": dict(action="store_true", default=False,
                           help="rescale the model score in hope selection when it dwarfs BLEU (Moses --safe-hope)"),
+        "order": dict(choices=("fixed", "shuffle"), default="shuffle",
+                      help="sentence order of each pass: seeded shuffle, or file order (Moses --no-shuffle)"),
     }
 
-    def __init__(self, passes=60, c=0.01, decay=0.999, model_bg=False, safe_hope=False):
+    def __init__(self, passes=60, c=0.01, decay=0.999, model_bg=False, safe_hope=False, order="shuffle"):
         if int(passes) < 1:
             raise ValueError(f"passes must be >= 1, got {passes}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(decay) <= 1.0):
@@ -210,6 +212,9 @@ class KbMira(Optimizer):
         super().__init__()
         self.passes, self.c, self.decay = int(passes), float(c), float(decay)
         self.model_bg, self.safe_hope = bool(model_bg), bool(safe_hope)
+        if order not in ("fixed", "shuffle"):
+            raise ValueError(f"order must be 'fixed' or 'shuffle', got {order!r}")
+        self.order = order
 
     def progress_total(self) -> int:
         return self.passes
@@ -240,7 +245,7 @@ class KbMira(Optimizer):
         state = np.zeros(2, dtype=np.int64)
         best_bleu, best_w, per_pass, steps, losses = -1.0, start.copy(), [], [], []
         for p in range(self.passes):
-            order = rng.permutation(S).astype(np.int64)
+            order = rng.permutation(S).astype(np.int64) if self.order == "shuffle" else np.arange(S, dtype=np.int64)
             before = int(state[1])
             if linear:   # synthetic store: no BLEU background, the gain is the store's own g
                 losses.append(_mira.mira_pass(*feats, gains, offsets, order, 1.0, 1.0, 1.0, -1.0, self.c,

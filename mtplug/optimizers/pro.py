@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 
 from .._ext import _pro
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
@@ -138,6 +137,8 @@ def pair_differences(corpus, better, worse) -> PairMatrix:
     n_sparse = corpus.n_features - nd
     sparse = None
     if n_sparse > 0:
+        import scipy.sparse
+
         sparse = scipy.sparse.csr_matrix((values, ids, indptr), shape=(len(better), n_sparse))
     return PairMatrix(dense, sparse)
 

@@ -108,5 +108,5 @@ def test_other_dense_features_in_a_later_file(write):
     f1 = write("f1", "FEATURES_TXT_BEGIN_0 0 1 1 F_0\n1 \nFEATURES_TXT_END_0\n")
     f2 = write("f2", "FEATURES_TXT_BEGIN_0 0 1 1 G_0\n1 \nFEATURES_TXT_END_0\n")
     s = write("s", "SCORES_TXT_BEGIN_0 0 1 9 BLEU\n1 1 1 1 1 1 1 1 1 \nSCORES_TXT_END_0\n")
-    with pytest.raises(InputError, match="f2: dense features G_0 differ from the earlier F_0"):
+    with pytest.raises(InputError, match="f2:1: dense features G_0 differ from the earlier F_0"):
         mert_data.read_mert_data([f1, f2], [s, s])

@@ -323,11 +323,8 @@ def test_option_validation():
             Pro(**kwargs)
 
 
-def test_cli_generates_the_options(shared_data, tmp_path, capsys, monkeypatch):
+def test_cli_generates_the_options(shared_data, tmp_path, capsys):
     from mtplug.cli import main
-    from mtplug.optimizers import registry
-
-    monkeypatch.setitem(registry.OPTIMIZERS, "pro", Pro)
     d = shared_data / "moses-toy"
     out = tmp_path / "pro.opt"
     rc = main(["optimize", "pro", "-q", "--ffile", str(d / "run1.features.dat"), "--scfile",

@@ -1,0 +1,214 @@
+"""What the Moses programs share: Moses-style flag parsing, ``--scconfig``, number
+formatting, loading features/scores files, and the error handling around ``main``.
+
+Flags follow Moses's parsers (getopt_long / boost::program_options): ``--name value``,
+``--name=value``, unambiguous prefixes of long names, ``-x value`` and ``-xvalue``.
+A flag Moses knows but which cannot change mtplug's result (verbosity, memory modes)
+is accepted with a warning; a flag Moses knows whose effect mtplug does not provide is
+an error naming it; an unknown flag is an error. Nothing is silently misread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Callable, Sequence
+
+from ...errors import InputError
+
+EXIT_USAGE = 1          # Moses's programs exit 1 after printing their usage
+EXIT_INPUT_ERROR = 2    # as the mtplug command
+EXIT_INTERRUPTED = 130
+
+
+class MosesArgumentParser(argparse.ArgumentParser):
+    """argparse with Moses's exit status for usage errors and helpers for the flags
+    mtplug ignores or refuses."""
+
+    def __init__(self, prog: str, description: str, examples: str = ""):
+        super().__init__(prog=prog, description=description, epilog=examples, allow_abbrev=True,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        self.warnings: list[str] = []
+
+    def error(self, message):  # noqa: D102 - argparse hook
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+    def add_ignored(self, *flags: str, nargs: int = 0, why: str, group=None) -> None:
+        """A Moses flag accepted and ignored with a warning (it cannot change the result)."""
+        parser = self
+
+        class Ignore(argparse.Action):
+            def __call__(self, p, namespace, values, option_string=None):
+                parser.warnings.append(f"{option_string} ignored: {why}")
+
+        (group or self).add_argument(*flags, nargs=None if nargs == 1 else 0, action=Ignore,
+                                     **({"metavar": "VALUE"} if nargs else {}),
+                                     help=f"accepted for Moses compatibility and ignored ({why})",
+                                     dest=argparse.SUPPRESS, default=argparse.SUPPRESS)
+
+    def add_unsupported(self, *flags: str, nargs: int = 1, why: str, allowed: Sequence[str] = (),
+                        group=None) -> None:
+        """A Moses flag whose effect mtplug does not provide: an error when used, unless
+        its value is one of ``allowed`` (values that mean "the default")."""
+        parser = self
+
+        class Refuse(argparse.Action):
+            def __call__(self, p, namespace, values, option_string=None):
+                if nargs and values in allowed:
+                    return
+                parser.error(f"{option_string} is not supported by mtplug: {why}")
+
+        (group or self).add_argument(*flags, nargs=None if nargs == 1 else 0, action=Refuse,
+                                     **({"metavar": "VALUE"} if nargs else {}),
+                                     help=f"Moses flag not supported: {why}", dest=argparse.SUPPRESS,
+                                     default=argparse.SUPPRESS)
+
+    def parse(self, argv: Sequence[str]) -> argparse.Namespace:
+        """Parse ``argv``, then print the warnings of ignored flags."""
+        args = self.parse_args(list(argv))
+        for w in self.warnings:
+            print(f"{self.prog}: warning: {w}", file=sys.stderr)
+        return args
+
+
+def run_program(prog: str, body: Callable[[], int]) -> int:
+    """Run ``body``; bad input becomes one line ``PROG: error: FILE:LINE: what`` and
+    exit status 2 (nothing half-written: every output goes through a temp file)."""
+    try:
+        return body()
+    except InputError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except (ValueError, FloatingPointError) as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+class Timer:
+    """Seconds since creation, for log lines."""
+
+    def __init__(self):
+        self.t0 = time.perf_counter()
+
+    def __str__(self) -> str:
+        return f"{time.perf_counter() - self.t0:.2f} s"
+
+
+# ------------------------------------------------------------------------- values
+def split_list(values: Sequence[str] | str | None, *, blanks: bool = False) -> list[str]:
+    """Flags given as comma lists and/or repeated (both forms occur in mert-moses.pl);
+    ``blanks``: blanks separate items too (mert-moses.pl's --activate-features)."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for v in values:
+        if blanks:
+            v = v.replace(" ", ",").replace("\t", ",")
+        out.extend(p for p in v.split(",") if p)
+    return out
+
+
+def check_sctype(values: Sequence[str] | str | None) -> None:
+    """Only BLEU is provided (Moses's default ``--sctype``)."""
+    for v in split_list(values):
+        if v != "BLEU":
+            raise InputError(f"--sctype {v}: mtplug computes BLEU only (Moses's default scorer); "
+                             "expected --sctype BLEU")
+
+
+def parse_scconfig(values: Sequence[str] | str | None):
+    """Moses's ``--scconfig case:true,reflen:closest`` as a BleuConfig.
+
+    Keys as Moses's BleuScorer: ``case`` (true/false; false = lowercase both sides),
+    ``reflen`` (closest, shortest, average), ``ngramlen`` (only 4). Pairs are separated
+    by commas or blanks; a later pair overrides an earlier one.
+    """
+    from ...metrics.bleu import BleuConfig
+
+    reflen, lowercase = "closest", False
+    for item in split_list(values, blanks=True):
+        key, sep, value = item.partition(":")
+        if not sep:
+            raise InputError(f"--scconfig: expected key:value pairs, got {item!r}")
+        if key == "case":
+            if value not in ("true", "false"):
+                raise InputError(f"--scconfig case:{value}: expected case:true or case:false")
+            lowercase = value == "false"
+        elif key == "reflen":
+            if value not in ("closest", "shortest", "average"):
+                raise InputError(f"--scconfig reflen:{value}: expected closest, shortest or average")
+            reflen = value
+        elif key == "ngramlen":
+            if value != "4":
+                raise InputError(f"--scconfig ngramlen:{value}: mtplug's BLEU uses n-grams up to 4 only")
+        else:
+            raise InputError(f"--scconfig: unknown key {key!r}; mtplug's BLEU knows case, reflen, ngramlen")
+    return BleuConfig(reflen=reflen, lowercase=lowercase)
+
+
+def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
+    """The deduplicated n-best store of features.dat/scores.dat pairs (every sentence
+    must have hypotheses)."""
+    from ...formats.mert_data import read_mert_data
+
+    if not ffiles:
+        raise InputError("no features file: give --ffile FILE (comma list or repeated)")
+    if len(ffiles) != len(scfiles):
+        raise InputError(f"{len(ffiles)} features files (--ffile) but {len(scfiles)} scores files "
+                         "(--scfile); expected one scores file per features file")
+    corpus = read_mert_data(ffiles, scfiles)
+    corpus.check_complete()
+    return corpus
+
+
+# ------------------------------------------------------------------ --algorithm extras
+def algorithm_of(argv: Sequence[str], default: str) -> str:
+    """The ``--algorithm NAME`` of ``argv`` (``default`` if absent or unknown; the full
+    parser then reports an unknown name)."""
+    from ...optimizers.registry import OPTIMIZER_NAMES
+
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--algorithm", default=default)
+    known, _ = pre.parse_known_args(list(argv))
+    return known.algorithm if known.algorithm in OPTIMIZER_NAMES else default
+
+
+def add_algorithm_options(parser: MosesArgumentParser, algorithm: str, default: str,
+                          mapped: Sequence[str] = (), overrides: dict | None = None):
+    """The group ``--algorithm`` plus every option of that optimizer as ``--option-name``
+    (except ``mapped`` ones, which the program sets from Moses's own flags; ``overrides``
+    replaces argparse keywords of an option). Returns the optimizer class."""
+    from ...optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+
+    g = parser.add_argument_group(f"mtplug extras (options of --algorithm {algorithm})")
+    g.add_argument("--algorithm", default=default, choices=OPTIMIZER_NAMES,
+                   help=f"optimizer to run over the same data (default {default}); its options follow")
+    cls = get_optimizer(algorithm)
+    for name, kwargs in cls.options.items():
+        flag = "--" + name.replace("_", "-")
+        if name in mapped or flag in parser._option_string_actions:
+            continue     # set from the Moses flag of the same name
+        kwargs = {**kwargs, **(overrides or {}).get(name, {})}
+        g.add_argument("--" + name.replace("_", "-"), dest=name, **kwargs)
+    return cls
+
+
+def algorithm_options(cls, args, mapped: dict) -> dict:
+    """Constructor keywords of optimizer ``cls``: its options parsed into ``args``,
+    updated with the values of ``mapped`` that are not None (taken from Moses's flags;
+    None = flag not given, so the optimizer's own default holds)."""
+    options = {name: getattr(args, name) for name in cls.options if getattr(args, name, None) is not None}
+    options.update({k: v for k, v in mapped.items() if k in cls.options and v is not None})
+    return options

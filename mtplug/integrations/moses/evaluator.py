@@ -1,0 +1,93 @@
+"""``evaluator``: corpus BLEU of translation files, printed as Moses's evaluator does.
+
+Flags of Moses's ``mert/evaluator.cpp``. One candidate and one scorer: the score alone
+(``%.4f``); several: ``FILE<TAB>`` and/or ``BLEU<TAB>`` before it; with ``--bootstrap
+N``: ``mean<TAB>[low,high]``, the 95 % interval of N resamplings of the sentences.
+mert-moses.pl (``--return-best-dev``) reads the one number.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .common import MosesArgumentParser, check_sctype, log, parse_scconfig, run_program, split_list
+
+PROG = "evaluator"
+ALPHA = 0.05
+
+EXAMPLES = """\
+examples:
+  evaluator --reference ref.0,ref.1 -s BLEU --candidate run3.out
+  evaluator --sctype BLEU --scconfig case:false --reference ref.0 --candidate a.out,b.out --bootstrap 1000 -r 1
+"""
+
+
+def build_parser() -> MosesArgumentParser:
+    p = MosesArgumentParser(PROG, "Corpus BLEU of translation files (mtplug's drop-in for Moses's evaluator).",
+                            EXAMPLES)
+    p.add_argument("--sctype", "-s", action="append", metavar="TYPE",
+                   help="scorer (repeatable): BLEU, the only one provided")
+    p.add_argument("--scconfig", "-c", action="append", metavar="KEY:VAL,...",
+                   help="configuration of the preceding --sctype: case:true|false, reflen:...")
+    p.add_argument("--reference", "-R", action="append", metavar="REF0[,REF1]", help="reference files")
+    p.add_argument("--candidate", "-C", action="append", metavar="FILE[,FILE]",
+                   help="translations, one sentence per line")
+    p.add_argument("--bootstrap", "-b", type=int, default=0, metavar="N",
+                   help="bootstrap resamplings for a 95%% interval (default 0: none)")
+    p.add_argument("--rseed", "-r", type=int, default=None, metavar="SEED",
+                   help="seed of the resampling (default 0: mtplug is deterministic)")
+    p.add_unsupported("--factors", "-f", why="factored hypotheses are not split by mtplug", allowed=("",))
+    p.add_unsupported("--filter", "-l", why="pre-processing filters are not run by mtplug", allowed=("",))
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse(argv)
+    return run_program(PROG, lambda: evaluate(args))
+
+
+def evaluate(args) -> int:
+    import numpy as np
+
+    from ...corpus import NbestCorpus
+    from ...errors import InputError
+    from ...formats.references import read_references
+    from ...metrics.bleu import corpus_bleu_from_stats
+
+    scorers = args.sctype or ["BLEU"]
+    check_sctype(scorers)
+    configs = args.scconfig or []
+    if len(configs) > len(scorers):
+        raise InputError("more --scconfig than --sctype; give each --scconfig after its --sctype")
+    bleus = [parse_scconfig(configs[i] if i < len(configs) else "") for i in range(len(scorers))]
+    refs_files, cands = split_list(args.reference), split_list(args.candidate)
+    if not refs_files:
+        raise InputError("You have to specify at least one reference file (--reference).")
+    if not cands:
+        raise InputError("You have to specify at least one candidate file (--candidate).")
+    refs = read_references(refs_files)
+    if args.bootstrap < 0:
+        raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
+    seed = 0 if args.rseed is None else args.rseed
+    if args.bootstrap:
+        log(f"Seeding random numbers with {seed}")
+    for cand in cands:
+        for scorer, bleu in zip(scorers, bleus):
+            corpus = NbestCorpus.from_plain(cand, refs, bleu)
+            stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)
+            prefix = (f"{cand}\t" if len(cands) > 1 else "") + (f"{scorer}\t" if len(scorers) > 1 else "")
+            if args.bootstrap:
+                rng = np.random.default_rng(seed)
+                n = len(stats)
+                scores = np.array([corpus_bleu_from_stats(stats[rng.integers(0, n, n)].sum(axis=0),
+                                                          corpus.ref_len_divisor).score
+                                   for _ in range(args.bootstrap)], dtype=np.float32)
+                mean = float(np.float32(scores.mean(dtype=np.float64)))
+                scores.sort()
+                lo = scores[int(len(scores) * (ALPHA / 2))]
+                hi = scores[int(len(scores) * (1 - ALPHA / 2))]
+                print(f"{prefix}{mean:.4f}\t[{lo:.4f},{hi:.4f}]")
+            else:
+                score = corpus_bleu_from_stats(stats.sum(axis=0), corpus.ref_len_divisor).score
+                print(f"{prefix}{float(np.float32(score)):.4f}")
+    return 0

@@ -1,0 +1,83 @@
+"""``extractor``: n-best lists + references -> Moses features.dat and scores.dat.
+
+Moses's ``mert/extractor.cpp`` flags; the text files are byte-identical to Moses's on
+today's n-best format (tests/integrations: shared/data/moses-toy).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .common import (MosesArgumentParser, Timer, check_sctype, log, parse_scconfig, run_program,
+                     split_list)
+
+PROG = "extractor"
+
+EXAMPLES = """\
+example (as mert-moses.pl calls it):
+  extractor --sctype BLEU --scconfig case:true --scfile run1.scores.dat --ffile run1.features.dat \\
+      -r ref.0,ref.1 -n run1.best100.out.gz
+"""
+
+
+def build_parser() -> MosesArgumentParser:
+    p = MosesArgumentParser(PROG, "Compute BLEU statistics and features of n-best lists "
+                                  "(mtplug's drop-in for Moses's extractor).", EXAMPLES)
+    p.add_argument("--nbest", "-n", action="append", metavar="FILE[,FILE]",
+                   help="Moses n-best list(s), gzip allowed (comma list or repeated)")
+    p.add_argument("--reference", "-r", action="append", metavar="REF0[,REF1]",
+                   help="reference files, one per reference set (comma list or repeated)")
+    p.add_argument("--sctype", "-s", default="BLEU", help="scorer type: BLEU (the only one provided)")
+    p.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
+                   help="case:true|false, reflen:closest|shortest|average")
+    p.add_argument("--scfile", "-S", default="statscore.data", metavar="FILE",
+                   help="scores file to write (default statscore.data)")
+    p.add_argument("--ffile", "-F", default="features.data", metavar="FILE",
+                   help="features file to write (default features.data)")
+    p.add_argument("--prev-scfile", "-E", action="append", metavar="FILE[,FILE]",
+                   help="earlier scores files to merge in")
+    p.add_argument("--prev-ffile", "-R", action="append", metavar="FILE[,FILE]",
+                   help="earlier features files to merge in")
+    p.add_argument("--binary", "-b", action="store_true",
+                   help="write Moses's binary variant (dense features only)")
+    p.add_ignored("--verbose", "-v", nargs=1, why="mtplug logs the same at every level")
+    p.add_unsupported("--factors", "-f", why="factored hypotheses are not split by mtplug", allowed=("",))
+    p.add_unsupported("--filter", "-l", why="pre-processing filters are not run by mtplug; filter the "
+                                            "n-best list beforehand", allowed=("",))
+    p.add_unsupported("--allow-duplicates", "-d", nargs=0,
+                      why="mtplug always stores identical hypotheses once")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse(argv)
+    return run_program(PROG, lambda: extract(args))
+
+
+def extract(args) -> int:
+    from ...corpus import NbestCorpus
+    from ...errors import InputError
+    from ...formats.mert_data import read_mert_data, write_features, write_scores
+    from ...formats.references import read_references
+
+    check_sctype(args.sctype)
+    bleu = parse_scconfig(args.scconfig)
+    nbests, refs = split_list(args.nbest), split_list(args.reference)
+    if not nbests:
+        raise InputError("no n-best list: give --nbest FILE")
+    if not refs:
+        raise InputError("no reference: give --reference REF0[,REF1...]")
+    t = Timer()
+    corpus = NbestCorpus.from_nbest(nbests, read_references(refs), bleu)
+    log(f"{PROG}: read {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences "
+        f"({corpus.n_dense} dense, {corpus.n_features - corpus.n_dense} sparse features) in {t}")
+    prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
+    if prev_f or prev_s:
+        prev = read_mert_data(prev_f, prev_s)
+        added = prev.merge_store(corpus)
+        log(f"{PROG}: merged into {len(prev_f)} earlier file pair(s): {added} new hypotheses")
+        corpus = prev
+    write_features(args.ffile, corpus, binary=args.binary)
+    write_scores(args.scfile, corpus, binary=args.binary)
+    log(f"{PROG}: wrote {args.ffile} and {args.scfile} ({corpus.n_hypotheses} hypotheses) in {t}")
+    return 0

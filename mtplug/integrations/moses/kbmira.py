@@ -1,0 +1,164 @@
+"""``kbmira``: Moses's batch k-best MIRA program (Cherry & Foster 2012), run by mtplug.
+
+Flags of Moses's ``mert/kbmira.cpp``. Writes ``F<i> <weight>`` lines for the dense
+features and ``<name> <weight>`` for sparse ones with |weight| > 1e-8 (to ``-o`` or
+stdout), and on stderr ``Initial BLEU = …``, one line per pass and ``Best BLEU = …``
+(mert-moses.pl reads that line). Unlike Moses's, every unique hypothesis is used
+(Moses's de-duplication compares an item with itself and keeps 16 per sentence).
+``--algorithm`` runs another mtplug optimizer (mira, rampion, pro, apro, ...) over the
+same data and writes its weights the same way, sparse features included.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
+                     check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
+
+PROG = "kbmira"
+SPARSE_ZERO = 1e-8     # Moses writes a sparse weight only above this
+
+#: kbmira options that Moses's flags set
+MOSES_MAPPED = ("passes", "c", "decay", "model_bg", "safe_hope", "order")
+
+EXAMPLES = """\
+examples:
+  # as mert-moses.pl --batch-mira calls it
+  kbmira --dense-init run2.dense --sparse-init run2.sparse-weights -r 1000 --ffile run1.features.dat \\
+      --ffile run2.features.dat --scfile run1.scores.dat --scfile run2.scores.dat -o mert.out
+  # mtplug extra: RAMPION over the same data (mert-moses.pl --batch-mira-args="--algorithm rampion")
+  kbmira --algorithm rampion --dense-init run1.dense --ffile run1.features.dat --scfile run1.scores.dat -o mert.out
+"""
+
+
+def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
+    p = MosesArgumentParser(PROG, "Batch k-best MIRA over accumulated n-best lists (mtplug's drop-in for "
+                                  "Moses's kbmira; any mtplug optimizer with --algorithm).", EXAMPLES)
+    g = p.add_argument_group("Moses kbmira flags")
+    g.add_argument("--scfile", "-S", action="append", metavar="FILE", help="scores files (repeated)")
+    g.add_argument("--ffile", "-F", action="append", metavar="FILE", help="features files (repeated)")
+    g.add_argument("--random-seed", "-r", type=int, default=None, metavar="SEED",
+                   help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
+    g.add_argument("--output-file", "-o", default=None, metavar="FILE", help="weights file (default stdout)")
+    # None = not given: the optimizer's default holds (kbmira's are Moses's: 0.01, 0.999, 60)
+    g.add_argument("--cparam", "-C", type=float, default=None, metavar="C",
+                   help="MIRA C, lower for more regularisation (default 0.01)")
+    g.add_argument("--decay", "-D", type=float, default=None, help="BLEU background decay (default 0.999)")
+    g.add_argument("--iters", "-J", type=int, default=None, metavar="J", help="passes (default 60)")
+    g.add_argument("--dense-init", "-d", default=None, metavar="FILE",
+                   help="start weights of the dense features: 'Label= value' lines (runN.dense) or a line "
+                        "of numbers (init.opt); required")
+    g.add_argument("--sparse-init", "-s", default=None, metavar="FILE",
+                   help="start weights of sparse features ('name value' lines)")
+    g.add_argument("--no-shuffle", action="store_true", help="visit sentences in file order")
+    g.add_argument("--streaming", action="store_true",
+                   help="Moses: stream the files (implies --no-shuffle); mtplug holds them compactly in "
+                        "memory and keeps the file order")
+    g.add_argument("--model-bg", action="store_true", help="BLEU background from the model 1-best, not the hope")
+    g.add_argument("--safe-hope", action="store_true", help="limit the model score's weight in hope selection")
+    g.add_argument("--sctype", default="BLEU", help="scorer: BLEU (the only one provided)")
+    g.add_argument("--scconfig", default="", metavar="KEY:VAL,...",
+                   help="checked for consistency only: the statistics come from the scores files")
+    p.add_unsupported("--hgdir", "-H", why="hypergraph MIRA needs mtplug's hypergraph reader (not yet built)",
+                      group=g)
+    p.add_unsupported("--reference", "-R", why="only used with --hgdir (hypergraph MIRA)", group=g)
+    add_algorithm_options(p, algorithm, "kbmira", MOSES_MAPPED if algorithm == "kbmira" else ())
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    algorithm = algorithm_of(argv, "kbmira")
+    args = build_parser(algorithm).parse(argv)
+    return run_program(PROG, lambda: train(args, algorithm))
+
+
+def _dense_start(path: str | None, corpus):
+    """float64 [n_dense] from a runN.dense or init.opt file; its names (when it has
+    them) must be the features files' dense columns, in order."""
+    import numpy as np
+
+    from ...errors import InputError
+    from ...fileio import read_text_lines
+    from ...formats.mert_weights import read_dense_init
+    from ...formats.weights import parse_number
+
+    names = corpus.feature_names[: corpus.n_dense]
+    if path is None:
+        raise InputError(f"kbmira needs start weights: --dense-init FILE with {len(names)} dense weights "
+                         f"({' '.join(names)}); mert-moses.pl passes runN.dense")
+    lines = read_text_lines(path)
+    if not lines:
+        raise InputError(f"empty file; expected {len(names)} dense weights", path)
+    if "=" in lines[0]:
+        weights = read_dense_init(path)
+        got = list(weights)
+        if got != names:
+            first = next((i for i, (a, b) in enumerate(zip(got, names)) if a != b), min(len(got), len(names)))
+            raise InputError(f"dense weights {' '.join(got)} do not match the features files' "
+                             f"{' '.join(names)} (first difference at position {first})", path)
+        return np.array(list(weights.values()), dtype=np.float64)
+    values = [parse_number(t, path, 1) for t in lines[0].split()]     # Moses's older init.opt form
+    if len(values) != len(names):
+        raise InputError(f"line has {len(values)} dense weights; the features files have {len(names)} "
+                         f"({' '.join(names)})", path, 1)
+    return np.array(values, dtype=np.float64)
+
+
+def train(args, algorithm: str) -> int:
+    import numpy as np
+
+    from ...fileio import atomic_output
+    from ...formats.sparse_weights import read_sparse_weights
+    from ...formats.weights import format_g6
+    from ...optimizers.registry import get_optimizer
+
+    check_sctype(args.sctype)
+    parse_scconfig(args.scconfig)
+    seed = 0 if args.random_seed is None else args.random_seed
+    log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
+                                                 if args.random_seed is None else ""))
+    t = Timer()
+    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile))
+    dense = _dense_start(args.dense_init, corpus)
+    if args.sparse_init:
+        sparse = read_sparse_weights(args.sparse_init)
+        for name in sparse:     # weights of features absent from the lists stay as given
+            corpus.space.names.add(name.encode("utf-8"))
+        log(f"Found {len(sparse)} initial sparse features")
+    start = np.zeros(corpus.n_features)
+    start[: corpus.n_dense] = dense
+    if args.sparse_init:
+        index = {n: k for k, n in enumerate(corpus.feature_names)}
+        for name, value in sparse.items():
+            start[index[name]] = value
+    log(f"{PROG}: {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
+        f"{corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features, read in {t}")
+    log(f"Initial BLEU = {format_g6(corpus.metric_of(start))}")
+    cls = get_optimizer(algorithm)
+    options = algorithm_options(cls, args, {
+        "passes": args.iters, "c": args.cparam, "decay": args.decay, "model_bg": args.model_bg or None,
+        "safe_hope": args.safe_hope or None, "order": "fixed" if (args.no_shuffle or args.streaming) else None})
+    optimizer = cls(**options)
+    result = optimizer.optimize(corpus, start, seed)
+    info = result.info
+    for bleu, steps, loss in zip(info.get("bleu_per_pass", ()), info.get("steps_per_pass", ()),
+                                 info.get("loss_per_pass", ())):
+        log(f"{steps}/{corpus.n_sentences} updates, avg loss = {format_g6(loss / corpus.n_sentences)}, "
+            f"BLEU = {format_g6(bleu)}")
+    w = result.weights
+    names = corpus.feature_names
+    lines = [f"F{i} {format_g6(v)}\n" for i, v in enumerate(w[: corpus.n_dense].tolist())]
+    lines += [f"{names[k]} {format_g6(w[k])}\n" for k in range(corpus.n_dense, corpus.n_features)
+              if abs(w[k]) > SPARSE_ZERO]
+    if args.output_file:
+        with atomic_output(args.output_file) as fh:
+            fh.writelines(lines)
+    else:
+        import sys
+
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+    log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
+    log(f"Best BLEU = {format_g6(result.score)}")
+    return 0

@@ -1,0 +1,235 @@
+"""``mert``: Moses's mert program over features/scores files, run by mtplug's optimizers.
+
+Flags of Moses's ``mert/mert.cpp``; writes ``weights.txt`` (the best point, L1-normalised
+when every feature is optimised) in the working directory and the log line
+``Best point: w1 w2 ... wD  => BLEU`` on stderr, which mert-moses.pl parses.
+
+``--algorithm`` runs another mtplug optimizer over the same data (apro, pro, kbmira,
+mira, rampion), and every option of that optimizer is a flag here, so
+``mert-moses.pl --mertmertargs="--algorithm apro --c 0.1"`` needs no script change.
+For MERT itself, ``--directions`` (coordinate, random, powell, expbleu) and ``--reg``
+(l2, l2-fixed, l2-l1norm, l0 with ``--reg-strength``) reach the expected-BLEU direction
+finder and the regularised line search.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
+                     check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
+
+PROG = "mert"
+WEIGHTS_FILE = "weights.txt"
+
+#: Moses's -t values and the direction finder that does what Moses's does
+MOSES_TYPES = {
+    "powell": "coordinate",          # Moses's "powell" optimizer searches the coordinate axes
+    "random-direction": "random",    # Cer et al. (2008)
+    "random": "random",
+    "none": None,                    # keep the start point (Moses's NOptimizer)
+    "noptimizer": None,
+}
+#: mert options set through Moses's own flags instead of --option-name
+MOSES_MAPPED = {"restarts", "random_directions", "activate_features"}
+
+EXAMPLES = """\
+examples:
+  # as mert-moses.pl calls it
+  mert -d 8 --sctype BLEU --scconfig case:true --ffile run1.features.dat,run2.features.dat \\
+      --scfile run1.scores.dat,run2.scores.dat --ifile run2.init.opt -n 20 -r 1000
+  # mtplug extras: expected-BLEU directions, l2-regularised line search, another algorithm
+  mert -d 8 --ffile run1.features.dat --scfile run1.scores.dat --ifile run1.init.opt --directions expbleu
+  mert -d 8 --ffile run1.features.dat --scfile run1.scores.dat --ifile run1.init.opt --reg l2 --reg-strength 0.01
+  mert -d 8 --ffile run1.features.dat --scfile run1.scores.dat --ifile run1.init.opt --algorithm apro
+  # through mert-moses.pl:
+  mert-moses.pl ... --mertdir=$(mtplug mertdir) --mertmertargs="--algorithm rampion"
+"""
+
+
+_DIRECTIONS_HELP = ("direction finder: coordinate ascent, random directions (Cer et al. 2008), Powell, or the "
+                    "expected-BLEU gradient with cooling (Galley et al. 2013) (default: from -t)")
+
+
+def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
+    p = MosesArgumentParser(PROG, "Tune weights on accumulated n-best lists (mtplug's drop-in for Moses's "
+                                  "mert; MERT by default, any mtplug optimizer with --algorithm).", EXAMPLES)
+    g = p.add_argument_group("Moses mert flags")
+    g.add_argument("--pdim", "-d", type=int, required=True, metavar="D", help="number of dense weights (mandatory)")
+    g.add_argument("--ntry", "-n", type=int, default=1, metavar="N",
+                   help="random start points besides the given ones (default 1)")
+    g.add_argument("--nrandom", "-m", type=int, default=0, metavar="M",
+                   help="random directions per round (with -t random-direction; default 0 = 10 for mtplug)")
+    g.add_argument("--rseed", "-r", type=int, default=None, metavar="SEED",
+                   help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
+    g.add_argument("--optimize", "-o", default="", metavar="NAMES",
+                   help="features to optimise (comma or blank list of features.dat names); others stay fixed")
+    g.add_argument("--type", "-t", default="powell", choices=sorted(MOSES_TYPES),
+                   help="Moses optimizer type (default powell = coordinate ascent, as Moses's)")
+    g.add_argument("--sctype", "-s", default="BLEU", help="scorer: BLEU (the only one provided)")
+    g.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
+                   help="checked for consistency only: the statistics come from the scores files")
+    g.add_argument("--scfile", "-S", action="append", metavar="F1,F2",
+                   help="scores files (comma list; default statscore.data)")
+    g.add_argument("--ffile", "-F", action="append", metavar="F1,F2",
+                   help="features files (comma list; default features.data)")
+    g.add_argument("--ifile", "-i", default="init.opt", metavar="I1,I2",
+                   help="start point file(s), init.opt format (default init.opt); the first one's "
+                        "second and third lines bound the random start points")
+    g.add_argument("--sparse-weights", "-p", default=None, metavar="FILE",
+                   help="sparse weights ('name value' lines): the sparse features become one extra "
+                        "dense column, weighted by them (init files then hold D+1 values)")
+    g.add_argument("--threads", "-T", type=int, default=None, metavar="N",
+                   help="threads (default: all cores; the result does not depend on it)")
+    p.add_ignored("--verbose", "-v", nargs=1, why="mtplug logs the same at every level", group=g)
+    p.add_unsupported("--positive", "-P", why="positivity constraints are not provided", allowed=("",), group=g)
+    p.add_unsupported("--shard-count", why="sharded MERT is not provided", allowed=("0",), group=g)
+    p.add_unsupported("--shard-size", why="sharded MERT is not provided", allowed=("0",), group=g)
+
+    overrides = {"directions": {"default": None, "help": _DIRECTIONS_HELP}} if algorithm == "mert" else None
+    add_algorithm_options(p, algorithm, "mert", MOSES_MAPPED if algorithm == "mert" else (), overrides)
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    algorithm = algorithm_of(argv, "mert")
+    args = build_parser(algorithm).parse(argv)
+    return run_program(PROG, lambda: optimize(args, algorithm))
+
+
+def _read_starts(files: list[str], n_values: int):
+    """Start points (float64 [n_values] each) and the first file's (mins, maxs)."""
+    import numpy as np
+
+    from ...errors import InputError
+    from ...fileio import read_text_lines
+    from ...formats.weights import parse_number
+
+    starts, ranges = [], None
+    for path in files:
+        lines = read_text_lines(path)
+        rows = []
+        for i, line in enumerate(lines[:3], 1):
+            values = [parse_number(t, path, i) for t in line.split()]
+            if len(values) < n_values:
+                role = ("start weights", "minimums", "maximums")[i - 1]
+                raise InputError(f"line has {len(values)} {role}; expected {n_values} (-d)", path, i)
+            rows.append(np.array(values[:n_values], dtype=np.float64))
+        if not rows:
+            raise InputError(f"empty file; expected {n_values} start weights", path)
+        starts.append(rows[0])
+        if ranges is None:
+            if len(rows) < 3:
+                raise InputError(f"expected 3 lines (start weights, minimums, maximums), got {len(rows)}",
+                                 path, len(rows))
+            ranges = (rows[1], rows[2])
+    return starts, ranges
+
+
+def _with_merged_sparse(corpus, path: str):
+    """Moses's --sparse-weights: a store whose dense block gains one column, the sparse
+    features' score under the given weights."""
+    import numpy as np
+
+    from ...formats.sparse_weights import read_sparse_weights
+
+    sw = read_sparse_weights(path)
+    names = corpus.feature_names
+    w = np.zeros(corpus.n_features)
+    for k in range(corpus.n_dense, corpus.n_features):
+        w[k] = sw.get(names[k], 0.0)
+    merged = np.zeros(corpus.n_hypotheses)
+    ip = corpus.sparse_indptr
+    rows = np.repeat(np.arange(corpus.n_hypotheses), np.diff(ip))
+    np.add.at(merged, rows, corpus.sparse_values * w[corpus.sparse_ids])
+    view = corpus.dense_only()
+    view.space = type(view.space)()
+    view.space.define_dense(names[: corpus.n_dense] + ["SparseMerged_0"])
+    view.dense = np.ascontiguousarray(np.column_stack([corpus.dense, merged]))
+    return view
+
+
+def optimize(args, algorithm: str) -> int:
+    import numpy as np
+
+    from ...errors import InputError
+    from ...formats.weights import format_g6
+    from ...optimizers.registry import get_optimizer
+
+    check_sctype(args.sctype)
+    parse_scconfig(args.scconfig)     # statistics come from the scores files; reject nonsense all the same
+    seed = 0 if args.rseed is None else args.rseed
+    log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
+                                                 if args.rseed is None else ""))
+    t = Timer()
+    ffiles = split_list(args.ffile) or ["features.data"]
+    scfiles = split_list(args.scfile) or ["statscore.data"]
+    for ff, sf in zip(ffiles, scfiles):
+        log(f"Loading Data from: {sf} and {ff}")
+    full = load_mert_data(ffiles, scfiles)
+    corpus = _with_merged_sparse(full, args.sparse_weights) if args.sparse_weights else full.dense_only()
+    pdim = args.pdim + (1 if args.sparse_weights else 0)
+    if pdim != corpus.n_dense:
+        raise InputError(f"-d {args.pdim} but the features files hold {full.n_dense} dense features "
+                         f"({' '.join(full.feature_names[: full.n_dense])})", ffiles[0])
+    log(f"Data loaded: {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
+        f"{corpus.n_dense} weights, in {t}")
+    starts, ranges = _read_starts(split_list(args.ifile), pdim)
+
+    cls = get_optimizer(algorithm)
+    options = algorithm_options(cls, args, {})
+    active = split_list(args.optimize, blanks=True)
+    if algorithm == "mert":
+        directions = args.directions or MOSES_TYPES[args.type]
+        if directions is None:
+            algorithm, cls, options = "none", get_optimizer("none"), {}
+        else:
+            options.update(directions=directions, restarts=max(0, args.ntry), activate_features=",".join(active)
+                           or None, random_directions=args.nrandom or cls.options["random_directions"]["default"])
+            if args.type == "powell" and args.nrandom and not args.directions:
+                log(f"{PROG}: note: -m {args.nrandom} with -t powell: Moses adds random directions to its "
+                    "coordinate search; mtplug searches the coordinates only (use -t random-direction)")
+    elif active:
+        raise InputError(f"-o (features to optimise) applies to MERT only, not to --algorithm {algorithm}")
+    try:
+        optimizer = cls(**options)
+    except ValueError as err:
+        raise InputError(f"--algorithm {algorithm}: {err}") from None
+    log(f"{PROG}: {algorithm} {' '.join(f'{k}={v}' for k, v in options.items())} seed={seed}")
+
+    best = None
+    for i, start in enumerate(starts):
+        if algorithm == "mert" and i > 0:
+            # later init files (mert-moses.pl --historic-bests) are extra start points
+            optimizer = cls(**{**options, "restarts": 0})
+        log(f"{PROG}: start point {i + 1} of {len(starts)}: BLEU = {corpus.metric_of(start):.6f}")
+        result = optimizer.optimize(corpus, start, seed, threads=args.threads, ranges=ranges)
+        objective = result.info.get("objective", result.score)
+        if best is None or objective > best[0]:
+            best = (objective, result)
+    result = best[1]
+    w = result.weights
+    if not active:
+        norm = float(np.abs(w).sum())
+        if norm > 0:
+            w = w / norm        # Moses normalises when every weight is optimised
+    else:
+        # the optimizer may rescale the whole vector (the 1-best does not change); Moses
+        # keeps the features left out of -o at their start values, so undo the scale
+        names = corpus.feature_names
+        fixed = [k for k in range(len(w)) if names[k] not in active and starts[0][k] != 0 and w[k] != 0]
+        if fixed:
+            w = w * (starts[0][fixed[0]] / w[fixed[0]])
+    score = corpus.metric_of(w)
+    point = "".join(format_g6(v) + " " for v in w.tolist())
+    _write_weights(point)
+    log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
+    log(f"Best point: {point} => {format_g6(score)}")
+    return 0
+
+
+def _write_weights(point: str) -> None:
+    from ...fileio import atomic_output
+
+    with atomic_output(WEIGHTS_FILE) as fh:
+        fh.write(point + "\n")

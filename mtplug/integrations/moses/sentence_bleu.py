@@ -1,0 +1,67 @@
+"""``sentence-bleu``: smoothed BLEU of every line of a translation, as Moses's program.
+
+``sentence-bleu REF [REF ...] < candidate > scores`` (Moses's ``mert/sentence-bleu.cpp``):
+one number per input line (C++'s default six significant digits), Moses's smoothed
+sentence BLEU (add one to the n-gram counts for n > 1; ``moses-sentence-bleu`` in
+:mod:`mtplug.metrics.bleu`). ``--variant`` picks another sentence-BLEU variant.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .common import MosesArgumentParser, parse_scconfig, run_program
+
+PROG = "sentence-bleu"
+
+EXAMPLES = """\
+examples:
+  sentence-bleu ref.0 ref.1 < run3.out > run3.sentence-bleu
+  sentence-bleu --variant bleu+1 ref.0 < run3.out
+"""
+
+
+def build_parser() -> MosesArgumentParser:
+    from ...metrics.bleu import SENTENCE_BLEU_VARIANTS
+
+    p = MosesArgumentParser(PROG, "Sentence-level smoothed BLEU of each line read from stdin "
+                                  "(mtplug's drop-in for Moses's sentence-bleu).", EXAMPLES)
+    p.add_argument("references", nargs="+", metavar="REF", help="reference files, line i = sentence i")
+    p.add_argument("--variant", default="moses-sentence-bleu", choices=sorted(SENTENCE_BLEU_VARIANTS),
+                   help="sentence-BLEU variant (default moses-sentence-bleu, as Moses)")
+    p.add_argument("--scconfig", default="", metavar="KEY:VAL,...",
+                   help="case:true|false, reflen:closest|shortest|average (mtplug extra)")
+    return p
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse(argv)
+    return run_program(PROG, lambda: score(args))
+
+
+def score(args) -> int:
+    import os
+    import sys
+    import tempfile
+
+    from ...corpus import NbestCorpus
+    from ...errors import InputError
+    from ...formats.references import read_references
+    from ...formats.weights import format_g6
+    from ...metrics.bleu import sentence_bleu
+
+    refs = read_references(args.references)
+    # the candidate comes on stdin; the compiled reader takes a file
+    fd, tmp = tempfile.mkstemp(suffix=".hyp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(sys.stdin.buffer.read())
+        try:
+            corpus = NbestCorpus.from_plain(tmp, refs, parse_scconfig(args.scconfig))
+        except InputError as err:
+            raise InputError(str(err).replace(tmp, "<stdin>")) from None
+    finally:
+        os.unlink(tmp)
+    values = sentence_bleu(corpus.stats[corpus.sent_offsets[:-1]], args.variant, corpus.ref_len_divisor)
+    sys.stdout.write("".join(format_g6(v) + "\n" for v in values.tolist()))
+    return 0
