@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .errors import InputError
+from .jsonable import jsonable
 
 EXIT_INPUT_ERROR = 2
 
@@ -58,17 +59,6 @@ def _counter(args, total: int, desc: str):
         return None, lambda: None
     bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
     return bar.update, bar.close
-
-
-def _jsonable(value):
-    """NumPy values in optimizer info, as JSON numbers and lists."""
-    import numpy as np
-
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
 def _bleu_config(args):
@@ -241,7 +231,7 @@ def cmd_optimize(args) -> int:
                       exact=True)
     _log(args, f"end: BLEU = {result.score:.6f}")
     print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
-                      "out": args.out, **result.info}, default=_jsonable))
+                      "out": args.out, **result.info}, default=jsonable))
     return 0
 
 
@@ -252,8 +242,51 @@ def cmd_mertdir(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    from .tune.config import TEMPLATE, config_from_args
+    from .tune.loop import Hooks, run_tuning
+
+    if args.write_config:
+        sys.stdout.write(TEMPLATE)
+        return 0
+    cfg = config_from_args(args)
+    summary = run_tuning(cfg, Hooks(log=lambda m: _log(args, m),
+                                    counter=lambda total, desc: _counter(args, total, desc)))
+    print(json.dumps(summary))
+    return 0
+
+
+def cmd_plot(args) -> int:
+    from .tune.plot import plot_workdir
+
+    written = plot_workdir(args.workdir, args.out)
+    for path in written:
+        _log(args, f"wrote {path}")
+    print(json.dumps({"files": written}))
+    return 0
+
+
+def cmd_dtrain(args) -> int:
+    from .dtrain.command import run
+
+    return run(args, log=lambda m: _log(args, m), counter=lambda total: _counter(args, total, "dtrain"))
+
+
+_EXAMPLE_INI = """\
+# moses.ini of the example: only [weight] matters to the stand-in decoder
+[weight]
+Distortion0= {0}
+LM0= {1}
+WordPenalty0= {2}
+PhrasePenalty0= {3}
+TranslationModel0= {4} {5} {6} {7}
+UnknownWordPenalty0= 1
+"""
+
+
 def cmd_example(args) -> int:
-    """Run score → extract → optimize on the example bundled with the package."""
+    """Run extract → optimize → tune (with the built-in stand-in decoder) on the bundled example."""
+    import shlex
     import tempfile
     from importlib import resources
 
@@ -269,8 +302,20 @@ def cmd_example(args) -> int:
         ["optimize", "none", "--store", os.path.join(workdir, "store.npz"), "--init", init,
          "--out", os.path.join(workdir, "weights.opt"), *(["--quiet"] if args.quiet else [])],
     ]
+    # decoder in the loop: the stand-in re-ranks the bundled pool (the toy system is
+    # English->English, so the reference doubles as the source it looks sentences up by)
+    ini = os.path.join(workdir, "moses.ini")
+    with open(init, encoding="utf-8") as fh:
+        with open(ini, "w", encoding="utf-8") as out:
+            out.write(_EXAMPLE_INI.format(*fh.readline().split()))
+    standin = shlex.join([sys.executable, "-m", "mtplug.tune.standin", "moses", "-standin-pool", nbest,
+                          "-standin-source", ref])
+    steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--config", ini, "--input", ref,
+                  "--ref", ref, "--optimizer", "mert", "--iterations", "6", "--nbest", "10", "--jobs", "2",
+                  "--seed", "1", "--workdir", os.path.join(workdir, "tune"), "--resume",
+                  *(["--quiet"] if args.quiet else [])])
     for step in steps:
-        print("$ mtplug " + " ".join(step), flush=True)
+        print("$ mtplug " + shlex.join(step), flush=True)
         rc = main(step)
         if rc:
             return rc
@@ -346,7 +391,27 @@ def build_parser() -> argparse.ArgumentParser:
     add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
         "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")
 
-    p = add("example", cmd_example, "run extract and optimize on the example data bundled with mtplug")
+    from .tune.config import add_tune_arguments
+
+    p = add("tune", cmd_tune, "decoder-in-the-loop tuning: decode, merge n-best, optimize, repeat (Moses, cdec)",
+            "examples:\n  mtplug tune --decoder moses --decoder-bin ~/moses/bin/moses --config moses.ini "
+            "--input dev.src --ref dev.ref \\\n      --optimizer mert --iterations 10 --nbest 100 --jobs 4 "
+            "--workdir tuning\n  mtplug tune --yaml tune.yaml --resume\n"
+            "  mtplug tune --write-config > tune.yaml\n")
+    add_tune_arguments(p)
+
+    p = add("plot", cmd_plot, "PNG figures of a tuning run: BLEU per iteration, MERT error surface",
+            "example:\n  mtplug plot tuning --out tuning/plots\n")
+    p.add_argument("workdir", metavar="WORKDIR", help="the --workdir of 'mtplug tune'")
+    p.add_argument("--out", metavar="DIR", help="where to write the PNG files (default: WORKDIR/plots)")
+
+    from .dtrain.command import EXAMPLES as DTRAIN_EXAMPLES, add_arguments as add_dtrain_arguments
+
+    p = add("dtrain", cmd_dtrain, "cdec dtrain: online pairwise-ranking training with the decoder in the loop",
+            DTRAIN_EXAMPLES)
+    add_dtrain_arguments(p)
+
+    p = add("example", cmd_example, "run extract, optimize and a decoder-in-the-loop tuning on the bundled example")
     p.add_argument("--workdir", metavar="DIR", help="where to write the outputs (default: a new temp dir)")
     return parser
 

@@ -19,6 +19,8 @@ import numpy as np
 
 include "_growbuf.pxi"
 
+from _intern cimport InternTable, hash_bytes, intern_add, intern_find, intern_free, intern_init
+
 # Status codes (mirrored in mtplug/formats/mert_data.py, which words the messages).
 cdef enum:
     OK = 0
@@ -288,96 +290,6 @@ cdef bint valid_utf8(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return True
 
 
-cdef inline uint64_t hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
-    # FNV-1a: feature names are short
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h ^= <uint8_t>s[i]
-        h *= 1099511628211ULL
-    return h
-
-
-cdef struct NameTable:
-    GrowBuf arena       # name bytes back to back
-    GrowBuf offsets     # int64 start of name i; n + 1 entries
-    GrowBuf hashes      # uint64 per name
-    int32_t* slots      # open addressing: name id or -1
-    Py_ssize_t mask
-    Py_ssize_t n
-
-
-cdef int nt_rehash(NameTable* t, Py_ssize_t size) noexcept nogil:
-    cdef int32_t* slots = <int32_t*>malloc(size * sizeof(int32_t))
-    cdef uint64_t* hs = <uint64_t*>t.hashes.data
-    cdef Py_ssize_t i, slot
-    if slots == NULL:
-        return -1
-    for i in range(size):
-        slots[i] = -1
-    for i in range(t.n):
-        slot = <Py_ssize_t>(hs[i] & <uint64_t>(size - 1))
-        while slots[slot] >= 0:
-            slot = (slot + 1) & (size - 1)
-        slots[slot] = <int32_t>i
-    free(t.slots)
-    t.slots = slots
-    t.mask = size - 1
-    return 0
-
-
-cdef int nt_init(NameTable* t) noexcept nogil:
-    cdef int64_t zero = 0
-    t.n = 0
-    t.slots = NULL
-    if growbuf_append(&t.offsets, &zero, sizeof(int64_t)) != 0:
-        return -1
-    return nt_rehash(t, 256)
-
-
-cdef void nt_free(NameTable* t) noexcept nogil:
-    growbuf_free(&t.arena)
-    growbuf_free(&t.offsets)
-    growbuf_free(&t.hashes)
-    free(t.slots)
-    t.slots = NULL
-
-
-cdef inline int32_t nt_find(NameTable* t, const char* s, Py_ssize_t n, uint64_t h) noexcept nogil:
-    cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>t.mask)
-    cdef int32_t nid
-    cdef int64_t* offs = <int64_t*>t.offsets.data
-    cdef uint64_t* hs = <uint64_t*>t.hashes.data
-    while True:
-        nid = t.slots[slot]
-        if nid < 0:
-            return -1
-        if hs[nid] == h and offs[nid + 1] - offs[nid] == n and memcmp(t.arena.data + offs[nid], s, n) == 0:
-            return nid
-        slot = (slot + 1) & t.mask
-
-
-cdef int32_t nt_add(NameTable* t, const char* s, Py_ssize_t n, uint64_t h) noexcept nogil:
-    """Append a name known to be new; its id, or -1 when out of memory."""
-    cdef int32_t nid = <int32_t>t.n
-    cdef int64_t end
-    cdef Py_ssize_t slot
-    if (t.n + 1) * 2 > t.mask + 1:
-        if nt_rehash(t, (t.mask + 1) * 2) != 0:
-            return -1
-    if growbuf_append(&t.arena, s, n) != 0 or growbuf_append(&t.hashes, &h, sizeof(uint64_t)) != 0:
-        return -1
-    end = t.arena.size
-    if growbuf_append(&t.offsets, &end, sizeof(int64_t)) != 0:
-        return -1
-    slot = <Py_ssize_t>(h & <uint64_t>t.mask)
-    while t.slots[slot] >= 0:
-        slot = (slot + 1) & t.mask
-    t.slots[slot] = nid
-    t.n += 1
-    return nid
-
-
 cdef inline Py_ssize_t count_newlines(const char* s, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t c = 0
     cdef const char* p = s
@@ -481,7 +393,7 @@ cdef class MertDataScanner:
     cdef GrowBuf first_offs     # int64, n_dense + 1
     cdef double* row
     # sparse names seen in this file
-    cdef NameTable names
+    cdef InternTable names
     cdef GrowBuf name_dense     # uint8 per name: equals a dense name
     cdef GrowBuf stamp          # int64 per name: last line that used it
     cdef int64_t line_stamp
@@ -522,13 +434,13 @@ cdef class MertDataScanner:
         self.pos = 0
         self.err_code = OK
         self.err_text = b""
-        if nt_init(&self.names) != 0 or growbuf_append(&self.out_ptr, &zero, sizeof(int64_t)) != 0 or \
+        if intern_init(&self.names, 256) != 0 or growbuf_append(&self.out_ptr, &zero, sizeof(int64_t)) != 0 or \
                 growbuf_append(&self.first_offs, &zero, sizeof(int64_t)) != 0:
             raise MemoryError()
 
     def __dealloc__(self):
         free(self.row)
-        nt_free(&self.names)
+        intern_free(&self.names)
         growbuf_free(&self.payload)
         growbuf_free(&self.first_names)
         growbuf_free(&self.first_offs)
@@ -913,11 +825,11 @@ cdef class MertDataScanner:
             if not isfinite(v):
                 return self._fail(ERR_SPARSE_NONFINITE, ln, p + s, e - s)
             h = hash_bytes(p + s, q - s)
-            nid = nt_find(&self.names, p + s, q - s, h)
+            nid = intern_find(&self.names, p + s, q - s, h)
             if nid < 0:
                 if not valid_utf8(<const uint8_t*>(p + s), q - s):
                     return self._fail(ERR_UTF8, ln, p + s, q - s)
-                nid = nt_add(&self.names, p + s, q - s, h)
+                nid = intern_add(&self.names, p + s, q - s, h)
                 flag = self._is_dense_name(p + s, q - s)
                 if nid < 0 or growbuf_append(&self.name_dense, &flag, 1) != 0 or \
                         growbuf_append(&self.stamp, &never, sizeof(int64_t)) != 0:

@@ -15,6 +15,8 @@ import numpy as np
 
 include "_growbuf.pxi"
 
+from _intern cimport InternTable, hash_bytes, intern_add, intern_find, intern_free, intern_init
+
 # Status codes (mirrored in mtplug/formats/nbest.py, which words the messages).
 cdef enum:
     OK = 0
@@ -38,96 +40,37 @@ cdef inline bint is_space(char c) noexcept nogil:
     return c == b' ' or c == b'\t'
 
 
-cdef inline uint64_t hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
-    # FNV-1a: words are short, so a per-byte hash is cheap and good enough here
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef Py_ssize_t i
-    for i in range(n):
-        h ^= <uint8_t>s[i]
-        h *= 1099511628211ULL
-    return h
-
-
 cdef class Vocabulary:
     """Interns byte strings to consecutive int32 ids (0, 1, ...); exact, hash + compare.
 
     Words are kept in one byte arena with int64 offsets, so the whole vocabulary is two
     arrays (see :meth:`to_arrays`).
     """
-    cdef GrowBuf arena          # word bytes back to back
-    cdef GrowBuf offsets        # int64 start of word i; n + 1 entries
-    cdef GrowBuf hashes         # uint64 hash of word i
-    cdef int32_t* table         # open addressing: word id or -1
-    cdef Py_ssize_t mask
-    cdef readonly Py_ssize_t n
+    cdef InternTable tab        # arena (word bytes back to back), offsets (int64, n + 1)
 
     def __cinit__(self):
-        cdef int64_t zero = 0
-        self.table = NULL
-        self.n = 0
-        if growbuf_append(&self.offsets, &zero, sizeof(int64_t)) != 0:
+        if intern_init(&self.tab, 1024) != 0:
             raise MemoryError()
-        self._alloc_table(1024)
 
     def __dealloc__(self):
-        growbuf_free(&self.arena)
-        growbuf_free(&self.offsets)
-        growbuf_free(&self.hashes)
-        free(self.table)
+        intern_free(&self.tab)
 
-    cdef int _alloc_table(self, Py_ssize_t size) except -1:
-        cdef Py_ssize_t i, slot
-        cdef uint64_t* hs = <uint64_t*>self.hashes.data
-        free(self.table)
-        self.table = <int32_t*>malloc(size * sizeof(int32_t))
-        if self.table == NULL:
-            raise MemoryError()
-        for i in range(size):
-            self.table[i] = -1
-        self.mask = size - 1
-        for i in range(self.n):
-            slot = hs[i] & self.mask
-            while self.table[slot] >= 0:
-                slot = (slot + 1) & self.mask
-            self.table[slot] = <int32_t>i
-        return 0
+    @property
+    def n(self):
+        return self.tab.n
 
     cdef inline int32_t find(self, const char* s, Py_ssize_t n, uint64_t h) noexcept:
-        cdef Py_ssize_t slot = h & self.mask
-        cdef int32_t wid
-        cdef int64_t* offs = <int64_t*>self.offsets.data
-        cdef uint64_t* hs = <uint64_t*>self.hashes.data
-        while True:
-            wid = self.table[slot]
-            if wid < 0:
-                return -1
-            if hs[wid] == h and offs[wid + 1] - offs[wid] == n and \
-                    memcmp(self.arena.data + offs[wid], s, n) == 0:
-                return wid
-            slot = (slot + 1) & self.mask
+        return intern_find(&self.tab, s, n, h)
 
     cdef int32_t intern(self, const char* s, Py_ssize_t n) except -2:
         """Id of the word ``s[:n]``, adding it if new."""
         cdef uint64_t h = hash_bytes(s, n)
-        cdef int32_t wid = self.find(s, n, h)
-        cdef int64_t end
-        cdef Py_ssize_t slot
+        cdef int32_t wid = intern_find(&self.tab, s, n, h)
         if wid >= 0:
             return wid
-        if (self.n + 1) * 2 > self.mask + 1:
-            self._alloc_table((self.mask + 1) * 2)
-        wid = <int32_t>self.n
-        if growbuf_append(&self.arena, s, n) != 0 or \
-                growbuf_append(&self.hashes, &h, sizeof(uint64_t)) != 0:
+        wid = intern_add(&self.tab, s, n, h)
+        if wid < 0:
             raise MemoryError()
-        end = self.arena.size
-        if growbuf_append(&self.offsets, &end, sizeof(int64_t)) != 0:
-            raise MemoryError()
-        slot = h & self.mask
-        while self.table[slot] >= 0:
-            slot = (slot + 1) & self.mask
-        self.table[slot] = wid
-        self.n += 1
         return wid
 
     def add(self, bytes word):
@@ -139,26 +82,26 @@ cdef class Vocabulary:
         return self.find(word, len(word), hash_bytes(word, len(word)))
 
     def __len__(self):
-        return self.n
+        return self.tab.n
 
     def word(self, Py_ssize_t i):
         """The word with id ``i`` as ``str``."""
-        cdef int64_t* offs = <int64_t*>self.offsets.data
-        if i < 0 or i >= self.n:
+        cdef int64_t* offs = <int64_t*>self.tab.offsets.data
+        if i < 0 or i >= self.tab.n:
             raise IndexError(i)
-        return self.arena.data[offs[i]:offs[i + 1]].decode("utf-8")
+        return self.tab.arena.data[offs[i]:offs[i + 1]].decode("utf-8")
 
     def words(self):
         """All words in id order, as a list of ``str``."""
-        cdef int64_t* offs = <int64_t*>self.offsets.data
+        cdef int64_t* offs = <int64_t*>self.tab.offsets.data
         cdef Py_ssize_t i
-        data = self.arena.data[:self.arena.size]
-        return [data[offs[i]:offs[i + 1]].decode("utf-8") for i in range(self.n)]
+        data = self.tab.arena.data[:self.tab.arena.size]
+        return [data[offs[i]:offs[i + 1]].decode("utf-8") for i in range(self.tab.n)]
 
     def to_arrays(self):
         """``(arena uint8 [bytes], offsets int64 [n + 1])``: the whole vocabulary."""
-        arena = np.frombuffer(self.arena.data[:self.arena.size], dtype=np.uint8).copy()
-        offs = np.frombuffer(self.offsets.data[:self.offsets.size], dtype=np.int64).copy()
+        arena = np.frombuffer(self.tab.arena.data[:self.tab.arena.size], dtype=np.uint8).copy()
+        offs = np.frombuffer(self.tab.offsets.data[:self.tab.offsets.size], dtype=np.int64).copy()
         return arena, offs
 
     @staticmethod
@@ -179,7 +122,7 @@ cdef class Vocabulary:
         cdef Vocabulary v = Vocabulary()
         for w in words:
             b = w.encode("utf-8")
-            if v.intern(b, len(b)) != v.n - 1:
+            if v.intern(b, len(b)) != v.tab.n - 1:
                 raise ValueError(f"duplicate word {w!r}")
         return v
 
@@ -343,9 +286,9 @@ cdef class NbestScanner:
         each new word its class (the id of its lowercased form when lowercasing)."""
         cdef int32_t cls
         cdef int64_t* offs
-        while self.checked_words < self.words.n:
-            offs = <int64_t*>self.words.offsets.data
-            w = self.words.arena.data[offs[self.checked_words]:offs[self.checked_words + 1]]
+        while self.checked_words < self.words.tab.n:
+            offs = <int64_t*>self.words.tab.offsets.data
+            w = self.words.tab.arena.data[offs[self.checked_words]:offs[self.checked_words + 1]]
             try:
                 low = self.lower_fn(w) if self.lowercase else w.decode("utf-8")
             except UnicodeDecodeError:
@@ -355,9 +298,9 @@ cdef class NbestScanner:
                 if growbuf_append(&self.word_class, &cls, sizeof(int32_t)) != 0:
                     raise MemoryError()
             self.checked_words += 1
-        while self.checked_names < self.names.n:
-            offs = <int64_t*>self.names.offsets.data
-            w = self.names.arena.data[offs[self.checked_names]:offs[self.checked_names + 1]]
+        while self.checked_names < self.names.tab.n:
+            offs = <int64_t*>self.names.tab.offsets.data
+            w = self.names.tab.arena.data[offs[self.checked_names]:offs[self.checked_names + 1]]
             try:
                 w.decode("utf-8")
             except UnicodeDecodeError:
@@ -366,7 +309,7 @@ cdef class NbestScanner:
         return 0
 
     cdef int _stamp_capacity(self) except -1:
-        cdef Py_ssize_t need = self.names.n + 1, cap, i
+        cdef Py_ssize_t need = self.names.tab.n + 1, cap, i
         cdef int64_t* p
         if need > self.col_stamp_cap:
             cap = need * 2
@@ -377,7 +320,7 @@ cdef class NbestScanner:
                 p[i] = -1
             self.col_stamp = p
             self.col_stamp_cap = cap
-        need = self.labels.n + 1
+        need = self.labels.tab.n + 1
         if need > self.label_stamp_cap:
             cap = need * 2
             p = <int64_t*>realloc(self.label_stamp, cap * sizeof(int64_t))

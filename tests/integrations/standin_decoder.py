@@ -23,6 +23,13 @@ Flags (Moses spelling; unknown flags are an error, as in Moses)::
     -standin-pool FILE        the hypothesis pool (env STANDIN_POOL)
     -standin-sparse           add synthetic sparse features (env STANDIN_SPARSE=1):
                               WT_<first word>~x= 1 and WT_<second word>~y= 1 per hypothesis
+    -standin-source FILE      input line text -> pool sentence = its line number in FILE
+                              (env STANDIN_SOURCE; default: the input line's position), so
+                              shards of the input decode the right sentences; n-best ids
+                              still count the input's lines from 0, as Moses does
+
+Test hook: env STANDIN_KILL_PARENT=COUNTFILE:K counts calls (COUNTFILE.1, .2, ...) and, on the
+K-th call, SIGKILLs the parent process (kill -9 of a tuning loop mid-decoding).
 
 Everything is deterministic: ties in the model score keep pool order. With
 ``distinct`` a hypothesis string already written for the sentence is skipped.
@@ -174,7 +181,8 @@ def parse_args(argv):
     opts = {"config": None, "weight_overwrite": None, "weight_file": None, "nbest": None,
             "nbest_size": 0, "distinct": False, "input": None, "show_weights": False,
             "pool": os.environ.get("STANDIN_POOL") or str(DEFAULT_POOL),
-            "sparse": os.environ.get("STANDIN_SPARSE", "") not in ("", "0")}
+            "sparse": os.environ.get("STANDIN_SPARSE", "") not in ("", "0"),
+            "source": os.environ.get("STANDIN_SOURCE") or None}
     i = 0
 
     def value():
@@ -212,6 +220,8 @@ def parse_args(argv):
             opts["pool"] = value()
         elif a == "-standin-sparse":
             opts["sparse"] = True
+        elif a == "-standin-source":
+            opts["source"] = value()
         else:
             raise DecoderError(f"unknown argument {a!r}")
         i += 1
@@ -264,14 +274,26 @@ def decode(opts, out=sys.stdout):
     if opts["input"] is None:
         raise DecoderError("no -input-file given (the stand-in does not read stdin)")
     with open(opts["input"], encoding="utf-8") as fh:
-        n_sent = sum(1 for _ in fh)
+        input_lines = fh.read().splitlines()
+    n_sent = len(input_lines)
+    pool_ids = list(range(n_sent))
+    if opts["source"]:
+        with open(opts["source"], encoding="utf-8") as fh:
+            index = {}
+            for k, text in enumerate(fh.read().splitlines()):
+                index.setdefault(text.strip(), k)
+        try:
+            pool_ids = [index[t.strip()] for t in input_lines]
+        except KeyError as exc:
+            raise DecoderError(f"input line {exc.args[0]!r} is not in {opts['source']}") from None
+    _kill_parent_hook()
     if n_sent > len(pool):
         raise DecoderError(f"{opts['input']} has {n_sent} sentences, the pool only {len(pool)}")
 
     nbest_fh = open(opts["nbest"], "w", encoding="utf-8") if opts["nbest"] else None
     try:
         for s in range(n_sent):
-            hyps = pool.get(s)
+            hyps = pool.get(pool_ids[s])
             if not hyps:
                 raise DecoderError(f"sentence {s} has no hypotheses in the pool")
             scored = []
@@ -305,6 +327,24 @@ def decode(opts, out=sys.stdout):
     finally:
         if nbest_fh is not None:
             nbest_fh.close()
+
+
+def _kill_parent_hook() -> None:
+    spec = os.environ.get("STANDIN_KILL_PARENT")
+    if not spec:
+        return
+    path, _, k = spec.rpartition(":")
+    count = 1
+    while True:  # COUNTFILE.1, .2, ...: exclusive creation counts concurrent calls exactly
+        try:
+            os.close(os.open(f"{path}.{count}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            break
+        except FileExistsError:
+            count += 1
+    if count == int(k):
+        import signal
+
+        os.kill(os.getppid(), signal.SIGKILL)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,110 @@
+"""``mtplug dtrain``: the command-line face of :mod:`mtplug.dtrain` (flags, output, JSON line).
+
+Every dtrain key is a flag ``--key VALUE`` (dtrain's spelling, e.g. ``--learning_rate``;
+``--learning-rate`` works too); flags given alone (``--keep``) are switched on; the
+flags override ``-c dtrain.ini``. The weights go to ``output`` (dtrain's default
+``-`` is stdout; then the JSON summary goes to stderr instead of stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+from .. import __version__
+from ..errors import InputError
+from ..jsonable import jsonable
+from .config import GROUPS, KEYS, load_config
+
+EXAMPLES = """\
+examples:
+  mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec --output weights.txt
+  mtplug dtrain -c dtrain.ini --epochs 2 --pair_sampling all --loss_margin 1 --gamma 0.001 --output w.txt
+  mtplug dtrain -c dtrain.ini --l1_reg cumul --l1_reg_strength 0.0001 --select_weights avg --output w.txt
+  mtplug dtrain -c dtrain.ini --shards 4 --workers 2 --output w.txt   # as parallelize.rb -s 4 (mixed each epoch)
+  mtplug dtrain -c dtrain.ini > weights.txt                           # output=- : weights on stdout
+
+dtrain.ini holds key=value lines ('#' comments, flags alone); the keys are the --KEY flags below.
+"""
+
+_SHORT = {"refs": ["-r"], "bitext": ["-b"]}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The dtrain flags on ``p`` (the ``mtplug dtrain`` subparser)."""
+    p.add_argument("--config", "-c", metavar="dtrain.ini", help="dtrain configuration file")
+    p.add_argument("--decoder-bin", metavar="PATH",
+                   help="the cdec decoder program, or a command line (default: $CDEC, else 'cdec' on PATH)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="threads running shards in parallel (default: min(shards, cores)); does not change "
+                        "the result")
+    p.add_argument("--verbose", "-v", action="store_true", help="log one line per sentence")
+    groups = {name: p.add_argument_group(f"dtrain: {name}") for name in GROUPS}
+    for name, f in KEYS.items():
+        meta = f.metadata
+        flags = ["--" + name] + _SHORT.get(name, [])
+        default = "none" if f.default is None else ("off" if f.default is False else f.default)
+        help_text = f"{meta['help']} (default: {default})".replace("%", "%%")
+        kwargs = dict(dest=name, default=None, help=help_text)
+        if meta["kind"] == "bool":
+            kwargs.update(nargs="?", const=True, metavar="BOOL")
+        else:
+            kwargs.update(metavar=name.upper() if not meta["choices"] else "{" + ",".join(meta["choices"]) + "}")
+        groups[meta["group"]].add_argument(*flags, **kwargs)
+        if "_" in name:  # --learning-rate as well as dtrain's --learning_rate
+            groups[meta["group"]].add_argument("--" + name.replace("_", "-"), **{**kwargs, "help": argparse.SUPPRESS})
+
+
+def _decoder_command(args) -> str:
+    command = args.decoder_bin or os.environ.get("CDEC") or shutil.which("cdec")
+    if not command:
+        raise InputError("no decoder: give --decoder-bin PATH (the cdec program), or set $CDEC")
+    return command
+
+
+def run(args, log, counter) -> int:
+    """Run ``mtplug dtrain`` for parsed ``args``; ``log(message)`` writes a log line (unless
+    quiet), ``counter(total)`` returns a progress ``(update, close)`` pair."""
+    from .trainer import run_dtrain
+    from .weights_io import write_weights
+
+    overrides = {name: getattr(args, name, None) for name in KEYS}
+    cfg = load_config(args.config, overrides)
+    command = _decoder_command(args)
+    workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
+    if workers < 1:
+        raise InputError("--workers must be at least 1")
+    log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} pairs={cfg.pair_sampling}"
+        f"{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling == 'XYX' else ''} threshold={cfg.pair_threshold} "
+        f"eta={cfg.learning_rate} gamma={cfg.gamma} loss_margin={cfg.loss_margin}"
+        f"{' (faster perceptron)' if cfg.faster_perceptron else ''} l1_reg={cfg.l1_reg}"
+        f"{'' if cfg.l1_reg == 'none' else f' ({cfg.l1_reg_strength})'} select_weights={cfg.select_weights} "
+        f"shards={cfg.shards} seed={cfg.seed}; decoder: {command} -c {cfg.decoder_config}")
+    if cfg.fselect != -1:
+        log("warning: fselect is not implemented (dtrain does not implement it either); ignored")
+    out_dir = os.path.dirname(os.path.abspath(cfg.output)) if cfg.output != "-" else "."
+    result = run_dtrain(cfg, command, log=log, verbose=log if args.verbose else None,
+                        progress_factory=lambda total: counter(total), workers=workers, keep_dir=out_dir)
+    comment = (f"mtplug {__version__} dtrain seed={cfg.seed} select_weights={cfg.select_weights} "
+               f"epochs={cfg.epochs} shards={result.shards} best_epoch={result.best_epoch}")
+    if result.weights is not None:
+        write_weights(cfg.output, result.weights.items(), comment=comment)
+        log(f"wrote {sum(1 for v in result.weights.values() if v)} weights "
+            f"({cfg.select_weights}) to {'stdout' if cfg.output == '-' else cfg.output}")
+    last = result.epochs[-1]
+    log(f"best epoch {result.best_epoch}; {result.decoder_calls} decoder calls; seed {cfg.seed}; "
+        f"{result.seconds:.2f} s")
+    summary = {"command": "dtrain", "out": None if result.weights is None else cfg.output, "seed": cfg.seed,
+               "select_weights": cfg.select_weights, "best_epoch": result.best_epoch,
+               "score": last["avg_score"], "bleu": last["bleu"], "shards": result.shards,
+               "decoder_calls": result.decoder_calls, "seconds": result.seconds, "epochs": result.epochs}
+    line = json.dumps(summary, default=jsonable)
+    if cfg.output == "-" and result.weights is not None:
+        if not getattr(args, "quiet", False):
+            print(line, file=sys.stderr, flush=True)
+    else:
+        print(line, flush=True)
+    return 0

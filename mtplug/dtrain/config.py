@@ -1,0 +1,305 @@
+"""dtrain.ini: every key of cdec's dtrain (2014 version) with its default, read and validated.
+
+File syntax (boost::program_options config files, as dtrain reads them)::
+
+    # comment                      '#' starts a comment anywhere on a line
+    k=100                          key=value; spaces around both are stripped
+    print_weights=Glue WordPenalty a value may contain spaces
+    keep                           a flag alone (or keep=true|1|yes|on, keep=false|0|no|off)
+
+An unknown key, a key given twice, or a value of the wrong type is an
+:class:`~mtplug.errors.InputError` naming the file and line. Command-line flags
+(``--key VALUE``) override the file. Relative paths are taken from the current
+directory, as dtrain does.
+
+The keys, their order and defaults are those of cdec ``training/dtrain/dtrain.cc``
+(2014, pks/cdec-dtrain) as listed in ``shared/docs/cdec.md``; the few mtplug keys
+(``shards`` ... ``seed``) stand for the options of cdec's ``parallelize.rb`` and are marked
+``mtplug:`` in their help. :class:`DtrainConfig` is the one list: the CLI flags, the
+README table and the parser all read it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Mapping, Optional
+
+from ..errors import InputError
+
+UINT_MAX = 4294967295  # dtrain's max_pairs default (std::numeric_limits<unsigned>::max())
+LOSS_MARGIN_INFINITE = 9998.0  # dtrain: loss_margin > 9998 means "always update"
+
+#: argparse groups, in order
+GROUPS = ("data and weights", "sampling and pairs", "scorer", "update rule", "regularisation",
+          "output", "parallel training (mtplug; parallelize.rb)")
+
+#: dtrain's per-sentence scorers (score.cc) and mtplug's sentence-BLEU names for some of them
+SCORERS = ("stupid_bleu", "bleu", "fixed_stupid_bleu", "smooth_bleu", "sum_bleu", "sumexp_bleu",
+           "sumwhatever_bleu", "approx_bleu", "lc_bleu")
+SCORER_ALIASES = {"stupid": "stupid_bleu", "fixed-stupid": "fixed_stupid_bleu"}
+#: mtplug.metrics.bleu variants usable as scorer (N=4 only)
+MTPLUG_SCORERS = ("bleu+1", "moses-sentence-bleu", "nakov")
+
+LPLP_NORMS = ("l0", "l1", "l2", "linfty", "mean", "median")
+
+
+def _key(default, help: str, group: int, kind: str, choices: tuple | None = None):
+    return field(default=default, metadata={"help": help, "group": GROUPS[group], "kind": kind,
+                                            "choices": choices})
+
+
+@dataclass(frozen=True)
+class DtrainConfig:
+    """All dtrain settings (defaults as cdec's dtrain). Build with :func:`load_config`."""
+
+    # ---- data and weights
+    input: Optional[str] = _key(None, "source sentences, one per line ('-': stdin); needs refs", 0, "str")
+    refs: Optional[str] = _key(None, "references, line i = sentence i (one reference per sentence)", 0, "str")
+    bitext: Optional[str] = _key(None, "instead of input+refs: 'source ||| reference' lines", 0, "str")
+    output: str = _key("-", "weights file ('-': stdout; '.gz' compresses)", 0, "str")
+    input_weights: Optional[str] = _key(None, "start weights (cdec weights file); default all 0", 0, "str")
+    decoder_config: Optional[str] = _key(None, "cdec.ini for the decoder (required)", 0, "str")
+    print_weights: str = _key("", "space-separated feature names whose weights are logged per epoch", 0, "str")
+    stop_after: int = _key(0, "use only the first N input sentences (0: all)", 0, "int")
+    keep: bool = _key(False, "also write weights.<epoch>.gz after every epoch", 0, "bool")
+    epochs: int = _key(10, "passes over the input (T)", 0, "int")
+    # ---- sampling and pairs
+    k: int = _key(100, "size of the k-best list asked from the decoder", 1, "int")
+    sample_from: str = _key("kbest", "where hypotheses come from (only kbest: see the README)", 1, "str",
+                            ("kbest", "forest"))
+    filter: str = _key("uniq", "uniq: unique strings (decoder -r); not: all derivations", 1, "str",
+                       ("uniq", "not"))
+    pair_sampling: str = _key("XYX", "XYX: top vs rest and middle vs bottom; all: all pairs; PRO", 1, "str",
+                              ("XYX", "all", "PRO"))
+    hi_lo: float = _key(0.1, "XYX: fraction of the k-best that is top and that is bottom, in [0.01, 0.5]",
+                        1, "float")
+    pair_threshold: float = _key(0.0, "skip pairs whose scores differ by less (0: skip only ties)", 1, "float")
+    N: int = _key(4, "n-gram order of the scorer (1..4 in mtplug)", 1, "int")
+    # ---- scorer
+    scorer: str = _key("stupid_bleu", "per-sentence metric", 2, "str",
+                       SCORERS + tuple(SCORER_ALIASES) + MTPLUG_SCORERS)
+    approx_bleu_d: float = _key(0.9, "approx_bleu: discount of the 1-best context", 2, "float")
+    # ---- update rule
+    learning_rate: float = _key(1.0, "eta", 3, "float")
+    gamma: float = _key(0.0, "SVM l2 strength: w -= 2*gamma*eta/npairs * w after each update (0: perceptron)",
+                        3, "float")
+    loss_margin: float = _key(0.0, "update correctly ranked pairs closer than this in model score (>9998: always)",
+                              3, "float")
+    scale_bleu_diff: bool = _key(False, "learning rate of a pair = its score difference", 3, "bool")
+    max_pairs: int = _key(UINT_MAX, "at most this many candidate pairs per sentence", 3, "int")
+    pclr: str = _key("no", "per-coordinate learning rate", 3, "str", ("no", "simple", "adagrad"))
+    batch: bool = _key(False, "one update per epoch from all sentences (decoded with the epoch's weights)",
+                       3, "bool")
+    repeat: int = _key(1, "repeat the update over each k-best list this many times", 3, "int")
+    rescale: bool = _key(False, "scale the weights to unit l2 norm after each sentence", 3, "bool")
+    # ---- regularisation
+    l1_reg: str = _key("none", "l1 regularisation (Tsuruoka et al. 2009)", 4, "str",
+                       ("none", "naive", "clip", "cumul"))
+    l1_reg_strength: Optional[float] = _key(None, "l1 strength per sentence (required with l1_reg)", 4, "float")
+    # ---- output
+    select_weights: str = _key("last", "which weights to write: last epoch, average over epochs, best epoch "
+                                       "(by 1-best average score), or VOID (none)", 5, "str",
+                               ("last", "avg", "best", "VOID"))
+    check: bool = _key(False, "log per-pair loss differentials (implies repeat=2)", 5, "bool")
+    noup: bool = _key(False, "decode and score one epoch without updating or writing weights", 5, "bool")
+    fselect: float = _key(-1.0, "accepted for compatibility; not implemented (as in dtrain)", 5, "float")
+    # ---- mtplug: parallelize.rb
+    shards: int = _key(1, "mtplug: split the input into this many shards trained in parallel, mixed after "
+                          "every epoch (parallelize.rb -s)", 6, "int")
+    randomize: bool = _key(False, "mtplug: shuffle the input (with seed) before sharding (parallelize.rb -z)",
+                           6, "bool")
+    reshard: bool = _key(False, "mtplug: reshuffle the shards after every epoch (parallelize.rb -y)", 6, "bool")
+    lplp_args: str = _key("l2 select_k 100000", "mtplug: mixing after each epoch, as lplp.rb: 'NORM select_k K' "
+                                                "or 'NORM cut THRESHOLD', NORM in l0 l1 l2 linfty mean median",
+                          6, "str")
+    minibatch: int = _key(1, "mtplug: sentences decoded per decoder call (the updates stay per sentence; "
+                             "1 is dtrain)", 6, "int")
+    seed: int = _key(0, "mtplug: seed of randomize/reshard; written to the output", 6, "int")
+
+    # ------------------------------------------------------------------ derived values
+    @property
+    def scorer_name(self) -> str:
+        """The scorer with mtplug aliases resolved (``stupid`` -> ``stupid_bleu``)."""
+        return SCORER_ALIASES.get(self.scorer, self.scorer)
+
+    @property
+    def margin(self) -> float:
+        """loss_margin with dtrain's rule applied: above 9998 it is infinite."""
+        return math.inf if self.loss_margin > LOSS_MARGIN_INFINITE else self.loss_margin
+
+    @property
+    def faster_perceptron(self) -> bool:
+        """dtrain's 'faster perceptron': gamma = 0 and loss_margin = 0, only misranked pairs are sampled."""
+        return self.gamma == 0 and self.loss_margin == 0
+
+    @property
+    def effective_repeat(self) -> int:
+        return 2 if self.check else self.repeat
+
+    @property
+    def print_weight_names(self) -> list[str]:
+        return [n for n in self.print_weights.split(" ") if n]
+
+    @property
+    def mixer(self) -> tuple[str, str, float]:
+        """(norm, 'select_k' | 'cut', k or threshold) from lplp_args (validated)."""
+        norm, how, x = self.lplp_args.split()
+        return norm, how, float(x)
+
+
+KEYS = {f.name: f for f in fields(DtrainConfig)}
+#: keys that dtrain itself has (everything before the mtplug block)
+DTRAIN_KEYS = tuple(name for name, f in KEYS.items() if f.metadata["group"] != GROUPS[6])
+
+_TRUE = {"", "1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def convert(key: str, text, where: tuple[Optional[str], Optional[int], str]):
+    """``text`` (str, or bool for a flag given alone) as the type of ``key``; InputError otherwise.
+
+    ``where`` is (path, line, label) for messages: label is ``key`` or ``--key``.
+    """
+    path, line, label = where
+    kind = KEYS[key].metadata["kind"]
+    if kind == "bool":
+        if isinstance(text, bool):
+            return text
+        t = text.strip().lower()
+        if t in _TRUE:
+            return True
+        if t in _FALSE:
+            return False
+        raise InputError(f"{label}: expected a flag (true/false), got {text!r}", path, line)
+    if isinstance(text, bool):
+        raise InputError(f"{label}: needs a value ({label}=VALUE)", path, line)
+    text = text.strip()
+    if kind == "str":
+        choices = KEYS[key].metadata["choices"]
+        if choices and text not in choices:
+            raise InputError(f"{label}: {text!r} is not one of {', '.join(choices)}", path, line)
+        return text
+    if kind == "int":
+        if not text.isdigit():
+            raise InputError(f"{label}: expected a non-negative integer, got {text!r}", path, line)
+        return int(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"{label}: expected a number, got {text!r}", path, line) from None
+    if not math.isfinite(value):
+        raise InputError(f"{label}: expected a finite number, got {text!r}", path, line)
+    return value
+
+
+def read_ini(path) -> dict[str, tuple[object, tuple]]:
+    """The settings of a dtrain.ini: ``{key: (value, (path, line, key))}`` in file order."""
+    from ..fileio import read_text_lines
+
+    path = os.fspath(path)
+    try:
+        lines = read_text_lines(path)
+    except OSError as err:
+        raise InputError(f"cannot read the dtrain configuration: {err.strerror}", path) from None
+    out: dict[str, tuple[object, tuple]] = {}
+    for no, raw in enumerate(lines, 1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if text.startswith("["):
+            raise InputError(f"sections are not dtrain keys: {text!r}", path, no)
+        key, eq, value = text.partition("=")
+        key = key.strip()
+        if key not in KEYS:
+            raise InputError(f"unknown dtrain key {key!r}", path, no)
+        if key in out:
+            raise InputError(f"{key} is given twice (first on line {out[key][1][1]})", path, no)
+        where = (path, no, key)
+        out[key] = (convert(key, value if eq else True, where), where)
+    return out
+
+
+def load_config(path=None, overrides: Mapping[str, object] | None = None) -> DtrainConfig:
+    """DtrainConfig from a dtrain.ini (optional) with command-line ``overrides`` on top.
+
+    ``overrides``: ``{key: text or bool}`` (e.g. ``{"epochs": "2"}``); None values are
+    ignored. The result is validated (:func:`validate`).
+    """
+    settings: dict[str, object] = {}
+    origins: dict[str, tuple] = {}
+    if path is not None:
+        for key, (value, where) in read_ini(path).items():
+            settings[key], origins[key] = value, where
+    for key, text in (overrides or {}).items():
+        if text is None:
+            continue
+        if key not in KEYS:
+            raise InputError(f"unknown dtrain key {key!r}")
+        where = (None, None, "--" + key)
+        settings[key], origins[key] = convert(key, text, where), where
+    cfg = DtrainConfig(**settings)
+    validate(cfg, origins)
+    return cfg
+
+
+def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None) -> None:
+    """Raise InputError (naming where the value came from) if the settings cannot run."""
+    origins = origins or {}
+
+    def fail(key: str, message: str):
+        path, line, label = origins.get(key, (None, None, key))
+        raise InputError(f"{label}: {message}", path, line)
+
+    if not cfg.decoder_config:
+        fail("decoder_config", "is required (the cdec.ini of the decoder)")
+    if cfg.bitext and (cfg.input or cfg.refs):
+        fail("bitext", "give 'input' and 'refs' or 'bitext', not both")
+    if not cfg.bitext and not (cfg.input and cfg.refs):
+        fail("input" if not cfg.input else "refs", "give 'input' and 'refs', or 'bitext'")
+    if cfg.sample_from == "forest":
+        fail("sample_from", "'forest' needs the decoder's hypergraph, which dtrain gets by linking cdec as a "
+                            "library; mtplug drives the cdec program and reads k-best lists: use 'kbest'")
+    if not 0.01 <= cfg.hi_lo <= 0.5:
+        fail("hi_lo", f"must lie in [0.01, 0.5], got {cfg.hi_lo}")
+    if cfg.pair_threshold < 0:
+        fail("pair_threshold", "must be >= 0")
+    if not 1 <= cfg.N <= 4:
+        fail("N", f"mtplug's n-gram statistics go up to 4-grams; N must be 1..4, got {cfg.N}")
+    if cfg.scorer in MTPLUG_SCORERS and cfg.N != 4:
+        fail("scorer", f"{cfg.scorer} is a 4-gram metric; it needs N=4")
+    for key in ("k", "epochs", "repeat", "shards", "minibatch", "max_pairs"):
+        if getattr(cfg, key) < 1:
+            fail(key, "must be at least 1")
+    if cfg.learning_rate <= 0 and not cfg.scale_bleu_diff:
+        fail("learning_rate", "must be > 0")
+    if cfg.gamma < 0:
+        fail("gamma", "must be >= 0")
+    if cfg.loss_margin < 0:
+        fail("loss_margin", "must be >= 0")
+    if cfg.approx_bleu_d <= 0:
+        fail("approx_bleu_d", "must be > 0")
+    if cfg.l1_reg != "none":
+        if cfg.l1_reg_strength is None:
+            fail("l1_reg", f"l1_reg={cfg.l1_reg} needs l1_reg_strength")
+        if cfg.l1_reg_strength < 0:
+            fail("l1_reg_strength", "must be >= 0")
+    parts = cfg.lplp_args.split()
+    if len(parts) != 3 or parts[0] not in LPLP_NORMS or parts[1] not in ("select_k", "cut"):
+        fail("lplp_args", f"expected 'NORM select_k K' or 'NORM cut THRESHOLD' with NORM in "
+                          f"{', '.join(LPLP_NORMS)}, got {cfg.lplp_args!r}")
+    try:
+        x = float(parts[2])
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x) or (parts[1] == "select_k" and (x < 1 or x != int(x))):
+        fail("lplp_args", f"{parts[1]} needs a {'positive integer' if parts[1] == 'select_k' else 'number'}, "
+                          f"got {parts[2]!r}")
+
+
+def with_overrides(cfg: DtrainConfig, **changes) -> DtrainConfig:
+    """A validated copy of ``cfg`` with some keys changed (for programmatic use and tests)."""
+    new = replace(cfg, **changes)
+    validate(new)
+    return new

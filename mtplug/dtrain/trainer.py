@@ -1,0 +1,357 @@
+"""The dtrain loop: epochs over the input, decoding with the current weights, updating.
+
+One shard (``shards=1``, dtrain itself)::
+
+    for each epoch t:
+        for each sentence (or mini-batch; the whole input with ``batch``):
+            k-best list ← decoder(sentence, current weights)
+            scores ← scorer(k-best)          (k-best order; position 0 is the 1-best)
+            update (mtplug.dtrain.update)    (unless noup)
+        batch update, scorer reset; record the epoch's weights for select_weights
+
+Several shards (``shards=N``, cdec's parallelize.rb): every epoch each shard runs one
+such epoch from the mixed weights with fresh state (a new dtrain process in cdec),
+the shards run in a thread pool, and their weights are mixed in shard order
+(:mod:`mtplug.dtrain.mixing`). ``select_weights`` then picks among the mixed weights
+of the epochs. The result does not depend on the number of workers.
+
+``select_weights``: ``last``; ``avg`` (the mean of the weights at the end of each
+epoch, as dtrain); ``best`` (the epoch whose 1-best average score — measured while
+decoding that epoch — is highest, first one on ties); ``VOID`` (none).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from .._ext._nbest_scan import Vocabulary
+from ..corpus import FeatureSpace
+from ..errors import InputError
+from ..fileio import read_text_lines
+from ..metrics.bleu import N_STATS, corpus_bleu_from_stats
+from .decoder import CdecDecoder
+from .mixing import make_shards, mix
+from .scorers import Scorer
+from .update import Learner, SentenceStats
+from .weights_io import read_start_weights, write_weights
+
+Log = Callable[[str], None]
+
+
+# ---------------------------------------------------------------------------- data
+def load_data(cfg, stdin=None) -> tuple[list[str], list[str]]:
+    """(source lines, reference lines) from ``bitext`` or ``input`` + ``refs``."""
+    if cfg.bitext:
+        src, ref = [], []
+        for no, line in enumerate(read_text_lines(cfg.bitext), 1):
+            parts = line.split(" ||| ")
+            if len(parts) < 2:
+                raise InputError("expected 'source ||| reference'", cfg.bitext, no)
+            src.append(parts[0])
+            ref.append(parts[1])
+    else:
+        if cfg.input == "-":
+            src = [line.rstrip("\r\n") for line in (stdin or sys.stdin)]
+        else:
+            src = read_text_lines(cfg.input)
+        ref = read_text_lines(cfg.refs)
+        if len(ref) != len(src):
+            raise InputError(f"has {len(ref)} lines, the input has {len(src)}", cfg.refs)
+    if not src:
+        raise InputError("no input sentences", cfg.bitext or cfg.input)
+    return src, ref
+
+
+# ---------------------------------------------------------------------------- statistics
+@dataclass
+class EpochStats:
+    """Sums over the sentences of one epoch (all shards); averages via :meth:`summary`."""
+
+    sentences: int = 0
+    score_sum: float = 0.0       # per-sentence score of the 1-best (dtrain's "1best avg score")
+    model_sum: float = 0.0
+    pairs: int = 0
+    updates: int = 0
+    rank_errors: int = 0
+    margin_violations: int = 0
+    loss_improved: int = 0       # sentences whose pair loss did not grow through the update
+    list_size: int = 0
+    feature_count: int = 0
+    batch_loss: float = 0.0
+    onebest_stats: np.ndarray = field(default_factory=lambda: np.zeros(N_STATS, np.int64))
+    seconds: float = 0.0
+
+    def add_sentence(self, st: SentenceStats) -> None:
+        self.pairs += st.pairs
+        self.updates += st.updates
+        self.rank_errors += st.rank_errors
+        self.margin_violations += st.margin_violations
+        self.loss_improved += int(st.loss_before - st.loss_after >= 0)
+
+    def merge(self, other: "EpochStats") -> None:
+        for name in ("sentences", "score_sum", "model_sum", "pairs", "updates", "rank_errors",
+                     "margin_violations", "loss_improved", "list_size", "feature_count", "batch_loss"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.onebest_stats = self.onebest_stats + other.onebest_stats
+
+    @property
+    def avg_score(self) -> float:
+        return self.score_sum / self.sentences if self.sentences else 0.0
+
+    def summary(self, epoch: int, nonzero: int) -> dict:
+        n = max(self.sentences, 1)
+        return {
+            "epoch": epoch,
+            "avg_score": self.avg_score,
+            "avg_model_score": self.model_sum / n,
+            "bleu": corpus_bleu_from_stats(self.onebest_stats).score if self.sentences else 0.0,
+            "avg_pairs": self.pairs / n,
+            "avg_updates": self.updates / n,
+            "avg_rank_errors": self.rank_errors / n,
+            "avg_margin_violations": self.margin_violations / n,
+            "kbest_loss_improved": self.loss_improved / n,
+            "batch_loss": self.batch_loss,
+            "avg_list_size": self.list_size / n,
+            "avg_feature_count": self.feature_count / max(self.list_size, 1),
+            "nonzero_weights": nonzero,
+            "sentences": self.sentences,
+            "seconds": self.seconds,
+        }
+
+
+# ---------------------------------------------------------------------------- one shard
+class ShardTrainer:
+    """dtrain on one list of sentences: its own feature/word vocabularies, learner, scorer."""
+
+    def __init__(self, cfg, decoder, inputs: Sequence[str], refs: Sequence[str], positions: Sequence[int],
+                 start: dict[str, float], *, progress: Optional[Callable[[int], None]] = None,
+                 verbose: Optional[Log] = None):
+        self.cfg, self.decoder = cfg, decoder
+        self.inputs, self.refs = inputs, refs
+        positions = list(positions)
+        self.positions = positions[: cfg.stop_after] if cfg.stop_after else positions
+        self.words = Vocabulary()
+        self.space = FeatureSpace()
+        for name in start:
+            self.space.names.add(name.encode("utf-8"))
+        self._names = list(start)
+        self.learner = Learner(cfg, weights=list(start.values()))
+        self.scorer = Scorer(cfg.scorer_name, cfg.N, cfg.approx_bleu_d)
+        self.progress = progress
+        self.verbose = verbose
+
+    def names(self) -> list[str]:
+        """Feature names by id (cached; the scanner adds names as it meets them)."""
+        vocab = self.space.names
+        if len(self._names) < len(vocab):
+            self._names.extend(vocab.word(i) for i in range(len(self._names), len(vocab)))
+        return self._names
+
+    def weights(self) -> dict[str, float]:
+        """The current non-zero weights, ``{name: value}`` in feature-id order."""
+        names, w = self.names(), self.learner.w
+        return {names[i]: float(w[i]) for i in np.flatnonzero(w)}
+
+    def run_epoch(self) -> EpochStats:
+        cfg, learner = self.cfg, self.learner
+        es = EpochStats()
+        t0 = time.perf_counter()
+        n = len(self.positions)
+        chunk = n if cfg.batch else cfg.minibatch
+        for a in range(0, n, chunk):
+            pos = self.positions[a:a + chunk]
+            learner.grow(len(self.space.names))
+            w_dec = learner.w.copy()
+            kbs = self.decoder.decode([self.inputs[i] for i in pos], [self.refs[i] for i in pos],
+                                      self.names(), w_dec, self.words, self.space)
+            learner.grow(len(self.space.names))
+            w_dec = np.concatenate([w_dec, np.zeros(len(learner.w) - len(w_dec))])
+            for i, kb in zip(pos, kbs):
+                self._sentence(i, kb, w_dec, es)
+                if self.progress is not None:
+                    self.progress(1)
+        es.batch_loss = learner.end_epoch()
+        self.scorer.reset()
+        es.seconds = time.perf_counter() - t0
+        return es
+
+    def _sentence(self, i: int, kb, w_dec: np.ndarray, es: EpochStats) -> None:
+        cfg, learner = self.cfg, self.learner
+        es.sentences += 1
+        if kb.k == 0:
+            if self.verbose:
+                self.verbose(f"sentence {i}: the decoder gave no k-best list")
+            return
+        scores = self.scorer.score(kb.stats)
+        model = kb.model(w_dec)
+        es.list_size += kb.k
+        es.feature_count += len(kb.ids)
+        best, best_model = 0, float(model[0])
+        st = None
+        if not cfg.noup:
+            st = learner.step(kb, scores, model)
+            es.add_sentence(st)
+            if cfg.effective_repeat > 1:  # dtrain reports the best list entry under the new weights
+                new_model = kb.model(learner.w)
+                best = int(np.argmax(new_model))
+                best_model = float(new_model[best])
+        es.score_sum += float(scores[best])
+        es.model_sum += best_model
+        es.onebest_stats += kb.stats[best]
+        if self.verbose:
+            text = kb.texts[best] if kb.texts else ""
+            extra = f", {st.pairs} pairs, {st.updates} updates" if st is not None else ""
+            self.verbose(f"sentence {i}: {kb.k} hypotheses, 1-best score {scores[best]:.4f}{extra}: {text}")
+
+
+def _shard_epoch(cfg, decoder, inputs, refs, positions, start, progress, verbose):
+    trainer = ShardTrainer(cfg, decoder, inputs, refs, positions, start, progress=progress, verbose=verbose)
+    stats = trainer.run_epoch()
+    return trainer.weights(), stats, trainer.learner.check_lines
+
+
+# ---------------------------------------------------------------------------- the run
+@dataclass
+class DtrainResult:
+    weights: Optional[dict]          # the selected weights (None for noup / VOID)
+    epochs: list                     # EpochStats.summary() per epoch
+    best_epoch: int                  # 1-based
+    seed: int
+    shards: int
+    decoder_calls: int
+    seconds: float
+    last_weights: dict = field(default_factory=dict)
+
+
+class _Selector:
+    """select_weights over the epochs' weights."""
+
+    def __init__(self, how: str):
+        self.how = how
+        self.sum: dict[str, float] = {}
+        self.count = 0
+        self.best = None
+        self.best_score = 0.0
+        self.best_epoch = 0
+
+    def add(self, epoch: int, weights: dict, score: float) -> None:
+        self.count += 1
+        if self.how == "avg":
+            for name, value in weights.items():
+                self.sum[name] = self.sum.get(name, 0.0) + value
+        # dtrain: best_it starts at the first epoch, max_score at 0; a strictly higher score wins
+        if self.best_epoch == 0 or score > self.best_score:
+            self.best_epoch = epoch
+            self.best_score = max(score, self.best_score)
+            if self.how == "best":
+                self.best = dict(weights)
+
+    def result(self, last: dict, epochs: int) -> Optional[dict]:
+        if self.how == "last":
+            return last
+        if self.how == "avg":
+            return {name: value / epochs for name, value in self.sum.items()}
+        if self.how == "best":
+            return self.best
+        return None
+
+
+def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Optional[Log] = None,
+               progress_factory: Optional[Callable[[int], tuple]] = None, workers: int = 1,
+               keep_dir: Optional[str] = None, stdin=None) -> DtrainResult:
+    """Train as cdec's dtrain (and parallelize.rb for ``shards > 1``) with the decoder in the loop.
+
+    ``decoder_command``: the cdec program (or command line). ``log``: per-epoch lines;
+    ``verbose``: per-sentence lines; ``progress_factory(total)``: returns ``(update, close)``,
+    update called with 1 per sentence (e.g. a tqdm bar);
+    ``workers``: threads for shards (the result does not depend on it); ``keep_dir``:
+    where ``keep`` writes ``weights.<epoch>.gz`` (default: the current directory).
+    """
+    log = log or (lambda m: None)
+    t_run = time.perf_counter()
+    inputs, refs = load_data(cfg, stdin)
+    start = read_start_weights(cfg.input_weights)
+    decoder = CdecDecoder(decoder_command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    selector = _Selector(cfg.select_weights)
+    summaries = []
+    prev_score = 0.0
+    lock = threading.Lock()
+    per_epoch = sum(min(len(s), cfg.stop_after) if cfg.stop_after else len(s)
+                    for s in (make_shards(len(inputs), cfg.shards) if cfg.shards > 1 else [inputs]))
+    progress, close_progress = (progress_factory(per_epoch * (1 if cfg.noup else cfg.epochs))
+                                if progress_factory else (None, lambda: None))
+
+    def tick(n: int) -> None:
+        if progress is not None:
+            with lock:
+                progress(n)
+
+    def check(lines):
+        if lines and log:
+            log("check: loss differentials per pair\n" + "\n".join(lines) + "\n---")
+
+    try:
+        weights = dict(start)
+        rng = np.random.default_rng(cfg.seed) if cfg.randomize else None
+        shards = make_shards(len(inputs), cfg.shards, rng) if cfg.shards > 1 else [np.arange(len(inputs))]
+        single = None
+        if cfg.shards == 1:
+            single = ShardTrainer(cfg, decoder, inputs, refs, shards[0], start, progress=tick, verbose=verbose)
+        for t in range(cfg.epochs):
+            t_epoch = time.perf_counter()
+            if single is not None:
+                stats = single.run_epoch()
+                weights = single.weights()
+                check(single.learner.check_lines)
+                single.learner.check_lines = []
+            else:
+                jobs = [(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
+                if workers > 1:
+                    with ThreadPoolExecutor(max_workers=workers) as pool:
+                        results = list(pool.map(lambda job: _shard_epoch(*job), jobs))
+                else:
+                    results = [_shard_epoch(*job) for job in jobs]
+                stats = EpochStats()
+                for _, shard_stats, lines in results:  # shard order, whatever finished first
+                    stats.merge(shard_stats)
+                    check(lines)
+                norm, how, x = cfg.mixer
+                weights = mix([r[0] for r in results], norm, how, x)
+                if cfg.randomize and cfg.reshard and t + 1 < cfg.epochs:
+                    shards = make_shards(len(inputs), cfg.shards, rng)
+            stats.seconds = time.perf_counter() - t_epoch
+            summary = stats.summary(t + 1, len(weights))
+            summaries.append(summary)
+            _log_epoch(log, cfg, summary, prev_score, weights)
+            prev_score = summary["avg_score"]
+            if cfg.noup:
+                break
+            selector.add(t + 1, weights, summary["avg_score"])
+            if cfg.keep:
+                path = os.path.join(keep_dir or ".", f"weights.{t}.gz")
+                write_weights(path, weights.items(), sep=" ")
+        chosen = None if cfg.noup else selector.result(weights, cfg.epochs)
+        return DtrainResult(chosen, summaries, selector.best_epoch or 1, cfg.seed, len(shards), decoder.calls,
+                            time.perf_counter() - t_run, weights)
+    finally:
+        close_progress()
+        decoder.close()
+
+
+def _log_epoch(log: Log, cfg, s: dict, prev: float, weights: dict) -> None:
+    log(f"epoch {s['epoch']}/{cfg.epochs}: 1-best avg score {s['avg_score']:.5f} ({s['avg_score'] - prev:+.5f}), "
+        f"corpus BLEU of the 1-bests {s['bleu']:.5f}, avg model score {s['avg_model_score']:.4f}; "
+        f"per sentence: {s['avg_pairs']:.1f} pairs, {s['avg_updates']:.1f} updates, "
+        f"{s['avg_rank_errors']:.1f} rank errors, {s['avg_margin_violations']:.1f} margin violations; "
+        f"k-best loss not worse for {100 * s['kbest_loss_improved']:.0f}%; "
+        f"{s['nonzero_weights']} non-zero weights; {s['seconds']:.2f} s")
+    for name in cfg.print_weight_names:
+        log(f"  {name} = {weights.get(name, 0.0):.17g}")

@@ -1,0 +1,229 @@
+"""Options of ``mtplug tune``: one table, read from flags and/or a YAML file.
+
+Precedence: built-in defaults < the YAML file (``--yaml FILE``) < flags. YAML keys are
+the flag names with ``_`` (``decoder_bin``) or ``-``; the optimizer's own options go
+under an ``optimizer_options:`` mapping, or are given as flags (``--restarts 5``), which
+override the mapping key by key. ``mtplug tune --write-config`` prints a commented
+template that parses back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..errors import InputError
+
+DECODERS = ("moses", "cdec")
+
+#: name -> (default, argparse kwargs); None as default marks a required option
+_OPTIONS: dict[str, tuple] = {
+    "decoder": (None, dict(choices=DECODERS, help="the decoder: moses or cdec")),
+    "decoder_bin": (None, dict(metavar="PATH", help="the decoder program, or a command line split like a shell "
+                                                    "('python3 standin.py moses')")),
+    "decoder_args": ("", dict(metavar="ARGS", help="more arguments for every decoder call (e.g. '-threads 4')")),
+    "config": (None, dict(metavar="INI", help="moses.ini or cdec.ini (Moses: its [weight] section holds the "
+                                              "start weights)")),
+    "weights": (None, dict(metavar="FILE", help="cdec: the start weights file; Moses: optional sparse start "
+                                                "weights ('name value' lines)")),
+    "input": (None, dict(metavar="SRC", help="the tuning set's source, one sentence per line")),
+    "ref": (None, dict(nargs="+", metavar="REF", help="reference files (line i = sentence i)")),
+    "optimizer": ("mert", dict(metavar="ALGO", help="mert, pro, apro, mira, kbmira or rampion (default mert)")),
+    "iterations": (10, dict(type=int, metavar="N", help="at most N decoder runs (default 10)")),
+    "nbest": (100, dict(type=int, metavar="K", help="n-best size per sentence (default 100)")),
+    "jobs": (1, dict(type=int, metavar="J", help="decoder processes at once, each on one shard of the input "
+                                                 "(default 1; the result does not depend on it)")),
+    "workdir": (None, dict(metavar="DIR", help="working directory: one folder per iteration, the store, the "
+                                               "state and DIR/final")),
+    "seed": (0, dict(type=int, help="base seed; iteration i's optimizer seed is derived from (seed, i) (default 0)")),
+    "min_change": (1e-5, dict(type=float, metavar="EPS",
+                              help="stop when no weight moves by EPS or more (default 1e-5, as mert-moses.pl)")),
+    "threads": (None, dict(type=int, metavar="N", help="optimizer threads (default: all cores; no effect on "
+                                                       "the result)")),
+    "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
+    "lowercase": (False, dict(action="store_true", help="compare case-insensitively")),
+}
+REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
+
+
+@dataclass
+class TuneConfig:
+    decoder: str
+    decoder_bin: str
+    config: str
+    input: str
+    ref: list
+    workdir: str
+    decoder_args: str = ""
+    weights: Optional[str] = None
+    optimizer: str = "mert"
+    iterations: int = 10
+    nbest: int = 100
+    jobs: int = 1
+    seed: int = 0
+    min_change: float = 1e-5
+    threads: Optional[int] = None
+    reflen: str = "closest"
+    lowercase: bool = False
+    optimizer_options: dict = field(default_factory=dict)
+    resume: bool = False
+
+    def fingerprint(self) -> dict:
+        """What must not change between a run and its ``--resume`` (jobs, threads and
+        the iteration limit may)."""
+        return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
+                "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
+                "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
+                "min_change": self.min_change, "reflen": self.reflen, "lowercase": self.lowercase,
+                "weights": None if self.weights is None else os.path.abspath(self.weights)}
+
+
+def _all_optimizer_options() -> dict[str, dict]:
+    """Every optimizer option once (name -> argparse kwargs of the first optimizer having it)."""
+    from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+
+    out: dict[str, dict] = {}
+    for name in OPTIMIZER_NAMES:
+        for opt, kwargs in get_optimizer(name).options.items():
+            out.setdefault(opt, kwargs)
+    return out
+
+
+def add_tune_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags of ``mtplug tune``; all default to 'not given' so the YAML file can fill them."""
+    p.add_argument("--yaml", metavar="FILE", help="read options from a YAML file (flags override it)")
+    p.add_argument("--write-config", action="store_true", help="print a commented YAML template and exit")
+    p.add_argument("--resume", "--continue", action="store_true",
+                   help="continue the run in --workdir from its last completed iteration")
+    g = p.add_argument_group("tuning")
+    for name, (default, kwargs) in _OPTIONS.items():
+        g.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
+    from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+
+    g = p.add_argument_group("optimizer options (those of the chosen --optimizer; see 'mtplug optimize ALGO --help')")
+    for opt, kwargs in _all_optimizer_options().items():
+        owners = [n for n in OPTIMIZER_NAMES if opt in get_optimizer(n).options]
+        extra = {"action": "store_true"} if kwargs.get("action") == "store_true" else {"metavar": "V"}
+        g.add_argument("--" + opt.replace("_", "-"), dest=f"opt__{opt}", default=argparse.SUPPRESS,
+                       help=f"({', '.join(owners)})", **extra)
+
+
+def read_yaml(path: str) -> dict:
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", path) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path,
+                         None if mark is None else mark.line + 1) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping of option: value", path)
+    out = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name not in _OPTIONS and name != "optimizer_options":
+            raise InputError(f"unknown option {key!r}; known: {', '.join(sorted(_OPTIONS))}, optimizer_options",
+                             path)
+        out[name] = value
+    if not isinstance(out.get("optimizer_options", {}) or {}, dict):
+        raise InputError("optimizer_options must be a mapping", path)
+    return out
+
+
+def _convert(name: str, value, kwargs: dict, where: str):
+    if kwargs.get("action") == "store_true":
+        if isinstance(value, bool):
+            return value
+        raise InputError(f"{where}: {name} must be true or false, got {value!r}")
+    if value is None:
+        return None
+    typ = kwargs.get("type")
+    if kwargs.get("nargs") == "+":
+        return [str(v) for v in (value if isinstance(value, list) else [value])]
+    try:
+        value = typ(value) if typ is not None else str(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{where}: {name} must be {typ.__name__}, got {value!r}") from None
+    if "choices" in kwargs and value not in kwargs["choices"]:
+        raise InputError(f"{where}: {name} must be one of {', '.join(map(str, kwargs['choices']))}, got {value!r}")
+    return value
+
+
+def config_from_args(args) -> TuneConfig:
+    """Defaults, then the YAML file, then the flags; the optimizer's options checked
+    against the chosen optimizer."""
+    from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+
+    given = vars(args)
+    values = {name: default for name, (default, _) in _OPTIONS.items()}
+    opt_values: dict = {}
+    if given.get("yaml"):
+        data = read_yaml(given["yaml"])
+        opt_values.update(data.pop("optimizer_options", None) or {})
+        for name, value in data.items():
+            values[name] = _convert(name, value, _OPTIONS[name][1], given["yaml"])
+    for name in _OPTIONS:
+        if name in given:
+            values[name] = given[name]
+    for key, value in given.items():
+        if key.startswith("opt__"):
+            opt_values[key[5:]] = value
+    missing = [n for n in REQUIRED if values.get(n) in (None, [], "")]
+    if missing:
+        raise InputError("missing option(s): " + ", ".join("--" + n.replace("_", "-") for n in missing)
+                         + " (as flags or in --yaml)")
+    if values["optimizer"] not in OPTIMIZER_NAMES or values["optimizer"] == "none":
+        known = ", ".join(n for n in OPTIMIZER_NAMES if n != "none")
+        raise InputError(f"unknown optimizer {values['optimizer']!r}; known: {known}")
+    cls = get_optimizer(values["optimizer"])
+    options = {}
+    for key, value in opt_values.items():
+        name = str(key).replace("-", "_")
+        if name not in cls.options:
+            raise InputError(f"--{name.replace('_', '-')} is not an option of {values['optimizer']} "
+                             f"(its options: {', '.join(sorted(cls.options)) or 'none'})")
+        options[name] = _convert(name, value, cls.options[name], "optimizer option")
+    for name in ("iterations", "nbest", "jobs"):
+        if values[name] < 1:
+            raise InputError(f"--{name} must be >= 1, got {values[name]}")
+    cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
+    try:
+        cls(**options)
+    except (TypeError, ValueError) as err:
+        raise InputError(f"{cfg.optimizer}: {err}") from None
+    return cfg
+
+
+TEMPLATE = """\
+# mtplug tune configuration (YAML). Flags given on the command line override these values.
+# Run: mtplug tune --yaml tune.yaml [--resume]
+
+decoder: moses                 # moses or cdec
+decoder_bin: /path/to/moses    # the decoder program, or a command line ('python3 standin.py moses')
+decoder_args: ""               # more arguments for every decoder call, e.g. "-threads 4"
+config: moses.ini              # moses.ini (start weights from its [weight] section) or cdec.ini
+weights: null                  # cdec: start weights file (required); Moses: optional sparse start weights
+input: dev.src                 # tuning set source, one sentence per line
+ref: [dev.ref.0]               # one or more reference files
+workdir: tuning                # one folder per iteration, the n-best store, state.json, final weights
+
+optimizer: mert                # mert, pro, apro, mira, kbmira or rampion
+optimizer_options:             # the optimizer's own options (see: mtplug optimize ALGO --help)
+  restarts: 20
+iterations: 10                 # decoder runs at most
+nbest: 100                     # n-best size per sentence
+jobs: 1                        # decoder processes at once (input split into this many shards)
+seed: 0                        # base seed; iteration i uses a seed derived from (seed, i)
+min_change: 1.0e-5             # converged when no weight moves this much
+threads: null                  # optimizer threads (null: all cores)
+reflen: closest                # BLEU reference length: closest, shortest or average
+lowercase: false               # case-insensitive BLEU
+"""

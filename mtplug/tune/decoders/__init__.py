@@ -1,0 +1,70 @@
+"""Decoder adapters: one module per decoder, each a :class:`Decoder` subclass.
+
+An adapter knows three things only: how to read the start weights, which files the
+decoder needs for given weights, and the command line that decodes one shard into
+an n-best file. The loop (``mtplug.tune.loop``) does everything else, so the real
+programs and the stand-ins drop in alike.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from typing import Optional
+
+from ...formats.weights import Weights
+
+
+@dataclass
+class ShardRun:
+    """One decoder process: argv, the file for its stdin (None: no stdin), where its
+    stdout goes, and the n-best file it leaves (may be the stdout file)."""
+
+    argv: list[str]
+    stdin: Optional[str]
+    stdout: str
+    nbest: str
+
+
+class Decoder:
+    name = ""
+    #: the file name of the final weights' format in the working directory
+    final_name = "final"
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.bin = decoder_command(cfg.decoder_bin)
+        self.extra = shlex.split(cfg.decoder_args or "")
+
+    def start_weights(self) -> Weights:
+        raise NotImplementedError
+
+    def prepare(self, folder: str, weights: Weights) -> None:
+        """Write the weight files the decoder reads for this iteration into ``folder``."""
+        raise NotImplementedError
+
+    def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
+        raise NotImplementedError
+
+    def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
+        """Write ``weights`` in the decoder's own format; returns the files written."""
+        raise NotImplementedError
+
+
+def decoder_command(spec: str) -> list[str]:
+    """``--decoder-bin``: an executable path, or a command line split like a shell
+    (``"python3 standin.py moses"``)."""
+    if os.path.exists(spec):
+        return [os.path.abspath(spec)]
+    return shlex.split(spec)
+
+
+def get_decoder(cfg) -> Decoder:
+    if cfg.decoder == "moses":
+        from .moses import MosesDecoder
+        return MosesDecoder(cfg)
+    if cfg.decoder == "cdec":
+        from .cdec import CdecDecoder
+        return CdecDecoder(cfg)
+    raise ValueError(f"unknown decoder {cfg.decoder!r}; known: moses, cdec")

@@ -1,0 +1,74 @@
+"""Moses: ``moses -config INI -weight-overwrite 'Name= v ...' [-weight-file SPARSE]
+-n-best-list FILE N distinct -input-file SHARD`` (as mert-moses.pl calls it).
+
+Dense weights (the ``[weight]`` lines of moses.ini) go in ``-weight-overwrite``, sparse
+ones (names with ``_`` that have no ``[weight]`` line) in a ``name value`` file given to
+``-weight-file``. The decoder reads the user's moses.ini (relative paths in it keep
+working); the iteration folder gets a copy with the weights updated, for the record.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ...formats.moses_ini import read_moses_ini, write_moses_ini
+from ...formats.sparse_weights import read_sparse_weights, write_sparse_weights
+from ...formats.weights import Weights, format_shortest, split_dense_name
+from . import Decoder, ShardRun
+
+
+class MosesDecoder(Decoder):
+    name = "moses"
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.ini_weights = read_moses_ini(cfg.config)
+
+    def start_weights(self) -> Weights:
+        w = dict(self.ini_weights.items())
+        if self.cfg.weights:  # optional start values for sparse features
+            w.update(read_sparse_weights(self.cfg.weights).items())
+        return Weights(w.items(), source=self.cfg.config)
+
+    def split(self, weights: Weights) -> tuple[Weights, Weights]:
+        dense = Weights((n, weights[n]) for n in self.ini_weights if n in weights)
+        sparse = Weights((n, v) for n, v in weights.items() if n not in self.ini_weights and v != 0.0)
+        return dense, sparse
+
+    def overwrite_string(self, dense: Weights) -> str:
+        """'Label= v0 v1 Label2= v' for the dense weights (ini order)."""
+        parts, last = [], None
+        for name, value in dense.items():
+            split = split_dense_name(name)
+            label = split[0] if split else name
+            if label != last:
+                parts.append(f"{label}=")
+                last = label
+            parts.append(format_shortest(value))
+        return " ".join(parts)
+
+    def prepare(self, folder: str, weights: Weights) -> None:
+        dense, sparse = self.split(weights)
+        write_moses_ini(os.path.join(folder, "moses.ini"), dense, template=self.cfg.config)
+        self._overwrite = self.overwrite_string(dense)
+        self._sparse = None
+        if len(sparse):
+            self._sparse = os.path.join(folder, "sparse-weights")
+            write_sparse_weights(self._sparse, sparse)
+
+    def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
+        nbest = os.path.join(folder, f"{tag}.nbest")
+        argv = [*self.bin, "-config", self.cfg.config, "-weight-overwrite", self._overwrite]
+        if self._sparse:
+            argv += ["-weight-file", self._sparse]
+        argv += ["-n-best-list", nbest, str(self.cfg.nbest), "distinct", "-input-file", shard_input, *self.extra]
+        return ShardRun(argv, None, os.path.join(folder, f"{tag}.out"), nbest)
+
+    def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
+        dense, sparse = self.split(weights)
+        write_moses_ini(path, dense, template=self.cfg.config)
+        written = [path]
+        if len(sparse):
+            write_sparse_weights(path + ".sparse-weights", sparse)
+            written.append(path + ".sparse-weights")
+        return written

@@ -1,0 +1,282 @@
+"""The tuning loop: decode, merge the n-best into the store, optimize, repeat; with checkpoints.
+
+Working directory layout::
+
+    DIR/iter001/          one folder per iteration: the decoder's weight files (moses.ini /
+                          sparse-weights or weights), nbest.out (all shards, renumbered),
+                          onebest.txt, store.npz (every n-best so far), weights.json (start
+                          and end weights of the iteration), out = the new weights in the
+                          decoder's format
+    DIR/state.json        the loop state: written last and atomically after every iteration
+    DIR/final             the tuned weights (moses.ini updated in place / cdec weights)
+
+Resuming: ``state.json`` names the last completed iteration and holds its weights at
+full precision, and that iteration's store holds every n-best up to it. An interrupted
+iteration is redone from scratch: decoding is a function of the weights, and iteration
+i's optimizer seed is derived from (base seed, i) only, so a resumed run ends with the
+same final weights as an uninterrupted one. Every iteration (resumed or not) reads the
+previous store back from disk, so both paths see identical arrays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..corpus import NbestCorpus
+from ..errors import InputError
+from ..fileio import atomic_output
+from ..formats.weights import Weights
+from .decoders import get_decoder
+
+STATE_VERSION = 1
+STATE_FILE = "state.json"
+
+
+def iteration_seed(base: int, iteration: int) -> int:
+    """The optimizer seed of an iteration: a function of (base seed, iteration) only."""
+    return int(np.random.SeedSequence([int(base) & 0xFFFFFFFF, int(iteration)]).generate_state(1)[0] >> 1)
+
+
+def iteration_dir(workdir: str, n: int) -> str:
+    return os.path.join(workdir, f"iter{n:03d}")
+
+
+@dataclass
+class Hooks:
+    """How the loop talks to the user: ``log(line)`` and ``counter(total, desc) ->
+    (update or None, close)`` for a progress bar."""
+
+    log: Callable[[str], None] = lambda m: None
+    counter: Callable = lambda total, desc: (None, lambda: None)
+
+
+def _write_json(path: str, obj) -> None:
+    with atomic_output(path) as fh:
+        fh.write(json.dumps(obj, indent=1) + "\n")
+
+
+def read_state(workdir: str) -> Optional[dict]:
+    path = os.path.join(workdir, STATE_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            state = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"unreadable tuning state ({exc})", path) from None
+    if state.get("version") != STATE_VERSION:
+        raise InputError(f"tuning state of another version (expected {STATE_VERSION})", path)
+    return state
+
+
+def _count_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", path) from None
+
+
+# ------------------------------------------------------------------ decoding
+def _shards(lines: list[str], jobs: int) -> list[tuple[int, list[str]]]:
+    """Contiguous shards as (first sentence, lines); at most ``jobs``, none empty."""
+    jobs = max(1, min(jobs, len(lines)))
+    bounds = np.linspace(0, len(lines), jobs + 1).round().astype(int)
+    return [(int(a), lines[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, str]:
+    """Run the decoder on every shard (``cfg.jobs`` processes at once), then concatenate
+    the n-best lists with sentence ids renumbered. Returns (n-best path, 1-best path)."""
+    # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
+    # earlier attempt may still be writing into theirs
+    for stale in os.listdir(folder):
+        if stale.startswith("decode-"):
+            shutil.rmtree(os.path.join(folder, stale), ignore_errors=True)
+    tmp = tempfile.mkdtemp(prefix="decode-", dir=folder)
+    shards = _shards(lines, cfg.jobs)
+    runs = []
+    for k, (first, part) in enumerate(shards):
+        path = os.path.join(tmp, f"shard{k}.in")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("".join(t + "\n" for t in part))
+        runs.append((first, len(part), decoder.shard_run(tmp, path, f"shard{k}")))
+    pending = list(range(len(runs)))
+    active: dict[int, tuple] = {}
+    try:
+        while pending or active:
+            while pending and len(active) < cfg.jobs:
+                k = pending.pop(0)
+                run = runs[k][2]
+                stdin = open(run.stdin, "rb") if run.stdin else subprocess.DEVNULL
+                out = open(run.stdout, "wb")
+                err = open(os.path.join(tmp, f"shard{k}.err"), "wb")
+                try:
+                    proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err)
+                except OSError as exc:
+                    raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
+                finally:
+                    for fh in (stdin, out, err):
+                        if fh is not subprocess.DEVNULL:
+                            fh.close()
+                active[k] = (proc,)
+            k, (proc,) = next(iter(active.items()))
+            rc = proc.wait()
+            del active[k]
+            if rc != 0:
+                with open(os.path.join(tmp, f"shard{k}.err"), encoding="utf-8", errors="replace") as fh:
+                    tail = fh.read()[-2000:].strip()
+                raise InputError(f"the decoder exited with status {rc} on shard {k}: "
+                                 f"{' '.join(runs[k][2].argv)}\n{tail}")
+            if update:
+                update(1)
+    finally:
+        for proc, in active.values():
+            proc.kill()
+            proc.wait()
+    nbest_path = os.path.join(folder, "nbest.out")
+    onebest_path = os.path.join(folder, "onebest.txt")
+    onebest: dict[int, str] = {}
+    with atomic_output(nbest_path) as out:
+        for first, size, run in runs:
+            for i, line in enumerate(_count_lines(run.nbest), 1):
+                if not line:
+                    continue
+                sid_text, sep, rest = line.partition(" ||| ")
+                try:
+                    sid = int(sid_text)
+                except ValueError:
+                    sid = -1
+                if not sep or not 0 <= sid < size:
+                    raise InputError(f"expected 'id ||| hypothesis ||| ...' with id in 0..{size - 1}", run.nbest, i)
+                onebest.setdefault(first + sid, rest.split(" ||| ", 1)[0])
+                out.write(f"{first + sid} ||| {rest}\n")
+    missing = [s for s in range(len(lines)) if s not in onebest]
+    if missing:
+        raise InputError(f"the decoder wrote no hypotheses for {len(missing)} sentence(s), first {missing[0]}",
+                         nbest_path)
+    with atomic_output(onebest_path) as out:
+        out.write("".join(onebest[s].strip() + "\n" for s in range(len(lines))))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return nbest_path, onebest_path
+
+
+# ------------------------------------------------------------------ the loop
+def _weights_of(pairs) -> Weights:
+    return Weights([(n, float(v)) for n, v in pairs])
+
+
+def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
+    """Run (or resume) the loop described by ``cfg`` (a TuneConfig); returns the summary
+    printed as the command's JSON line."""
+    from ..formats.references import read_references
+    from ..metrics.bleu import BleuConfig
+    from ..optimizers.registry import get_optimizer
+
+    os.makedirs(cfg.workdir, exist_ok=True)
+    decoder = get_decoder(cfg)
+    refs = read_references(cfg.ref)
+    lines = _count_lines(cfg.input)
+    if len(lines) != len(refs):
+        raise InputError(f"{len(lines)} source sentences but {len(refs)} references", cfg.input)
+    bleu = BleuConfig(reflen=cfg.reflen, lowercase=cfg.lowercase)
+    state_path = os.path.join(cfg.workdir, STATE_FILE)
+    state = read_state(cfg.workdir)
+    fingerprint = json.loads(json.dumps(cfg.fingerprint()))
+    if state is not None and not cfg.resume:
+        raise InputError("holds a tuning run: pass --resume to continue it, or choose another --workdir", state_path)
+    if state is not None and state["fingerprint"] != fingerprint:
+        changed = sorted(k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k])
+        raise InputError(f"--resume with other settings than the run in this directory: {', '.join(changed)}",
+                         state_path)
+    if state is None:
+        state = {"version": STATE_VERSION, "fingerprint": fingerprint, "completed": 0, "stop": None,
+                 "weights": list(decoder.start_weights().items()), "history": []}
+    elif state["completed"]:
+        if state["stop"] == "iteration limit" and state["completed"] < cfg.iterations:
+            state = {**state, "stop": None}  # a higher --iterations continues the run
+        hooks.log(f"resuming after iteration {state['completed']}")
+
+    cls = get_optimizer(cfg.optimizer)
+    weights = _weights_of(state["weights"])
+    n = state["completed"]
+    while state["stop"] is None and n < cfg.iterations:
+        n += 1
+        t0 = time.perf_counter()
+        folder = iteration_dir(cfg.workdir, n)
+        os.makedirs(folder, exist_ok=True)
+        decoder.prepare(folder, weights)
+        optimizer = cls(**cfg.optimizer_options)
+        update, close = hooks.counter(min(cfg.jobs, len(lines)) + optimizer.progress_total(), f"iteration {n}")
+        try:
+            nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update)
+            t_decode = time.perf_counter() - t0
+            decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
+            decoded_bleu = decoded.bleu_of_rows(decoded.sent_offsets[:-1]).score
+            if n == 1:
+                corpus = NbestCorpus.from_nbest([], refs, bleu)
+            else:
+                corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"))
+            added = corpus.add_nbest([nbest_path])
+            corpus.save(os.path.join(folder, "store.npz"))
+            corpus = NbestCorpus.load(os.path.join(folder, "store.npz"))
+            names = corpus.feature_names
+            start = weights.to_array(names, allow_unknown=True)
+            seed = iteration_seed(cfg.seed, n)
+            t1 = time.perf_counter()
+            if added == 0:
+                new, tuned_bleu, stop = weights, None, "no new hypotheses"
+            else:
+                result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update)
+                tuned_bleu = float(result.score)
+                merged = dict(weights.items())
+                merged.update(zip(names, result.weights.tolist()))
+                new = Weights(merged.items())
+                change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
+                stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change
+                        else "iteration limit" if n >= cfg.iterations else None)
+            t_opt = time.perf_counter() - t1
+        finally:
+            close()
+        change = max((abs(new[k] - weights.get(k, 0.0)) for k in new), default=0.0)
+        _write_json(os.path.join(folder, "weights.json"),
+                    {"iteration": n, "optimizer": cfg.optimizer, "seed": seed,
+                     "start": list(weights.items()), "end": list(new.items())})
+        decoder.write_weights(os.path.join(folder, "out"), new,
+                              comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
+        entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": corpus.n_hypotheses,
+                 "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
+                 "optimize_seconds": round(t_opt, 3), "seconds": round(time.perf_counter() - t0, 3)}
+        state = {**state, "completed": n, "stop": stop, "weights": list(new.items()),
+                 "history": state["history"] + [entry]}
+        _write_json(state_path, state)  # the commit point of iteration n
+        if n > 1:  # the new store holds everything the previous one did
+            prev = os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz")
+            if os.path.exists(prev):
+                os.remove(prev)
+        tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on the store ({cfg.optimizer}, seed {seed})"
+        hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f} (decoded 1-best){tuned}, "
+                  f"{corpus.n_hypotheses} unique hypotheses (+{added}), max weight change {change:.3g}, "
+                  f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s)")
+        weights = new
+    if state["stop"] is None:
+        state = {**state, "stop": "iteration limit"}
+        _write_json(state_path, state)
+    final = os.path.join(cfg.workdir, decoder.final_name)
+    written = decoder.write_weights(final, _weights_of(state["weights"]),
+                                    comment=f"mtplug tune {cfg.optimizer} after {state['completed']} iterations")
+    hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights: {final}")
+    last = state["history"][-1] if state["history"] else {}
+    return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
+            "bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"),
+            "history": [{k: h[k] for k in ("iteration", "bleu", "tuned_bleu", "hypotheses", "new")}
+                        for h in state["history"]]}

@@ -1,0 +1,117 @@
+# Interning byte strings to consecutive int32 ids (0, 1, ...): exact, hash + compare.
+#
+#     from _intern cimport InternTable, hash_bytes, intern_init, intern_free, intern_find, intern_add
+#
+# Strings are kept in one byte arena with int64 offsets (n + 1 entries, offsets[0] = 0),
+# so the table's contents are two arrays; an open-addressing table of ids (-1 = empty,
+# linear probing, at most half full) finds them. Used by the n-best reader's Vocabulary
+# and the features.dat reader's sparse-name table.
+# Only `cdef inline` here (no module of this name exists at run time; see _bleu.pxd).
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp
+
+from _growbuf cimport GrowBuf, growbuf_append, growbuf_free
+
+
+cdef inline uint64_t hash_bytes(const char* s, Py_ssize_t n) noexcept nogil:
+    # FNV-1a: words and feature names are short, so a per-byte hash is cheap and good enough
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef Py_ssize_t i
+    for i in range(n):
+        h ^= <uint8_t>s[i]
+        h *= 1099511628211ULL
+    return h
+
+
+cdef struct InternTable:
+    GrowBuf arena       # string bytes back to back
+    GrowBuf offsets     # int64 start of string i; n + 1 entries
+    GrowBuf hashes      # uint64 hash of string i
+    int32_t* slots      # open addressing: string id or -1
+    Py_ssize_t mask     # number of slots - 1 (a power of two - 1)
+    Py_ssize_t n        # number of strings
+
+
+cdef inline int intern_rehash(InternTable* t, Py_ssize_t size) noexcept nogil:
+    """Rebuild the slots with ``size`` (a power of two) entries; 0, or -1 when out of memory
+    (the table is then unchanged). realloc, not malloc + free: a large block grows by
+    mremap, so the old and the new slots are never both held (peak memory)."""
+    cdef int32_t* slots
+    free(t.slots)
+    t.slots = NULL
+    slots = <int32_t*>malloc(size * sizeof(int32_t))
+    cdef uint64_t* hs = <uint64_t*>t.hashes.data
+    cdef Py_ssize_t i, slot
+    if slots == NULL:
+        return -1
+    for i in range(size):
+        slots[i] = -1
+    for i in range(t.n):
+        slot = <Py_ssize_t>(hs[i] & <uint64_t>(size - 1))
+        while slots[slot] >= 0:
+            slot = (slot + 1) & (size - 1)
+        slots[slot] = <int32_t>i
+    t.slots = slots
+    t.mask = size - 1
+    return 0
+
+
+cdef inline int intern_init(InternTable* t, Py_ssize_t size) noexcept nogil:
+    """Start an empty table (its GrowBufs zeroed) with ``size`` slots (a power of two);
+    0, or -1 when out of memory."""
+    cdef int64_t zero = 0
+    t.n = 0
+    t.slots = NULL
+    if growbuf_append(&t.offsets, &zero, sizeof(int64_t)) != 0:
+        return -1
+    return intern_rehash(t, size)
+
+
+cdef inline void intern_free(InternTable* t) noexcept nogil:
+    growbuf_free(&t.arena)
+    growbuf_free(&t.offsets)
+    growbuf_free(&t.hashes)
+    free(t.slots)
+    t.slots = NULL
+
+
+cdef inline int32_t intern_find(const InternTable* t, const char* s, Py_ssize_t n,
+                                uint64_t h) noexcept nogil:
+    """Id of ``s[:n]`` (``h = hash_bytes(s, n)``), or -1 if it is not in the table."""
+    cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>t.mask)
+    cdef int32_t sid
+    cdef const int64_t* offs = <const int64_t*>t.offsets.data
+    cdef const uint64_t* hs = <const uint64_t*>t.hashes.data
+    while True:
+        sid = t.slots[slot]
+        if sid < 0:
+            return -1
+        if hs[sid] == h and offs[sid + 1] - offs[sid] == n and \
+                memcmp(t.arena.data + offs[sid], s, n) == 0:
+            return sid
+        slot = (slot + 1) & t.mask
+
+
+cdef inline int32_t intern_add(InternTable* t, const char* s, Py_ssize_t n,
+                               uint64_t h) noexcept nogil:
+    """Append ``s[:n]``, known not to be in the table; its id, or -1 when out of memory."""
+    cdef int32_t sid = <int32_t>t.n
+    cdef int64_t end
+    cdef Py_ssize_t slot
+    if (t.n + 1) * 2 > t.mask + 1:
+        if intern_rehash(t, (t.mask + 1) * 2) != 0:
+            return -1
+    if growbuf_append(&t.arena, s, n) != 0 or \
+            growbuf_append(&t.hashes, &h, sizeof(uint64_t)) != 0:
+        return -1
+    end = t.arena.size
+    if growbuf_append(&t.offsets, &end, sizeof(int64_t)) != 0:
+        return -1
+    slot = <Py_ssize_t>(h & <uint64_t>t.mask)
+    while t.slots[slot] >= 0:
+        slot = (slot + 1) & t.mask
+    t.slots[slot] = sid
+    t.n += 1
+    return sid

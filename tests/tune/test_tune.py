@@ -1,0 +1,221 @@
+"""``mtplug tune`` end to end with stand-in decoders (Moses: tests/integrations/standin_decoder.py,
+cdec: tests/tune/standin_cdec.py), both re-ranking the moses-toy pool (60 × 100)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mtplug.cli import main
+from mtplug.tune.loop import read_state
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+MOSES_STANDIN = REPO / "tests" / "integrations" / "standin_decoder.py"
+CDEC_STANDIN = HERE / "standin_cdec.py"
+TOY = REPO / "mtplug" / "data" / "example"
+START_BLEU = 0.265757  # Moses's BLEU of the pool's 1-best at the start weights
+N_SENT = 60
+
+INI = """\
+# toy moses.ini
+[input-factors]
+0
+
+[weight]
+Distortion0= 0.3
+LM0= 0.5   # language model
+WordPenalty0= -1
+PhrasePenalty0= 0.2
+TranslationModel0= 0.2 0.2 0.2 0.2
+UnknownWordPenalty0= 1
+"""
+CDEC_WEIGHTS = ("Distortion 0.3\nLanguageModel 0.5\nWordPenalty -1\nPhrasePenalty 0.2\n"
+                "PhraseModel_0 0.2\nPhraseModel_1 0.2\nPhraseModel_2 0.2\nPhraseModel_3 0.2\n")
+FAST = {"mert": ["--restarts", "2"], "pro": [], "apro": [], "mira": ["--passes", "3"],
+        "kbmira": ["--passes", "10"], "rampion": []}
+
+
+@pytest.fixture
+def system(tmp_path):
+    """Files of a toy tuning set: dev.src (unique lines), moses.ini, cdec.ini, weights."""
+    (tmp_path / "dev.src").write_text("".join(f"s{i}\n" for i in range(N_SENT)))
+    (tmp_path / "moses.ini").write_text(INI)
+    (tmp_path / "cdec.ini").write_text("formalism=scfg\n")
+    (tmp_path / "weights").write_text(CDEC_WEIGHTS)
+    return tmp_path
+
+
+def moses_args(sysdir, workdir, *extra, optimizer="mert", iterations=3, nbest=10):
+    src = sysdir / "dev.src"
+    return ["tune", "-q", "--decoder", "moses",
+            "--decoder-bin", shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
+            "--config", str(sysdir / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
+            "--optimizer", optimizer, "--iterations", str(iterations), "--nbest", str(nbest),
+            "--workdir", str(workdir), "--seed", "3", *FAST[optimizer], *extra]
+
+
+def run(args, capsys):
+    rc = main(args)
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def weight_lines_removed(text: str) -> list[str]:
+    lines = text.splitlines(keepends=True)
+    start = lines.index("[weight]\n")
+    return lines[:start + 1] + [ln for ln in lines[start + 1:] if ln.startswith("UnknownWordPenalty0")]
+
+
+@pytest.mark.parametrize("optimizer", ["mert", "pro", "apro", "mira", "kbmira", "rampion"])
+def test_moses_loop_improves_and_converges(system, optimizer, capsys):
+    wd = system / "wd"
+    summary = run(moses_args(system, wd, optimizer=optimizer, iterations=4), capsys)
+    hist = summary["history"]
+    assert hist[0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
+    assert max(h["bleu"] for h in hist[1:]) > START_BLEU + 0.03
+    assert summary["stop"] in ("iteration limit", "no new hypotheses", "no weight changed by 1e-05 or more")
+    assert 1 <= summary["iterations"] <= 4
+    # the store grows and keeps every hypothesis
+    assert [h["hypotheses"] for h in hist] == sorted(h["hypotheses"] for h in hist)
+    assert hist[0]["hypotheses"] == N_SENT * 10
+    # final moses.ini: only the tuned weight values differ from the template
+    final = (wd / "final").read_text()
+    assert weight_lines_removed(final) == weight_lines_removed(INI)
+    assert final != INI
+    for n in range(1, summary["iterations"] + 1):
+        assert (wd / f"iter{n:03d}" / "nbest.out").exists()
+        assert (wd / f"iter{n:03d}" / "moses.ini").exists()
+    state = read_state(str(wd))
+    assert state["completed"] == summary["iterations"] and state["stop"] == summary["stop"]
+
+
+@pytest.mark.parametrize("optimizer", ["mert", "kbmira"])
+def test_cdec_loop(system, optimizer, capsys):
+    wd = system / "wd"
+    src = system / "dev.src"
+    summary = run(["tune", "-q", "--decoder", "cdec",
+                   "--decoder-bin", shlex.join([sys.executable, str(CDEC_STANDIN), "-standin-source", str(src)]),
+                   "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"),
+                   "--input", str(src), "--ref", str(TOY / "ref.0"), "--optimizer", optimizer,
+                   "--iterations", "3", "--nbest", "10", "--jobs", "2", "--workdir", str(wd), *FAST[optimizer]],
+                  capsys)
+    assert summary["history"][0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
+    assert max(h["bleu"] for h in summary["history"]) > START_BLEU + 0.03
+    lines = (wd / "final").read_text().splitlines()
+    assert lines[0].startswith("# mtplug tune ")
+    names = {ln.split()[0] for ln in lines[1:]}
+    assert names <= {"Distortion", "LanguageModel", "WordPenalty", "PhrasePenalty",
+                     "PhraseModel_0", "PhraseModel_1", "PhraseModel_2", "PhraseModel_3"}
+    assert "LanguageModel" in names or "PhraseModel_2" in names
+    first = (wd / "iter001" / "nbest.out").read_text().splitlines()[0]
+    assert first.startswith("0 ||| ") and "LanguageModel=" in first
+
+
+def test_jobs_do_not_change_the_result(system, capsys):
+    run(moses_args(system, system / "j1", "--jobs", "1"), capsys)
+    run(moses_args(system, system / "j3", "--jobs", "3"), capsys)
+    assert (system / "j1" / "final").read_bytes() == (system / "j3" / "final").read_bytes()
+    assert (system / "j1" / "iter002" / "nbest.out").read_bytes() == \
+        (system / "j3" / "iter002" / "nbest.out").read_bytes()
+
+
+def test_yaml_and_flags(system, capsys):
+    p = subprocess.run([sys.executable, "-m", "mtplug", "tune", "--write-config"], capture_output=True, text=True,
+                       check=True)
+    template = yaml.safe_load(p.stdout)
+    assert template["decoder"] == "moses" and template["optimizer_options"] == {"restarts": 20}
+    # the template's keys are all accepted; values come from the file unless a flag overrides
+    src = system / "dev.src"
+    template.update(decoder_bin=shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
+                    config=str(system / "moses.ini"), input=str(src), ref=[str(TOY / "ref.0")],
+                    workdir=str(system / "from-yaml"), iterations=5, nbest=7, seed=3,
+                    optimizer_options={"restarts": 2, "directions": "random"})
+    (system / "tune.yaml").write_text(yaml.safe_dump(template))
+    summary = run(["tune", "-q", "--yaml", str(system / "tune.yaml"), "--iterations", "2",
+                   "--directions", "coordinate"], capsys)
+    assert summary["iterations"] <= 2  # flag beat the file's 5
+    state = read_state(str(system / "from-yaml"))
+    assert state["fingerprint"]["nbest"] == 7  # from the file
+    assert state["fingerprint"]["optimizer_options"] == {"restarts": 2, "directions": "coordinate"}
+    # same as giving everything by flags
+    run(moses_args(system, system / "flags", "--directions", "coordinate", iterations=2, nbest=7), capsys)
+    assert (system / "from-yaml" / "final").read_bytes() == (system / "flags" / "final").read_bytes()
+
+
+def test_input_errors(system, capsys):
+    assert main(moses_args(system, system / "wd", "--passes", "3")) == 2  # not a mert option
+    assert "--passes is not an option of mert" in capsys.readouterr().err
+    (system / "bad.yaml").write_text("decoder: moses\nnbset: 3\n")
+    assert main(["tune", "--yaml", str(system / "bad.yaml")]) == 2
+    assert "unknown option 'nbset'" in capsys.readouterr().err
+    run(moses_args(system, system / "wd", iterations=1), capsys)
+    assert main(moses_args(system, system / "wd", iterations=1)) == 2  # would overwrite a run
+    assert "--resume" in capsys.readouterr().err
+    assert main(moses_args(system, system / "wd", "--resume", iterations=1, nbest=5)) == 2
+    assert "nbest" in capsys.readouterr().err
+
+
+def test_resume_after_kill_9(system, tmp_path, capsys):
+    """kill -9 during decoding (random call), and at random moments; --resume ends identically."""
+    run(moses_args(system, system / "ref", "--jobs", "2", iterations=4), capsys)
+    ref_state = read_state(str(system / "ref"))
+    calls = 2 * ref_state["completed"]  # decoder processes of an uninterrupted run
+    rng = random.Random(7)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "mtplug", *moses_args(system, system / "wd", "--jobs", "2", iterations=4)]
+    # 1. the stand-in SIGKILLs the loop at a random decoder call of iteration >= 2
+    k = rng.randrange(3, calls + 1)
+    p = subprocess.run(cmd, env={**env, "STANDIN_KILL_PARENT": f"{tmp_path}/calls:{k}"}, capture_output=True,
+                       timeout=120)
+    assert p.returncode == -9, p.stderr.decode()
+    killed_at = read_state(str(system / "wd"))["completed"]
+    assert killed_at == (k - 1) // 2  # every iteration before the killed one is committed
+    # 2. resume, killed again after random delays until it finishes
+    for attempt in range(20):
+        proc = subprocess.Popen(cmd + ["--resume"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            proc.wait(timeout=rng.uniform(0.2, 1.5) if attempt < 3 else 120)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        proc.communicate()
+        if proc.returncode == 0:
+            break
+    assert proc.returncode == 0
+    assert (system / "wd" / "final").read_bytes() == (system / "ref" / "final").read_bytes()
+    state = read_state(str(system / "wd"))
+    assert state["weights"] == ref_state["weights"]
+    # no n-best lost: the same store, iteration by iteration
+    strip = ("decode_seconds", "optimize_seconds", "seconds")
+    assert [{k: v for k, v in h.items() if k not in strip} for h in state["history"]] == \
+        [{k: v for k, v in h.items() if k not in strip} for h in ref_state["history"]]
+    for n in range(1, state["completed"] + 1):
+        a, b = (d / f"iter{n:03d}" / "nbest.out" for d in (system / "wd", system / "ref"))
+        assert a.read_bytes() == b.read_bytes()
+
+
+def test_plot_writes_pngs(system, capsys):
+    pytest.importorskip("matplotlib")
+    run(moses_args(system, system / "wd"), capsys)
+    summary = run(["plot", "-q", str(system / "wd")], capsys)
+    names = sorted(os.path.basename(p) for p in summary["files"])
+    assert names == ["bleu.png", "error-surface.png"]
+    for p in summary["files"]:
+        assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_example_runs_a_tuning(tmp_path, capsys):
+    assert main(["example", "-q", "--workdir", str(tmp_path)]) == 0
+    state = read_state(str(tmp_path / "tune"))
+    assert state["history"][0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
+    assert state["history"][-1]["bleu"] > 0.4
+    assert (tmp_path / "tune" / "final").exists()
