@@ -8,6 +8,7 @@ programs and the stand-ins drop in alike.
 
 from __future__ import annotations
 
+import abc
 import os
 import shlex
 from dataclasses import dataclass
@@ -27,7 +28,9 @@ class ShardRun:
     nbest: str
 
 
-class Decoder:
+class Decoder(abc.ABC):
+    """A decoder adapter: builds its command lines and names its files (one subclass per decoder)."""
+
     name = ""
     #: the file name of the final weights' format in the working directory
     final_name = "final"
@@ -37,19 +40,23 @@ class Decoder:
         self.bin = decoder_command(cfg.decoder_bin)
         self.extra = shlex.split(cfg.decoder_args or "")
 
+    @abc.abstractmethod
     def start_weights(self) -> Weights:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def prepare(self, folder: str, weights: Weights) -> None:
         """Write the weight files the decoder reads for this iteration into ``folder``."""
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
         """Write ``weights`` in the decoder's own format; returns the files written."""
-        raise NotImplementedError
+        ...
 
 
 def decoder_command(spec: str) -> list[str]:
