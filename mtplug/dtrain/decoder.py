@@ -35,6 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InputError
+from ..formats.cdec_weights import format_cdec_weights
 from ..formats.nbest import scan_nbest
 from ..formats.references import References, encode_references
 from .kbest import Kbest, split_scan
@@ -55,10 +56,10 @@ def expected_ids(lines: Sequence[str]) -> list[int]:
 
 
 def write_weights_file(path: str, names: Sequence[str], values: np.ndarray) -> None:
-    """cdec weights: ``Name value`` per non-zero weight, ``%.17g``."""
-    nz = np.flatnonzero(values)
+    """cdec weights for one decoder call (a scratch file: not atomic, not synced)."""
+    nz = np.flatnonzero(values).tolist()
     with open(path, "w", encoding="utf-8") as fh:
-        fh.write("".join(f"{names[i]} {values[i]:.17g}\n" for i in nz))
+        fh.write(format_cdec_weights((names[i], float(values[i])) for i in nz))
 
 
 class CdecDecoder:

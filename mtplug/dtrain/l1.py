@@ -7,7 +7,7 @@ updates). With λ = ``l1_reg_strength``:
 ``naive``
     ``w -= λ·sign(w)`` (may jump over 0 and oscillate: the method's known flaw).
     cdec's code also multiplies the weight by ``max(1e-7, η/(η + c_f))`` (c_f a
-    per-feature counter; marked FIXME there); mtplug does not.
+    per-feature counter; cdec's source flags that factor as unfinished); mtplug does not.
 ``clip`` (Carpenter 2008)
     ``w = max(0, w - λ)`` if w > 0, ``min(0, w + λ)`` if w < 0.
 ``cumul`` (Tsuruoka et al. 2009, Fig. 2)

@@ -16,7 +16,7 @@ import sys
 from typing import Iterable, Optional
 
 from ..fileio import atomic_output
-from ..formats.cdec_weights import read_cdec_weights
+from ..formats.cdec_weights import format_cdec_weights, read_cdec_weights
 
 
 def read_start_weights(path: Optional[str]) -> dict[str, float]:
@@ -26,19 +26,11 @@ def read_start_weights(path: Optional[str]) -> dict[str, float]:
     return dict(read_cdec_weights(path).items())
 
 
-def format_weights(items: Iterable[tuple[str, float]], sep: str = "\t", comment: Optional[str] = None) -> str:
-    """The text of a weights file: optional ``# comment``, then ``name<sep>%.17g`` per non-zero weight."""
-    if comment is not None and ("\n" in comment or "\r" in comment):
-        raise ValueError("the comment must be a single line")
-    head = f"# {comment}\n" if comment is not None else ""
-    return head + "".join(f"{name}{sep}{value:.17g}\n" for name, value in items if value != 0)
-
-
 def write_weights(path: str, items: Iterable[tuple[str, float]], sep: str = "\t",
                   comment: Optional[str] = None, stdout=None) -> None:
     """Write weights to ``path`` ('-': ``stdout``, default sys.stdout); ``.gz`` is gzipped
     (header time 0, so equal weights give equal bytes). Files are replaced atomically."""
-    text = format_weights(items, sep, comment)
+    text = format_cdec_weights(items, comment, sep)
     if path == "-":
         out = stdout if stdout is not None else sys.stdout
         out.write(text)

@@ -17,7 +17,7 @@ non-zero weight.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Iterable, Optional
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
@@ -60,20 +60,24 @@ def read_cdec_weights(path) -> Weights:
     return weights_from_lines(entries, path)
 
 
+def format_cdec_weights(items: Iterable[tuple[str, float]], comment: Optional[str] = None, sep: str = " ") -> str:
+    """The text of a cdec weights file: optional ``# comment`` line, then ``Name<sep>%.17g``
+    per non-zero weight (``sep`` TAB gives dtrain's output form; cdec reads both)."""
+    if comment is not None and ("\n" in comment or "\r" in comment):
+        raise ValueError("the comment must be a single line")
+    head = f"# {comment}\n" if comment is not None else ""
+    return head + "".join(f"{name}{sep}{format_g17(value)}\n" for name, value in items if value != 0.0)
+
+
 def write_cdec_weights(path, weights: Weights, comment: Optional[str] = None) -> None:
     """Write ``weights`` as cdec does: optional ``# comment`` line, ``Name %.17g``, zeros left out.
 
     Names containing ``=`` or starting with ``#`` are refused (ValueError): cdec would
     read them back differently. The file is replaced atomically.
     """
-    if comment is not None and ("\n" in comment or "\r" in comment):
-        raise ValueError("the comment must be a single line")
     for name in weights:
         if "=" in name or name.startswith("#"):
             raise ValueError(f"feature {name!r} cannot be written to a cdec weights file (cdec reads it differently)")
+    text = format_cdec_weights(weights.items(), comment)
     with atomic_output(path) as fh:
-        if comment is not None:
-            fh.write(f"# {comment}\n")
-        for name, value in weights.items():
-            if value != 0.0:
-                fh.write(f"{name} {format_g17(value)}\n")
+        fh.write(text)

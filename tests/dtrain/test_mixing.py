@@ -9,7 +9,8 @@ import pytest
 
 from mtplug.dtrain.mixing import make_shards, mix
 from mtplug.dtrain.trainer import _Selector
-from mtplug.dtrain.weights_io import format_weights, read_start_weights, write_weights
+from mtplug.dtrain.weights_io import read_start_weights, write_weights
+from mtplug.formats.cdec_weights import format_cdec_weights
 from mtplug.formats.cdec_weights import read_cdec_weights
 
 # lplp.rb's own _test(): w["a"] = [1, 2, 3], w["b"] = [1, 2], w["c"] = [66], w["d"] = [10, 20, 30], n = 3
@@ -70,7 +71,7 @@ def test_select_weights():
 
 def test_weight_files(tmp_path, capsys):
     items = [("PhraseModel_2", 0.8365578543552836), ("Glue", -1e-05), ("Zero", 0.0), ("WordPenalty", 1 / 3)]
-    text = format_weights(items, comment="mtplug dtrain seed=7")
+    text = format_cdec_weights(items, comment="mtplug dtrain seed=7", sep="\t")
     assert text == ("# mtplug dtrain seed=7\nPhraseModel_2\t0.83655785435528363\nGlue\t-1.0000000000000001e-05\n"
                     "WordPenalty\t0.33333333333333331\n")
     path = str(tmp_path / "w.txt")
@@ -82,6 +83,6 @@ def test_weight_files(tmp_path, capsys):
     write_weights(gz, items)
     first = open(gz, "rb").read()
     write_weights(gz, items)
-    assert open(gz, "rb").read() == first and gzip.decompress(first).decode() == format_weights(items)
+    assert open(gz, "rb").read() == first and gzip.decompress(first).decode() == format_cdec_weights(items, sep="\t")
     write_weights("-", items)
-    assert capsys.readouterr().out == format_weights(items)
+    assert capsys.readouterr().out == format_cdec_weights(items, sep="\t")

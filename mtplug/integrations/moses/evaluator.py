@@ -72,8 +72,11 @@ def evaluate(args) -> int:
     if args.bootstrap:
         log(f"Seeding random numbers with {seed}")
     for cand in cands:
+        read: dict = {}     # one reading per candidate and BLEU configuration
         for scorer, bleu in zip(scorers, bleus):
-            corpus = NbestCorpus.from_plain(cand, refs, bleu)
+            if bleu not in read:
+                read[bleu] = NbestCorpus.from_plain(cand, refs, bleu)
+            corpus = read[bleu]
             stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)
             prefix = (f"{cand}\t" if len(cands) > 1 else "") + (f"{scorer}\t" if len(scorers) > 1 else "")
             if args.bootstrap:

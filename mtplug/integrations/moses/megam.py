@@ -54,12 +54,11 @@ def train(args) -> int:
     import sys
 
     import numpy as np
-    import scipy.optimize
 
     from ...errors import InputError
     from ...formats.pro_data import read_pro_data
     from ...formats.weights import format_shortest
-    from ...optimizers.classifiers import PairMatrix, logistic_objective
+    from ...optimizers.classifiers import PairMatrix, fit_logistic
 
     if not args.fvals:
         raise InputError("megam without -fvals reads features as names without values; pro.data has values "
@@ -73,10 +72,10 @@ def train(args) -> int:
     X, y = data.design()
     if not args.nobias:
         X = PairMatrix(np.column_stack([np.ones(X.n_rows), X.dense]), X.sparse)
-    tol = {"gtol": 1e-6, "ftol": args.dpp if args.dpp is not None else 1e-9}
-    res = scipy.optimize.minimize(logistic_objective, np.zeros(X.n_columns), args=(X, y, 1.0 / args.lam, 1.0),
-                                  jac=True, method="L-BFGS-B", options={"maxiter": args.maxi, **tol})
-    w = np.asarray(res.x, dtype=np.float64)
+    # megam's -dpp is a relative objective change; fit_logistic's ftol is tolerance/1000
+    fit = fit_logistic(X, y, C=1.0 / args.lam, max_iterations=args.maxi,
+                       tolerance=args.dpp * 1000 if args.dpp is not None else 1e-6)
+    w = fit.weights
     if not np.all(np.isfinite(w)):
         raise FloatingPointError("logistic regression produced non-finite weights")
     lines = []
@@ -88,6 +87,6 @@ def train(args) -> int:
     sys.stdout.writelines(lines)
     sys.stdout.flush()
     if not args.quiet:
-        log(f"{PROG}: {data.n_lines} lines, {X.n_columns} features, {res.nit} L-BFGS iterations "
-            f"(-maxi {args.maxi}), objective {res.fun:.6g}, in {t}")
+        log(f"{PROG}: {data.n_lines} lines, {X.n_columns} features, {fit.iterations} L-BFGS iterations "
+            f"(-maxi {args.maxi}), objective {fit.objective:.6g}, in {t}")
     return 0

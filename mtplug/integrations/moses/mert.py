@@ -98,32 +98,30 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _read_starts(files: list[str], n_values: int):
-    """Start points (float64 [n_values] each) and the first file's (mins, maxs)."""
+    """Start points (float64 [n_values] each) and the first file's (mins, maxs).
+
+    The first file is a full init.opt; later ones (mert-moses.pl --historic-bests) only
+    need their first line, as Moses reads them. Moses uses the first n_values numbers
+    of each line.
+    """
     import numpy as np
 
     from ...errors import InputError
     from ...fileio import read_text_lines
+    from ...formats.mert_weights import read_init_opt
     from ...formats.weights import parse_number
 
-    starts, ranges = [], None
-    for path in files:
+    first = read_init_opt(files[0])
+    starts = [first.start]
+    for path in files[1:]:
         lines = read_text_lines(path)
-        rows = []
-        for i, line in enumerate(lines[:3], 1):
-            values = [parse_number(t, path, i) for t in line.split()]
-            if len(values) < n_values:
-                role = ("start weights", "minimums", "maximums")[i - 1]
-                raise InputError(f"line has {len(values)} {role}; expected {n_values} (-d)", path, i)
-            rows.append(np.array(values[:n_values], dtype=np.float64))
-        if not rows:
+        if not lines:
             raise InputError(f"empty file; expected {n_values} start weights", path)
-        starts.append(rows[0])
-        if ranges is None:
-            if len(rows) < 3:
-                raise InputError(f"expected 3 lines (start weights, minimums, maximums), got {len(rows)}",
-                                 path, len(rows))
-            ranges = (rows[1], rows[2])
-    return starts, ranges
+        starts.append(np.array([parse_number(t, path, 1) for t in lines[0].split()], dtype=np.float64))
+    for path, start in zip(files, starts):
+        if len(start) < n_values:
+            raise InputError(f"line has {len(start)} start weights; expected {n_values} (-d)", path, 1)
+    return [s[:n_values] for s in starts], (first.mins[:n_values], first.maxs[:n_values])
 
 
 def _with_merged_sparse(corpus, path: str):
@@ -133,15 +131,11 @@ def _with_merged_sparse(corpus, path: str):
 
     from ...formats.sparse_weights import read_sparse_weights
 
-    sw = read_sparse_weights(path)
     names = corpus.feature_names
-    w = np.zeros(corpus.n_features)
-    for k in range(corpus.n_dense, corpus.n_features):
-        w[k] = sw.get(names[k], 0.0)
-    merged = np.zeros(corpus.n_hypotheses)
-    ip = corpus.sparse_indptr
-    rows = np.repeat(np.arange(corpus.n_hypotheses), np.diff(ip))
-    np.add.at(merged, rows, corpus.sparse_values * w[corpus.sparse_ids])
+    # features the lists never show weigh nothing here (Moses ignores them too)
+    w = read_sparse_weights(path).to_array(names, allow_unknown=True)
+    w[: corpus.n_dense] = 0.0
+    merged = corpus.scores(w)      # dense weights 0: the sparse part of the model score
     view = corpus.dense_only()
     view.space = type(view.space)()
     view.space.define_dense(names[: corpus.n_dense] + ["SparseMerged_0"])
