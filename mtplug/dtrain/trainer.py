@@ -37,7 +37,7 @@ from ..corpus import FeatureSpace
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..metrics.bleu import N_STATS, corpus_bleu_from_stats
-from .decoder import CdecDecoder
+from .decoder import CdecCalls
 from .mixing import make_shards, mix
 from .scorers import Scorer
 from .update import Learner, SentenceStats
@@ -279,7 +279,7 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
     t_run = time.perf_counter()
     inputs, refs = load_data(cfg, stdin)
     start = read_start_weights(cfg.input_weights)
-    decoder = CdecDecoder(decoder_command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    decoder = CdecCalls(decoder_command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
     selector = _Selector(cfg.select_weights)
     summaries = []
     prev_score = 0.0

@@ -63,6 +63,8 @@ class _Ini:
     lines: list[_Line]
     weights: list[_WeightLine]  # file order
     gzipped: bool
+    weight_file: list[int]  # line numbers of the [weight-file] section's entries
+    weight_file_header: int | None  # line number of [weight-file]
 
 
 def _split_lines(data: bytes, path) -> list[_Line]:
@@ -88,6 +90,8 @@ def _parse(path) -> _Ini:
     sections = []
     entries: list[_WeightLine] = []
     first_line: dict[str, int] = {}  # label or feature name -> line
+    weight_file: list[int] = []
+    weight_file_header = None
     for number, line in enumerate(lines, 1):
         body = line.text.split("#", 1)[0]  # Moses cuts comments at the first '#'
         stripped = body.strip(" \t")
@@ -99,6 +103,8 @@ def _parse(path) -> _Ini:
                 raise InputError(f"expected '[section]', got {stripped!r}", path, number)
             section = stripped[1:close]
             sections.append(section)
+            if section == "weight-file" and weight_file_header is None:
+                weight_file_header = number
             if section == "weight":
                 if header is not None:
                     raise InputError(
@@ -106,6 +112,8 @@ def _parse(path) -> _Ini:
                     )
                 header = number
             continue
+        if section == "weight-file":
+            weight_file.append(number)
         if section != "weight":
             continue
         entry = _parse_weight_line(body, path, number)
@@ -127,7 +135,7 @@ def _parse(path) -> _Ini:
         )
     if not entries:
         raise InputError(f"the [weight] section is empty; {_EXPECTED} lines", path, header)
-    return _Ini(lines, entries, gzipped)
+    return _Ini(lines, entries, gzipped, weight_file, weight_file_header)
 
 
 def _parse_weight_line(body: str, path, number: int) -> _WeightLine:
@@ -167,13 +175,26 @@ def read_moses_ini(path) -> Weights:
     )
 
 
-def write_moses_ini(path, weights: Weights, template=None, *, allow_unknown: bool = False) -> None:
+def read_weight_file_entry(path) -> str | None:
+    """The sparse weights file named in the ``[weight-file]`` section (Moses's
+    ``weight-file`` parameter), or None when there is none."""
+    ini = _parse(path)
+    if not ini.weight_file:
+        return None
+    return ini.lines[ini.weight_file[0] - 1].text.split("#", 1)[0].strip(" \t")
+
+
+def write_moses_ini(path, weights: Weights, template=None, *, allow_unknown: bool = False,
+                    weight_file: str | None = None) -> None:
     """Write ``template`` (default: ``path``, i.e. update in place) with new weight values.
 
     Only the value tokens of features in ``weights`` change; everything else is
     copied byte for byte (see the module docstring). Weights naming features that
     have no ``[weight]`` line raise :class:`InputError` listing them (their values
     would be lost) unless ``allow_unknown`` is true. A gzipped template is refused.
+    ``weight_file``: the sparse weights file Moses should read; it replaces the
+    entry of the template's ``[weight-file]`` section, or that section is appended
+    (as mert-moses.pl writes the final config when there are sparse weights).
     The output is replaced atomically.
     """
     template = path if template is None else template
@@ -188,11 +209,23 @@ def write_moses_ini(path, weights: Weights, template=None, *, allow_unknown: boo
             f"{len(unknown)} weight(s) have no line in the [weight] section{src}: {list_names(unknown)}", template
         )
     by_line = {e.number: e for e in ini.weights}
+    replace = set(ini.weight_file) if weight_file is not None else set()
+    end = ini.lines[0].end if ini.lines and ini.lines[0].end else b"\n"
     with atomic_output(path, "wb") as fh:
         for number, line in enumerate(ini.lines, 1):
+            if number in replace:
+                if number == ini.weight_file[0]:
+                    fh.write(weight_file.encode("utf-8") + (line.end or end))
+                continue
             entry = by_line.get(number)
             raw = line.raw if entry is None else _rewrite(line, entry, weights)
             fh.write(raw + line.end)
+            if weight_file is not None and number == ini.weight_file_header and not ini.weight_file:
+                fh.write(weight_file.encode("utf-8") + (line.end or end))
+        if weight_file is not None and ini.weight_file_header is None:
+            last_end = ini.lines[-1].end if ini.lines else end
+            fh.write((end if ini.lines and not last_end else b"") + end + b"[weight-file]" + end
+                     + weight_file.encode("utf-8") + end)
 
 
 def _rewrite(line: _Line, entry: _WeightLine, weights: Weights) -> bytes:

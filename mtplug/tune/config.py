@@ -40,6 +40,13 @@ _OPTIONS: dict[str, tuple] = {
     "seed": (0, dict(type=int, help="base seed; iteration i's optimizer seed is derived from (seed, i) (default 0)")),
     "min_change": (1e-5, dict(type=float, metavar="EPS",
                               help="stop when no weight moves by EPS or more (default 1e-5, as mert-moses.pl)")),
+    "patience": (0, dict(type=int, metavar="P", help="stop when the decoded BLEU has not beaten its best for P "
+                                                     "iterations (default 0: never)")),
+    "interpolate": (1.0, dict(type=float, metavar="L", help="historic interpolation as mert-moses.pl's: the "
+                                                          "next weights are L*new + (1-L)*previous (default 1)")),
+    "final_weights": ("best", dict(choices=("best", "last"), help="DIR/final: the weights of the iteration with "
+                                                                  "the best decoded BLEU (default), or the last "
+                                                                  "optimizer's")),
     "threads": (None, dict(type=int, metavar="N", help="optimizer threads (default: all cores; no effect on "
                                                        "the result)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
@@ -64,6 +71,9 @@ class TuneConfig:
     jobs: int = 1
     seed: int = 0
     min_change: float = 1e-5
+    patience: int = 0
+    interpolate: float = 1.0
+    final_weights: str = "best"
     threads: Optional[int] = None
     reflen: str = "closest"
     lowercase: bool = False
@@ -76,7 +86,7 @@ class TuneConfig:
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
-                "min_change": self.min_change, "reflen": self.reflen, "lowercase": self.lowercase,
+                "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
                 "weights": None if self.weights is None else os.path.abspath(self.weights)}
 
 
@@ -194,6 +204,10 @@ def config_from_args(args) -> TuneConfig:
     for name in ("iterations", "nbest", "jobs"):
         if values[name] < 1:
             raise InputError(f"--{name} must be >= 1, got {values[name]}")
+    if values["patience"] < 0:
+        raise InputError(f"--patience must be >= 0, got {values['patience']}")
+    if not 0.0 < values["interpolate"] <= 1.0:
+        raise InputError(f"--interpolate must be in (0, 1], got {values['interpolate']}")
     cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
     try:
         cls(**options)
@@ -223,6 +237,10 @@ nbest: 100                     # n-best size per sentence
 jobs: 1                        # decoder processes at once (input split into this many shards)
 seed: 0                        # base seed; iteration i uses a seed derived from (seed, i)
 min_change: 1.0e-5             # converged when no weight moves this much
+patience: 0                    # stop after this many iterations without a better decoded BLEU (0: never)
+interpolate: 1.0               # next weights = interpolate*new + (1-interpolate)*previous (mert-moses.pl's
+                               # --historic-interpolation); below 1 damps PRO/MIRA oscillation
+final_weights: best            # final: weights of the best decoded BLEU (best) or of the last iteration (last)
 threads: null                  # optimizer threads (null: all cores)
 reflen: closest                # BLEU reference length: closest, shortest or average
 lowercase: false               # case-insensitive BLEU

@@ -35,7 +35,7 @@ from ..corpus import NbestCorpus
 from ..errors import InputError
 from ..fileio import atomic_output
 from ..formats.weights import Weights
-from .decoders import get_decoder
+from ..decoders import get_decoder
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -94,6 +94,16 @@ def _shards(lines: list[str], jobs: int) -> list[tuple[int, list[str]]]:
     return [(int(a), lines[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+def _positions(ids: list[int], where: str) -> dict[int, int]:
+    """Decoder sentence id -> line of the shard; ids must be unique to be told apart."""
+    position = {sid: k for k, sid in enumerate(ids)}
+    if len(position) != len(ids):
+        dup = next(sid for k, sid in enumerate(ids) if position[sid] != k)
+        raise InputError(f"two input lines get the sentence id {dup} (repeated <seg id>?), so their "
+                         f"hypotheses cannot be told apart", where)
+    return position
+
+
 def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, str]:
     """Run the decoder on every shard (``cfg.jobs`` processes at once), then concatenate
     the n-best lists with sentence ids renumbered. Returns (n-best path, 1-best path)."""
@@ -109,7 +119,7 @@ def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, st
         path = os.path.join(tmp, f"shard{k}.in")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("".join(t + "\n" for t in part))
-        runs.append((first, len(part), decoder.shard_run(tmp, path, f"shard{k}")))
+        runs.append((first, part, decoder.shard_run(tmp, path, f"shard{k}")))
     pending = list(range(len(runs)))
     active: dict[int, tuple] = {}
     try:
@@ -147,17 +157,19 @@ def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, st
     onebest_path = os.path.join(folder, "onebest.txt")
     onebest: dict[int, str] = {}
     with atomic_output(nbest_path) as out:
-        for first, size, run in runs:
+        for first, part, run in runs:
+            position = _positions(decoder.output_ids(part), cfg.input)
             for i, line in enumerate(_count_lines(run.nbest), 1):
                 if not line:
                     continue
                 sid_text, sep, rest = line.partition(" ||| ")
                 try:
-                    sid = int(sid_text)
-                except ValueError:
-                    sid = -1
-                if not sep or not 0 <= sid < size:
-                    raise InputError(f"expected 'id ||| hypothesis ||| ...' with id in 0..{size - 1}", run.nbest, i)
+                    sid = position[int(sid_text)]
+                except (ValueError, KeyError):
+                    sid = None
+                if not sep or sid is None:
+                    raise InputError(f"expected 'id ||| hypothesis ||| ...' with one of the {len(part)} ids the "
+                                     f"decoder gives this shard's lines", run.nbest, i)
                 onebest.setdefault(first + sid, rest.split(" ||| ", 1)[0])
                 out.write(f"{first + sid} ||| {rest}\n")
     missing = [s for s in range(len(lines)) if s not in onebest]
@@ -173,6 +185,28 @@ def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, st
 # ------------------------------------------------------------------ the loop
 def _weights_of(pairs) -> Weights:
     return Weights([(n, float(v)) for n, v in pairs])
+
+
+def _next_weights(previous: Weights, names: list, tuned: np.ndarray, interpolate: float) -> Weights:
+    """The weights of the next iteration: the optimizer's (indexed like ``names``) over
+    the previous ones, as ``interpolate*tuned + (1-interpolate)*previous`` (a weight the
+    optimizer did not see keeps its previous value)."""
+    merged = dict(previous.items())
+    for name, value in zip(names, tuned.tolist()):
+        merged[name] = value if interpolate == 1.0 else \
+            interpolate * value + (1.0 - interpolate) * previous.get(name, 0.0)
+    return Weights(merged.items())
+
+
+def _limit_lifted(state: dict, cfg) -> bool:
+    """Whether a run that stopped on its iteration limit or patience may go on with the new limits."""
+    stop = state["stop"] or ""
+    if stop == "iteration limit":
+        return state["completed"] < cfg.iterations
+    if stop.startswith("no better BLEU"):
+        best = state["best"]["iteration"]
+        return state["completed"] < cfg.iterations and (not cfg.patience or state["completed"] - best < cfg.patience)
+    return False
 
 
 def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
@@ -202,8 +236,8 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
         state = {"version": STATE_VERSION, "fingerprint": fingerprint, "completed": 0, "stop": None,
                  "weights": list(decoder.start_weights().items()), "history": []}
     elif state["completed"]:
-        if state["stop"] == "iteration limit" and state["completed"] < cfg.iterations:
-            state = {**state, "stop": None}  # a higher --iterations continues the run
+        if _limit_lifted(state, cfg):
+            state = {**state, "stop": None}  # a higher --iterations or --patience continues the run
         hooks.log(f"resuming after iteration {state['completed']}")
 
     cls = get_optimizer(cfg.optimizer)
@@ -238,9 +272,7 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
             else:
                 result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update)
                 tuned_bleu = float(result.score)
-                merged = dict(weights.items())
-                merged.update(zip(names, result.weights.tolist()))
-                new = Weights(merged.items())
+                new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
                 stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change
                         else "iteration limit" if n >= cfg.iterations else None)
@@ -256,7 +288,12 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
         entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": corpus.n_hypotheses,
                  "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
                  "optimize_seconds": round(t_opt, 3), "seconds": round(time.perf_counter() - t0, 3)}
-        state = {**state, "completed": n, "stop": stop, "weights": list(new.items()),
+        best = state.get("best")
+        if best is None or decoded_bleu > best["bleu"]:
+            best = {"iteration": n, "bleu": decoded_bleu, "weights": list(weights.items())}
+        if stop is None and cfg.patience and n - best["iteration"] >= cfg.patience:
+            stop = f"no better BLEU for {cfg.patience} iterations"
+        state = {**state, "completed": n, "stop": stop, "weights": list(new.items()), "best": best,
                  "history": state["history"] + [entry]}
         _write_json(state_path, state)  # the commit point of iteration n
         if n > 1:  # the new store holds everything the previous one did
@@ -272,9 +309,16 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
         state = {**state, "stop": "iteration limit"}
         _write_json(state_path, state)
     final = os.path.join(cfg.workdir, decoder.final_name)
-    written = decoder.write_weights(final, _weights_of(state["weights"]),
-                                    comment=f"mtplug tune {cfg.optimizer} after {state['completed']} iterations")
-    hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights: {final}")
+    best = state["best"]
+    if cfg.final_weights == "best" and best["iteration"] < state["completed"]:
+        final_weights = best["weights"]
+        which = f"the weights decoded in iteration {best['iteration']} (BLEU {best['bleu']:.6f})"
+    else:
+        final_weights = state["weights"]
+        which = f"the weights after iteration {state['completed']}"
+    written = decoder.write_weights(final, _weights_of(final_weights),
+                                    comment=f"mtplug tune {cfg.optimizer}: {which}")
+    hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights ({which}): {final}")
     last = state["history"][-1] if state["history"] else {}
     return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
             "bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"),

@@ -1,23 +1,39 @@
 """A stand-in decoder: re-ranks a fixed pool of hypotheses with the weights it is given.
 
-``mtplug example`` tunes against it, so the whole decoder-in-the-loop runs on a
-machine without Moses or cdec. The pool is a Moses n-best list (default: the bundled
-``mtplug/data/example/run1.best100.out.gz``, 60 sentences × 100 hypotheses). For each
-input line the stand-in finds the pool sentence (its line number in ``-standin-source
-FILE`` when given, else the line's position in the input), scores that sentence's
-pooled hypotheses with the weights, and writes the best ones, as the real decoder would.
-Ties in the model score keep pool order; everything is deterministic.
+``mtplug example`` and the tests tune against it, so the whole decoder-in-the-loop runs
+on a machine without Moses or cdec. The pool is a Moses n-best list (``-standin-pool
+FILE`` or env STANDIN_POOL; default the bundled ``mtplug/data/example/run1.best100.out.gz``,
+60 sentences × 100 hypotheses, the same file as shared/data/moses-toy's). For each input
+line the stand-in finds the pool sentence (its line number in ``-standin-source FILE`` /
+env STANDIN_SOURCE when given, else the line's position in the input; cdec front end:
+``<seg id="N">`` names sentence N), scores that sentence's hypotheses with the weights
+(features without a weight weigh 0 for cdec; Moses needs a weight for every dense
+feature) and writes the best ones, as the real decoder would. Ties in the model score
+keep pool order; everything is deterministic.
 
 Two front ends, spelled like the real programs::
 
-    python -m mtplug.tune.standin moses -config moses.ini [-weight-overwrite 'LM0= 0.5 ...']
-        [-weight-file sparse.w] -n-best-list FILE N [distinct] -input-file SRC   (1-best to stdout)
-    python -m mtplug.tune.standin cdec -c cdec.ini -w weights -k N [-r]      (input on stdin,
-        k-best to stdout as 'id ||| hyp ||| f=v ... ||| score', cdec feature names)
+    standin.py moses -config moses.ini [-weight-overwrite 'LM0= 0.5 ...'] [-weight-file sparse.w]
+        [-n-best-list FILE N [distinct]] -input-file SRC [-inputtype N] [-threads N]
+        [-show-weights] [-standin-sparse]
+    standin.py cdec -c cdec.ini [-w weights] [-k N] [-r]            (input on stdin)
 
-Both take ``-standin-pool FILE`` and ``-standin-source FILE``. Sentence ids in the
-output count input lines from 0, as the real decoders do (the tuning loop renumbers
-shards). Exit status 1 with one message on stderr on bad input.
+Moses: the 1-best to stdout, the n-best in today's Moses format with the pool's
+hypothesis text and dense feature field verbatim (``house .  |||``); ids count the
+input's lines from 0. The config is read only for ``-show-weights`` or without
+``-weight-overwrite`` (as mert-moses.pl overwrites every dense weight). ``-show-weights``
+prints ``Label= v ...`` per dense feature of the pool (``%f``) and ``Name UNTUNEABLE``
+for the config's other weights, as Moses does. ``-standin-sparse`` (env STANDIN_SPARSE=1)
+adds two synthetic sparse features per hypothesis, ``WT_<first word>~x= 1`` and
+``WT_<second word>~y= 1``, weighted by ``-weight-file``.
+
+cdec: ``-c`` must be a readable ``key=value`` file (``#`` comments); ``-k 0`` or no ``-k``
+prints the plain 1-best per line as cdec does, else ``id ||| hyp ||| f=v ... ||| score``
+with cdec's names (LanguageModel, PhraseModel_0..3, WordPenalty, ...), zero values left
+out, ids as cdec numbers them (a counter from 0 per process that ``<seg id>`` sets).
+
+Standard library only (``python -S path/to/standin.py`` starts fast: dtrain runs one
+process per sentence). Exit status 1 with one message on stderr on bad input.
 """
 
 from __future__ import annotations
@@ -26,13 +42,14 @@ import gzip
 import math
 import os
 import sys
-from pathlib import Path
 
-DEFAULT_POOL = Path(__file__).resolve().parents[1] / "data" / "example" / "run1.best100.out.gz"
+DEFAULT_POOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "example",
+                            "run1.best100.out.gz")
 
 #: Moses feature labels of the pool -> the names a cdec system would use
 CDEC_NAMES = {"Distortion0": "Distortion", "LM0": "LanguageModel", "WordPenalty0": "WordPenalty",
               "PhrasePenalty0": "PhrasePenalty", "TranslationModel0": "PhraseModel"}
+
 
 
 class StandinError(Exception):
@@ -40,227 +57,385 @@ class StandinError(Exception):
 
 
 # ------------------------------------------------------------------ the pool
-def parse_moses_features(field: str) -> list[tuple[str, float]]:
-    """'LM0= -17 TM0= 1 2 WT_a~b= 1' -> [('LM0_0', -17), ('TM0_0', 1), ('TM0_1', 2), ('WT_a~b', 1)]."""
-    out: list[tuple[str, float]] = []
-    label, k = None, 0
+class Hyp:
+    __slots__ = ("text", "field", "dense", "sparse")
+
+    def __init__(self, text, field, dense, sparse):
+        self.text = text      # the hypothesis field as Moses wrote it (trailing space kept)
+        self.field = field    # the dense feature field, verbatim
+        self.dense = dense    # [(label, [values])]
+        self.sparse = sparse  # [(name, value)]
+
+
+def parse_feature_field(field: str):
+    """'Label= v v Label2= v WT_a~b= 1' -> (dense [(label, [floats])], sparse [(name, float)]).
+
+    A label containing '_' is sparse (one value), as Moses's tools read it."""
+    dense, sparse = [], []
+    label, values = None, None
     for tok in field.split():
         if tok.endswith("="):
-            label, k = tok[:-1], 0
+            label, values = tok[:-1], []
+            (sparse.append([label, None]) if "_" in label else dense.append((label, values)))
             continue
         if label is None:
             raise StandinError(f"value {tok!r} before any label in {field!r}")
-        out.append((label if "_" in label else f"{label}_{k}", float(tok)))
-        k += 1
-    return out
+        v = float(tok)
+        if "_" in label:
+            if sparse[-1][1] is not None:
+                raise StandinError(f"sparse feature {label} has several values")
+            sparse[-1][1] = v
+        else:
+            values.append(v)
+    return dense, [(n, v) for n, v in sparse]
 
 
-def load_pool(path) -> dict[int, list[tuple[str, list[tuple[str, float]]]]]:
-    """{sentence id: [(hypothesis text, [(feature, value)])]} in file order."""
-    pool: dict[int, list] = {}
+def synthetic_sparse(text: str) -> list[tuple[str, float]]:
+    return [(f"WT_{w}~{tag}", 1.0) for w, tag in zip(text.split()[:2], "xy")]
+
+
+def load_pool(path, with_sparse: bool = False, wanted=None) -> dict[int, list[Hyp]]:
+    """{sentence id: [Hyp]} in file order; only the sentences in ``wanted`` (a set of
+    ids) when given: a process that decodes one sentence parses one sentence's lines."""
+    pool: dict[int, list[Hyp]] = {}
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            fields = line.rstrip("\n").split(" ||| ")
-            if len(fields) < 4:
-                raise StandinError(f"{path}:{n}: expected 'id ||| hyp ||| features ||| score'")
-            pool.setdefault(int(fields[0]), []).append((fields[1], parse_moses_features(fields[2])))
-    if not pool:
+    with opener(path, "rb") as fh:
+        lines = fh.read().decode("utf-8").split("\n")
+    prefixes = None if wanted is None else tuple(f"{sid} ||| " for sid in wanted)
+    for n, line in enumerate(lines, 1):
+        if not line or (prefixes is not None and not line.startswith(prefixes)):
+            continue
+        fields = line.split(" ||| ")
+        if len(fields) < 4:
+            raise StandinError(f"{path}:{n}: expected 'id ||| hyp ||| features ||| score'")
+        dense, sparse = parse_feature_field(fields[2])
+        field = (" ".join(f"{lab}= " + " ".join(f"{v:.6g}" for v in vals) for lab, vals in dense)
+                 if sparse else fields[2].strip())
+        if with_sparse:
+            sparse = sparse + synthetic_sparse(fields[1])
+        pool.setdefault(int(fields[0]), []).append(Hyp(fields[1], field, dense, sparse))
+    if not pool and not wanted:
         raise StandinError(f"{path}: empty pool")
     return pool
 
 
-def pool_ids(lines: list[str], source: str | None) -> list[int]:
-    """The pool sentence of every input line."""
-    if source is None:
-        return list(range(len(lines)))
+def source_index(source: str) -> dict[str, int]:
+    """Source text -> its first line number in ``source``."""
+    index: dict[str, int] = {}
     with open(source, encoding="utf-8") as fh:
-        index: dict[str, int] = {}
         for i, text in enumerate(fh.read().splitlines()):
             index.setdefault(text.strip(), i)
+    return index
+
+
+def pool_sentence(text: str, position: int, index: dict | None, source: str | None) -> int:
+    if index is None:
+        return position
     try:
-        return [index[text.strip()] for text in lines]
-    except KeyError as exc:
-        raise StandinError(f"input line {exc.args[0]!r} is not in {source}") from None
+        return index[text.strip()]
+    except KeyError:
+        raise StandinError(f"input line {text.strip()!r} is not in {source}") from None
 
 
-def rank(hyps, weights: dict[str, float], size: int, distinct: bool):
-    """The ``size`` best (text, features, score) of one sentence, best first."""
-    scored = []
-    for k, (text, feats) in enumerate(hyps):
-        scored.append((-sum(weights.get(name, 0.0) * v for name, v in feats), k))
-    scored.sort()
+def rank(hyps: list[Hyp], score, size: int, distinct: bool) -> list[tuple[Hyp, float]]:
+    """The ``size`` best (hypothesis, model score) of one sentence, best first, ties in pool order."""
+    scored = sorted(((-score(h), k) for k, h in enumerate(hyps)))
     out, seen = [], set()
     for neg, k in scored:
         if len(out) >= size:
             break
-        text, feats = hyps[k]
         if distinct:
-            if text.strip() in seen:
+            key = hyps[k].text.strip()
+            if key in seen:
                 continue
-            seen.add(text.strip())
-        out.append((text, feats, -neg))
+            seen.add(key)
+        out.append((hyps[k], -neg))
     return out
 
 
-def _hyps_for(pool, sid):
+def _hyps_of(pool, sid: int, position: int) -> list[Hyp]:
     if sid not in pool:
-        raise StandinError(f"sentence {sid} has no hypotheses in the pool")
+        raise StandinError(f"sentence {position} (pool sentence {sid}) has no hypotheses in the pool")
     return pool[sid]
 
 
+class _Args:
+    """A tiny flag reader: ``value()`` takes the next argument, with a clear error."""
+
+    def __init__(self, argv):
+        self.argv, self.i = argv, 0
+
+    def __iter__(self):
+        while self.i < len(self.argv):
+            a = self.argv[self.i]
+            self.i += 1
+            yield a
+
+    def value(self, flag: str) -> str:
+        if self.i >= len(self.argv):
+            raise StandinError(f"{flag} needs a value")
+        self.i += 1
+        return self.argv[self.i - 1]
+
+    def peek(self):
+        return self.argv[self.i] if self.i < len(self.argv) else None
+
+
+def _pool_options():
+    return {"pool": os.environ.get("STANDIN_POOL") or str(DEFAULT_POOL),
+            "source": os.environ.get("STANDIN_SOURCE") or None}
+
+
 # ------------------------------------------------------------------ Moses front end
-def _moses_weight_string(s: str) -> dict[str, float]:
-    out: dict[str, float] = {}
-    label, k = None, 0
+def parse_weight_string(s: str) -> dict[str, list[float]]:
+    """'Name= v [v ...] Name2= v' -> {label: [values]}."""
+    weights: dict[str, list[float]] = {}
+    label = None
     for tok in s.split():
         if tok.endswith("="):
-            label, k = tok[:-1], 0
+            label = tok[:-1]
+            weights[label] = []
             continue
         if label is None:
             raise StandinError(f"weight value {tok!r} before any 'Name='")
-        v = float(tok)
-        if not math.isfinite(v):
-            raise StandinError(f"weight of {label} is not finite")
-        out[label if "_" in label else f"{label}_{k}"] = v
-        k += 1
-    return out
+        try:
+            weights[label].append(float(tok))
+        except ValueError:
+            raise StandinError(f"bad weight value {tok!r} of {label}") from None
+    for label, vals in weights.items():
+        if not vals:
+            raise StandinError(f"feature {label} has no weight values")
+    return weights
 
 
-def _ini_weights(path: str) -> dict[str, float]:
-    out: dict[str, float] = {}
+def read_config_weights(path: str) -> dict[str, list[float]]:
+    """The [weight] section of a moses.ini ('Name= v v ...' lines)."""
+    weights: dict[str, list[float]] = {}
     section = None
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             line = line.split("#", 1)[0].strip()
             if line.startswith("[") and line.endswith("]"):
                 section = line[1:-1]
-            elif line and section == "weight":
-                out.update(_moses_weight_string(line))
-    return out
+            elif line and section == "weight" and "=" in line:
+                weights.update(parse_weight_string(line))
+    return weights
 
 
-def _name_value_file(path: str) -> dict[str, float]:
+def read_name_values(path: str) -> dict[str, float]:
+    """'name value' lines (also TAB or '=' between); '#' lines and blank lines skipped."""
     out: dict[str, float] = {}
     with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip() and not line.startswith("#"):
-                name, value = line.replace("=", " ").replace("\t", " ").split()
-                out[name] = float(value)
+        for n, line in enumerate(fh, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            cut = max(line.rfind("="), line.rfind("\t"))
+            if cut > 0:
+                line = line[:cut] + " " + line[cut + 1:]
+            parts = line.split()
+            if len(parts) != 2:
+                raise StandinError(f"{path}:{n}: expected 'name value'")
+            try:
+                out[parts[0]] = float(parts[1])
+            except ValueError:
+                raise StandinError(f"{path}:{n}: bad value {parts[1]!r}") from None
     return out
 
 
-def _take(argv, i):
-    if i + 1 >= len(argv):
-        raise StandinError(f"{argv[i]} needs a value")
-    return argv[i + 1]
-
-
-def main_moses(argv: list[str]) -> int:
+def parse_moses_args(argv: list[str]) -> dict:
     o = {"config": None, "overwrite": None, "wfile": None, "nbest": None, "size": 0, "distinct": False,
-         "input": None, "pool": os.environ.get("STANDIN_POOL") or str(DEFAULT_POOL), "source": None}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        key = {"-config": "config", "-f": "config", "-weight-overwrite": "overwrite", "-weight-file": "wfile",
-               "-input-file": "input", "-i": "input", "-standin-pool": "pool",
-               "-standin-source": "source"}.get(a)
-        if key:
-            o[key] = _take(argv, i)
-            i += 2
+         "input": None, "show": False, "sparse": os.environ.get("STANDIN_SPARSE", "") not in ("", "0"),
+         **_pool_options()}
+    args = _Args(argv)
+    keys = {"-config": "config", "-f": "config", "-weight-overwrite": "overwrite", "-weight-file": "wfile",
+            "-input-file": "input", "-i": "input", "-standin-pool": "pool", "-standin-source": "source"}
+    for a in args:
+        if a in keys:
+            o[keys[a]] = args.value(a)
         elif a in ("-inputtype", "-threads", "-v", "-verbose"):
-            i += 2
+            args.value(a)
         elif a == "-n-best-list":
-            o["nbest"], o["size"] = _take(argv, i), int(_take(argv, i + 1))
-            i += 3
-            if i < len(argv) and argv[i] == "distinct":
+            o["nbest"] = args.value(a)
+            size = args.value(a)
+            try:
+                o["size"] = int(size)
+            except ValueError:
+                raise StandinError(f"-n-best-list: bad size {size!r}") from None
+            if args.peek() == "distinct":
                 o["distinct"] = True
-                i += 1
+                args.value(a)
+        elif a == "-show-weights":
+            o["show"] = True
+        elif a == "-standin-sparse":
+            o["sparse"] = True
         else:
             raise StandinError(f"unknown argument {a!r}")
-    weights: dict[str, float] = {}
-    if o["overwrite"] is None:
-        if not o["config"]:
-            raise StandinError("no weights: give -config or -weight-overwrite")
-        weights.update(_ini_weights(o["config"]))
-    else:
-        weights.update(_moses_weight_string(o["overwrite"]))
-    if o["wfile"]:
-        weights.update(_name_value_file(o["wfile"]))
+    return o
+
+
+def _check_dense(weights: dict[str, list[float]], layout, where: str) -> None:
+    for lab, n in layout:
+        if lab not in weights:
+            raise StandinError(f"no weight for feature {lab}{where}")
+        if len(weights[lab]) != n:
+            raise StandinError(f"feature {lab} has {n} values but {len(weights[lab])} weights")
+
+
+def main_moses(argv: list[str], out=None) -> int:
+    out = out or sys.stdout
+    o = parse_moses_args(argv)
+    pool = load_pool(o["pool"], o["sparse"])
+    first = pool[min(pool)][0]
+    layout = [(lab, len(vals)) for lab, vals in first.dense]
+    weights: dict[str, list[float]] = {}
+    if o["config"] and (o["show"] or o["overwrite"] is None):
+        weights.update(read_config_weights(o["config"]))
+    if o["show"]:  # as Moses: the tuneable features with their values, then the others
+        _check_dense(weights, layout, f" in {o['config']}")
+        for lab, _ in layout:
+            out.write(f"{lab}= " + " ".join(f"{v:f}" for v in weights[lab]) + "\n")
+        labels = {lab for lab, _ in layout}
+        out.write("".join(f"{lab} UNTUNEABLE\n" for lab in weights if lab not in labels))
+        return 0
+    if o["overwrite"] is not None:
+        weights.update(parse_weight_string(o["overwrite"]))
+    elif not o["config"]:
+        raise StandinError("no weights: give -config or -weight-overwrite")
+    _check_dense(weights, layout, "")
+    for lab, vals in weights.items():
+        if not all(math.isfinite(v) for v in vals):
+            raise StandinError(f"weight of {lab} is not finite")
+    sparse_w = read_name_values(o["wfile"]) if o["wfile"] else {}
     if o["input"] is None:
-        raise StandinError("no -input-file given")
+        raise StandinError("no -input-file given (the stand-in does not read stdin)")
     with open(o["input"], encoding="utf-8") as fh:
         lines = fh.read().splitlines()
-    pool = load_pool(o["pool"])
-    ids = pool_ids(lines, o["source"])
+    if len(lines) > len(pool) and o["source"] is None:
+        raise StandinError(f"{o['input']} has {len(lines)} sentences, the pool only {len(pool)}")
+    index = source_index(o["source"]) if o["source"] else None
+
+    def score(h: Hyp) -> float:
+        total = 0.0
+        for lab, vals in h.dense:
+            total += sum(w * v for w, v in zip(weights[lab], vals))
+        return total + sum(sparse_w.get(n, 0.0) * v for n, v in h.sparse)
+
     nb = open(o["nbest"], "w", encoding="utf-8") if o["nbest"] else None
     try:
-        for local, sid in enumerate(ids):
-            best = rank(_hyps_for(pool, sid), weights, max(o["size"], 1), o["distinct"])
-            sys.stdout.write(best[0][0].rstrip(" ") + "\n")
+        for s, text in enumerate(lines):
+            hyps = _hyps_of(pool, pool_sentence(text, s, index, o["source"]), s)
+            best = rank(hyps, score, max(o["size"], 1), o["distinct"])
+            out.write(best[0][0].text.rstrip(" ") + "\n")
             if nb is None:
                 continue
-            for text, feats, score in best[: o["size"]]:
-                nb.write(f"{local} ||| {text} ||| {_moses_feature_field(feats)} ||| {score:.6g}\n")
+            for h, total in best[: o["size"]]:
+                feats = h.field + "".join(f" {n}= {v:.6g}" for n, v in h.sparse)
+                nb.write(f"{s} ||| {h.text} ||| {feats} ||| {total:.6g}\n")
     finally:
         if nb is not None:
             nb.close()
     return 0
 
 
-def _moses_feature_field(feats) -> str:
-    parts, last = [], None
-    for name, v in feats:
-        label = name if "_" in name and not name.rsplit("_", 1)[1].isdigit() else name.rsplit("_", 1)[0]
-        if label != last:
-            parts.append(f"{label}=")
-            last = label
-        parts.append(f"{v:.6g}")
-    return " ".join(parts)
-
-
 # ------------------------------------------------------------------ cdec front end
-def cdec_name(name: str) -> str:
-    """'LM0_0' -> 'LanguageModel', 'TranslationModel0_2' -> 'PhraseModel_2', others unchanged."""
-    label, _, k = name.rpartition("_")
-    if label == "TranslationModel0":
-        return f"PhraseModel_{k}"
-    return CDEC_NAMES.get(label, name) if k == "0" else name
+def cdec_features(h: Hyp) -> list[tuple[str, float]]:
+    """A pool hypothesis's features with cdec's names, zero values left out."""
+    out = []
+    for lab, vals in h.dense:
+        for k, v in enumerate(vals):
+            if v == 0.0:
+                continue
+            if lab == "TranslationModel0":
+                out.append((f"PhraseModel_{k}", v))
+            elif lab in CDEC_NAMES and len(vals) == 1:
+                out.append((CDEC_NAMES[lab], v))
+            else:
+                out.append((f"{lab}_{k}", v))
+    return out + [(n, v) for n, v in h.sparse if v != 0.0]
 
 
-def main_cdec(argv: list[str]) -> int:
-    o = {"ini": None, "weights": None, "k": 0, "unique": False,
-         "pool": os.environ.get("STANDIN_POOL") or str(DEFAULT_POOL), "source": None}
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        key = {"-c": "ini", "--config": "ini", "-w": "weights", "--weights": "weights", "-k": "k",
-               "--k_best": "k", "-standin-pool": "pool", "-standin-source": "source"}.get(a)
-        if key:
-            o[key] = _take(argv, i)
-            i += 2
+def split_seg(line: str) -> tuple[str, int | None]:
+    """'<seg id="7" grammar=g>text</seg>' -> ('text', 7); a plain line -> (line, None).
+    (String operations, not ``re``: importing it costs a per-call decoder start-up.)"""
+    head = line.lstrip()
+    if not (head.startswith("<seg") and head[4:5] in (" ", "\t", ">")):
+        return line, None
+    close = head.find(">")
+    if close < 0:
+        return line, None
+    attrs, text = head[4:close], head[close + 1:].rstrip()
+    if text.endswith("</seg>"):
+        text = text[:-6]
+    for attr in attrs.split():
+        key, _, value = attr.partition("=")
+        value = value.strip("\"'")
+        if key == "id" and value.isdigit():
+            return text, int(value)
+    return text, None
+
+
+def read_cdec_ini(path: str) -> dict[str, str]:
+    """cdec's config: 'key=value' lines, '#' comments, blank lines."""
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            key, sep, value = line.partition("=")
+            if not sep or not key.strip():
+                raise StandinError(f"{path}:{n}: expected 'key=value', got {line!r}")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def main_cdec(argv: list[str], stdin=None, out=None) -> int:
+    stdin, out = stdin or sys.stdin, out or sys.stdout
+    o = {"ini": None, "weights": None, "k": "0", "unique": False, **_pool_options()}
+    args = _Args(argv)
+    keys = {"-c": "ini", "--config": "ini", "-w": "weights", "--weights": "weights", "-k": "k",
+            "--k_best": "k", "-standin-pool": "pool", "-standin-source": "source"}
+    for a in args:
+        if a in keys:
+            o[keys[a]] = args.value(a)
         elif a in ("-r", "--unique_k_best"):
             o["unique"] = True
-            i += 1
         else:
             raise StandinError(f"unknown argument {a!r}")
     if not o["ini"]:
         raise StandinError("no -c cdec.ini given")
-    if not os.path.exists(o["ini"]):
-        raise StandinError(f"{o['ini']}: no such file")
-    weights = _name_value_file(o["weights"]) if o["weights"] else {}
-    k = int(o["k"])
-    lines = sys.stdin.read().splitlines()
-    pool = {sid: [(text.strip(), [(cdec_name(n), v) for n, v in feats]) for text, feats in hyps]
-            for sid, hyps in load_pool(o["pool"]).items()}
-    for local, sid in enumerate(pool_ids(lines, o["source"])):
-        best = rank(_hyps_for(pool, sid), weights, max(k, 1), o["unique"])
+    read_cdec_ini(o["ini"])
+    try:
+        k = int(o["k"])
+    except ValueError:
+        raise StandinError(f"-k: bad size {o['k']!r}") from None
+    weights = read_name_values(o["weights"]) if o["weights"] else {}
+    index = source_index(o["source"]) if o["source"] else None
+    calls = []  # (output id, pool sentence) per input line
+    counter = -1
+    for position, line in enumerate(stdin.read().splitlines()):
+        counter += 1
+        text, sid = split_seg(line)
+        if sid is not None:
+            counter = sid
+        calls.append((counter, pool_sentence(text, position, index, o["source"]) if sid is None else sid))
+    pool = load_pool(o["pool"], wanted={sid for _, sid in calls})
+    features: dict[int, list] = {}
+    for position, (counter, sid) in enumerate(calls):
+        hyps = _hyps_of(pool, sid, position)
+        if sid not in features:
+            features[sid] = [cdec_features(h) for h in hyps]
+        feats = features[sid]
+        by_hyp = {id(h): f for h, f in zip(hyps, feats)}
+        best = rank(hyps, lambda h: sum(weights.get(n, 0.0) * v for n, v in by_hyp[id(h)]), max(k, 1),
+                    o["unique"])
         if k == 0:
-            sys.stdout.write(best[0][0] + "\n")
+            out.write(best[0][0].text.strip() + "\n")
             continue
-        for text, feats, score in best:
-            fv = " ".join(f"{n}={v:.6g}" for n, v in feats if v != 0.0)
-            sys.stdout.write(f"{local} ||| {text} ||| {fv} ||| {score:.6g}\n")
+        for h, total in best:
+            fv = " ".join(f"{n}={v:.6g}" for n, v in by_hyp[id(h)])
+            out.write(f"{counter} ||| {h.text.strip()} ||| {fv} ||| {total:.6g}\n")
     return 0
 
 

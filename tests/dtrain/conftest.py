@@ -1,4 +1,4 @@
-"""Fixtures for mtplug dtrain: the stand-in cdec decoder and the Moses toy set as its pool."""
+"""Fixtures for mtplug dtrain: the stand-in decoder's cdec front end over the Moses toy set."""
 
 from __future__ import annotations
 
@@ -8,40 +8,45 @@ from pathlib import Path
 
 import pytest
 
-from .standin_cdec import build_pool
+STANDIN = Path(__file__).resolve().parents[2] / "mtplug" / "tune" / "standin.py"
 
-STANDIN = Path(__file__).resolve().parent / "standin_cdec.py"
-
-#: the dense features of the toy n-best in cdec names, and run1.init.opt's first line (its start weights)
-TOY_FEATURES = ["Distortion0_0", "LM0_0", "WordPenalty0_0", "PhrasePenalty0_0", "TranslationModel0_0",
-                "TranslationModel0_1", "TranslationModel0_2", "TranslationModel0_3"]
+#: the toy n-best's dense features as the stand-in's cdec front end names them, in the
+#: pool's order, and the Moses features.dat column each one is
+TOY_FEATURES = ["Distortion", "LanguageModel", "WordPenalty", "PhrasePenalty", "PhraseModel_0",
+                "PhraseModel_1", "PhraseModel_2", "PhraseModel_3"]
+MOSES_COLUMNS = dict(zip(TOY_FEATURES, ["Distortion0_0", "LM0_0", "WordPenalty0_0", "PhrasePenalty0_0",
+                                        "TranslationModel0_0", "TranslationModel0_1", "TranslationModel0_2",
+                                        "TranslationModel0_3"]))
 TOY_START_BLEU = 0.265757  # shared/data/moses-toy/README.md: BLEU of the start weights over the 6,000 hypotheses
 
 
 @pytest.fixture(scope="session")
-def standin_command() -> str:
-    """The stand-in decoder as a command line (python -S: stdlib only, fast start-up)."""
-    return shlex.join([sys.executable, "-S", str(STANDIN)])
-
-
-@pytest.fixture(scope="session")
 def toy(tmp_path_factory, shared_data):
-    """A dtrain set-up over the Moses toy set: pool, cdec.ini, input (<seg id> lines), refs, start weights."""
+    """A dtrain set-up over the Moses toy set: sources, cdec.ini, input (<seg id> lines), refs, start weights."""
     d = tmp_path_factory.mktemp("dtrain-toy")
     toy_dir = shared_data / "moses-toy"
-    n = build_pool(str(toy_dir / "run1.best100.out.gz"), str(d / "pool"))
-    sources = (d / "pool" / "index.txt").read_text(encoding="utf-8").splitlines()
+    sources = [f"src{i}: source sentence {i}" for i in range(60)]
+    (d / "sources.txt").write_text("".join(s + "\n" for s in sources), encoding="utf-8")
     (d / "input.txt").write_text("".join(f'<seg id="{i}">{s}</seg>\n' for i, s in enumerate(sources)),
                                  encoding="utf-8")
     (d / "refs.txt").write_bytes((toy_dir / "ref.0").read_bytes())
-    (d / "cdec.ini").write_text(f"# stand-in decoder: the pool plays the grammar\ngrammar={d / 'pool'}\n",
+    (d / "cdec.ini").write_text("# stand-in decoder: the pool plays the grammar\nformalism=scfg\n",
                                 encoding="utf-8")
     start = [float(x) for x in (toy_dir / "run1.init.opt").read_text().split("\n")[0].split()]
     (d / "weights.start").write_text("".join(f"{n_} {v}\n" for n_, v in zip(TOY_FEATURES, start)),
                                      encoding="utf-8")
-    return {"dir": d, "sentences": n, "input": str(d / "input.txt"), "refs": str(d / "refs.txt"),
-            "cdec_ini": str(d / "cdec.ini"), "weights": str(d / "weights.start"),
-            "nbest": str(toy_dir / "run1.best100.out.gz"), "ref0": str(toy_dir / "ref.0")}
+    return {"dir": d, "sentences": len(sources), "sources": sources, "source_file": str(d / "sources.txt"),
+            "input": str(d / "input.txt"), "refs": str(d / "refs.txt"), "cdec_ini": str(d / "cdec.ini"),
+            "weights": str(d / "weights.start"), "nbest": str(toy_dir / "run1.best100.out.gz"),
+            "ref0": str(toy_dir / "ref.0")}
+
+
+@pytest.fixture(scope="session")
+def standin_command(toy) -> str:
+    """The stand-in's cdec front end as a command line (python -S: stdlib only, fast start-up),
+    re-ranking the toy n-best; plain input lines are found in the sources file."""
+    return shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool", toy["nbest"],
+                       "-standin-source", toy["source_file"]])
 
 
 @pytest.fixture

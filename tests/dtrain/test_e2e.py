@@ -16,7 +16,7 @@ from mtplug.corpus import NbestCorpus
 from mtplug.formats.cdec_weights import read_cdec_weights
 from mtplug.formats.references import read_references
 
-from .conftest import TOY_START_BLEU
+from .conftest import MOSES_COLUMNS, TOY_START_BLEU
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def pool_corpus(toy):
 
 
 def pool_bleu(corpus, path) -> float:
-    w = read_cdec_weights(path)
+    w = {MOSES_COLUMNS.get(n, n): v for n, v in read_cdec_weights(path).items()}
     return corpus.bleu_of(np.array([w.get(n, 0.0) for n in corpus.feature_names])).score
 
 
@@ -37,12 +37,12 @@ def run_cli(*argv):
 def test_tuning_bleu_improves(toy, dtrain_ini, standin_command, pool_corpus, tmp_path, capsys):
     """3 epochs, per-sentence decoding (as dtrain), cdec's parallelized example's eta and margin."""
     ini = dtrain_ini(epochs=3, k=100, learning_rate=0.0001, loss_margin=1, scorer="stupid_bleu",
-                     pair_sampling="XYX", print_weights="LM0_0 WordPenalty0_0")
+                     pair_sampling="XYX", print_weights="LanguageModel WordPenalty")
     out = str(tmp_path / "weights.txt")
     assert main(["dtrain", "-c", ini, "--decoder-bin", standin_command, "--output", out]) == 0
     captured = capsys.readouterr()
     result = json.loads(captured.out)
-    assert "epoch 3/3: 1-best avg score" in captured.err and "LM0_0 = " in captured.err
+    assert "epoch 3/3: 1-best avg score" in captured.err and "LanguageModel = " in captured.err
     assert pool_bleu(pool_corpus, toy["weights"]) == pytest.approx(TOY_START_BLEU, abs=1e-6)
     final = pool_bleu(pool_corpus, out)
     per_epoch = [e["bleu"] for e in result["epochs"]]

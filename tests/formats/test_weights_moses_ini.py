@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtplug.errors import InputError
-from mtplug.formats.moses_ini import read_moses_ini, write_moses_ini
+from mtplug.formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_ini
 from mtplug.formats.weights import Weights
 
 FIXTURE_WEIGHTS = [
@@ -101,6 +101,24 @@ def test_template_to_other_output(ini, tmp_path):
     write_moses_ini(out, Weights({"LM0_0": 0.25}), template=ini)
     assert ini.read_bytes() == old
     assert out.read_bytes() == old.replace(b"LM0= 0.5\n", b"LM0= 0.25\n")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("[weight]\nLM0= 1\n", "[weight]\nLM0= 2.0\n\n[weight-file]\n/new/sparse\n"),          # appended
+    ("[weight]\nLM0= 1", "[weight]\nLM0= 2.0\n\n[weight-file]\n/new/sparse\n"),            # no final newline
+    ("[weight-file]\n/old/w  # start\n[weight]\nLM0= 1\n",
+     "[weight-file]\n/new/sparse\n[weight]\nLM0= 2.0\n"),                                  # entry replaced
+    ("[weight]\r\nLM0= 1\r\n[weight-file]\r\n", "[weight]\r\nLM0= 2.0\r\n[weight-file]\r\n/new/sparse\r\n"),
+])
+def test_weight_file_section(write, tmp_path, text, expected):
+    """mert-moses.pl's final config names the sparse weights in [weight-file]; everything else stays."""
+    src = write("t.ini", text)
+    out = tmp_path / "out.ini"
+    write_moses_ini(str(out), Weights([("LM0_0", 2.0)]), template=src, weight_file="/new/sparse")
+    assert out.read_bytes().decode() == expected
+    assert read_weight_file_entry(str(out)) == "/new/sparse"
+    assert read_weight_file_entry(src) == ("/old/w" if "/old/w" in text else None)
+    assert read_moses_ini(str(out))["LM0_0"] == 2.0
 
 
 def test_sparse_label_keeps_its_name(write):

@@ -3,17 +3,21 @@
 
 Dense weights (the ``[weight]`` lines of moses.ini) go in ``-weight-overwrite``, sparse
 ones (names with ``_`` that have no ``[weight]`` line) in a ``name value`` file given to
-``-weight-file``. The decoder reads the user's moses.ini (relative paths in it keep
-working); the iteration folder gets a copy with the weights updated, for the record.
+``-weight-file``. Start weights: the ``[weight]`` section, then the sparse weights of
+the config's ``[weight-file]`` (if any), then ``--weights`` (if given). The decoder
+reads the user's moses.ini (relative paths in it keep working); the iteration folder
+gets a copy with the weights updated, for the record. A config written by the loop
+(``DIR/final``, the copies) names its sparse weights file in ``[weight-file]``, as
+mert-moses.pl's final moses.ini does.
 """
 
 from __future__ import annotations
 
 import os
 
-from ...formats.moses_ini import read_moses_ini, write_moses_ini
-from ...formats.sparse_weights import read_sparse_weights, write_sparse_weights
-from ...formats.weights import Weights, format_shortest, split_dense_name
+from ..formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_ini
+from ..formats.sparse_weights import read_sparse_weights, write_sparse_weights
+from ..formats.weights import Weights, format_shortest, split_dense_name
 from . import Decoder, ShardRun
 
 
@@ -23,9 +27,12 @@ class MosesDecoder(Decoder):
     def __init__(self, cfg):
         super().__init__(cfg)
         self.ini_weights = read_moses_ini(cfg.config)
+        self.ini_weight_file = read_weight_file_entry(cfg.config)
 
     def start_weights(self) -> Weights:
         w = dict(self.ini_weights.items())
+        if self.ini_weight_file:
+            w.update(read_sparse_weights(self.ini_weight_file).items())
         if self.cfg.weights:  # optional start values for sparse features
             w.update(read_sparse_weights(self.cfg.weights).items())
         return Weights(w.items(), source=self.cfg.config)
@@ -47,14 +54,21 @@ class MosesDecoder(Decoder):
             parts.append(format_shortest(value))
         return " ".join(parts)
 
-    def prepare(self, folder: str, weights: Weights) -> None:
+    def _write(self, ini_path: str, sparse_path: str, weights: Weights) -> list[str]:
+        """moses.ini at ``ini_path`` and, when there are sparse weights (or the config
+        names a file of its own, which must not apply), the sparse file it points to."""
         dense, sparse = self.split(weights)
-        write_moses_ini(os.path.join(folder, "moses.ini"), dense, template=self.cfg.config)
-        self._overwrite = self.overwrite_string(dense)
-        self._sparse = None
-        if len(sparse):
-            self._sparse = os.path.join(folder, "sparse-weights")
-            write_sparse_weights(self._sparse, sparse)
+        if not len(sparse) and not self.ini_weight_file:
+            write_moses_ini(ini_path, dense, template=self.cfg.config)
+            return [ini_path]
+        write_sparse_weights(sparse_path, sparse)
+        write_moses_ini(ini_path, dense, template=self.cfg.config, weight_file=os.path.abspath(sparse_path))
+        return [ini_path, sparse_path]
+
+    def prepare(self, folder: str, weights: Weights) -> None:
+        written = self._write(os.path.join(folder, "moses.ini"), os.path.join(folder, "sparse-weights"), weights)
+        self._overwrite = self.overwrite_string(self.split(weights)[0])
+        self._sparse = written[1] if len(written) > 1 else None
 
     def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
         nbest = os.path.join(folder, f"{tag}.nbest")
@@ -65,10 +79,5 @@ class MosesDecoder(Decoder):
         return ShardRun(argv, None, os.path.join(folder, f"{tag}.out"), nbest)
 
     def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
-        dense, sparse = self.split(weights)
-        write_moses_ini(path, dense, template=self.cfg.config)
-        written = [path]
-        if len(sparse):
-            write_sparse_weights(path + ".sparse-weights", sparse)
-            written.append(path + ".sparse-weights")
-        return written
+        # Moses reads neither file with comments: the comment goes to the log only
+        return self._write(path, path + ".sparse-weights", weights)

@@ -1,9 +1,10 @@
 """Decoder adapters: one module per decoder, each a :class:`Decoder` subclass.
 
-An adapter knows three things only: how to read the start weights, which files the
-decoder needs for given weights, and the command line that decodes one shard into
-an n-best file. The loop (``mtplug.tune.loop``) does everything else, so the real
-programs and the stand-ins drop in alike.
+An adapter knows four things only: how to read the start weights, which files the
+decoder needs for given weights, the command line that decodes one shard into an
+n-best file, and how the decoder numbers the shard's sentences. The loop
+(``mtplug.tune.loop``) does everything else, so the real programs and the stand-in
+(``mtplug.tune.standin``) drop in alike.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import abc
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
-from ...formats.weights import Weights
+from ..formats.weights import Weights
 
 
 @dataclass
@@ -52,6 +53,11 @@ class Decoder(abc.ABC):
     @abc.abstractmethod
     def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
         ...
+
+    def output_ids(self, lines: Sequence[str]) -> list[int]:
+        """The sentence id the decoder writes for each line of one process's input
+        (default: the line's position from 0)."""
+        return list(range(len(lines)))
 
     @abc.abstractmethod
     def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
