@@ -184,7 +184,7 @@ def cmd_optimize(args) -> int:
     algorithm = get_optimizer(args.algorithm)
     options = {name: getattr(args, name) for name in algorithm.options}
     corpus = _load_corpus(args)
-    corpus.check_complete()
+    corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
     if corpus.stats.shape[1] == 0:
         raise InputError("no BLEU statistics: give references (--ref or --devset)")
     names = corpus.feature_names

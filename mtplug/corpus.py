@@ -341,12 +341,13 @@ class NbestCorpus:
         wl = self._word_list
         return [" ".join([wl[t] for t in toks[ptr[i]:ptr[i + 1]]]) for i in range(stop - start)]
 
-    def check_complete(self) -> None:
-        """Raise InputError if a sentence has no hypotheses (optimizers need one each)."""
+    def check_complete(self, where: str | None = None) -> None:
+        """Raise InputError (naming ``where``, the input files) if a sentence has no
+        hypotheses (optimizers need one each)."""
         empty = np.flatnonzero(np.diff(self.sent_offsets) == 0)
         if len(empty):
             raise InputError(f"sentence {int(empty[0])} has no hypotheses "
-                             f"({len(empty)} of {self.n_sentences} sentences are empty)")
+                             f"({len(empty)} of {self.n_sentences} sentences are empty)", where)
 
     def scores(self, weights: np.ndarray) -> np.ndarray:
         """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features])."""

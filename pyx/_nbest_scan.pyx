@@ -91,12 +91,13 @@ cdef class Vocabulary:
             raise IndexError(i)
         return self.tab.arena.data[offs[i]:offs[i + 1]].decode("utf-8")
 
-    def words(self):
-        """All words in id order, as a list of ``str``."""
+    def words(self, errors="strict"):
+        """All words in id order, as a list of ``str`` (``errors``: as for bytes.decode;
+        error messages use "backslashreplace", the scan may stop before checking UTF-8)."""
         cdef int64_t* offs = <int64_t*>self.tab.offsets.data
         cdef Py_ssize_t i
         data = self.tab.arena.data[:self.tab.arena.size]
-        return [data[offs[i]:offs[i + 1]].decode("utf-8") for i in range(self.tab.n)]
+        return [data[offs[i]:offs[i + 1]].decode("utf-8", errors) for i in range(self.tab.n)]
 
     def to_arrays(self):
         """``(arena uint8 [bytes], offsets int64 [n + 1])``: the whole vocabulary."""

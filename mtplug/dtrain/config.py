@@ -240,16 +240,17 @@ def load_config(path=None, overrides: Mapping[str, object] | None = None) -> Dtr
         where = (None, None, "--" + key)
         settings[key], origins[key] = convert(key, text, where), where
     cfg = DtrainConfig(**settings)
-    validate(cfg, origins)
+    validate(cfg, origins, None if path is None else str(path))
     return cfg
 
 
-def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None) -> None:
-    """Raise InputError (naming where the value came from) if the settings cannot run."""
+def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini: str | None = None) -> None:
+    """Raise InputError (naming where the value came from; a key set nowhere names the
+    dtrain.ini ``ini``) if the settings cannot run."""
     origins = origins or {}
 
     def fail(key: str, message: str):
-        path, line, label = origins.get(key, (None, None, key))
+        path, line, label = origins.get(key, (ini, None, key))
         raise InputError(f"{label}: {message}", path, line)
 
     if not cfg.decoder_config:

@@ -99,7 +99,7 @@ def scan_nbest(
 
 def _raise(scanner, path: str, space, refs, plain: bool) -> None:
     text = scanner.err_text.decode("utf-8", "backslashreplace")
-    names = space.names.words()[: max(space.n_dense, scanner.n_dense)]
+    names = space.names.words("backslashreplace")[: max(space.n_dense, scanner.n_dense)]
     layout = " ".join(names) if names else "no dense features"
     nref = 0 if refs is None else len(refs[0]) - 1
     if plain and scanner.err_code == 4:

@@ -128,6 +128,8 @@ def read_yaml(path: str) -> dict:
             data = yaml.safe_load(fh)
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror})", path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"invalid UTF-8 at byte {exc.start}", path) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path,

@@ -169,7 +169,7 @@ def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
         raise InputError(f"{len(ffiles)} features files (--ffile) but {len(scfiles)} scores files "
                          "(--scfile); expected one scores file per features file")
     corpus = read_mert_data(ffiles, scfiles)
-    corpus.check_complete()
+    corpus.check_complete(", ".join(ffiles))
     return corpus
 
 
