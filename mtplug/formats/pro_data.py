@@ -167,6 +167,10 @@ def write_pro_data(path, data: ProData) -> None:
             fh.write("".join("".join(parts) + "\n" for parts in zip(*(c[lo:lo + step] for c in columns))))
 
 
+#: the largest dense feature count a pro.data file may use (Moses systems have tens)
+MAX_DENSE = 100_000
+
+
 def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
     """Read a pro.data file (possibly gzipped).
 
@@ -221,6 +225,9 @@ def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
                     j = int(m.group(1))
                     if n_dense is not None and j >= n_dense:
                         raise InputError(f"dense feature {name} but only {n_dense} dense features", path, line_no)
+                    if j >= MAX_DENSE:  # the dense block is m × (max j + 1): refuse absurd widths
+                        raise InputError(f"dense feature {name}: expected F0..F{MAX_DENSE - 1} (sparse "
+                                         "feature names are not F<number>)", path, line_no)
                     max_j = max(max_j, j)
                     dense_entries.append((row, j, v))
                 else:

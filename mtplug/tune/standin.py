@@ -38,18 +38,20 @@ process per sentence). Exit status 1 with one message on stderr on bad input.
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import sys
+import zlib
 
 DEFAULT_POOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "example",
                             "run1.best100.out.gz")
 
-#: Moses feature labels of the pool -> the names a cdec system would use
+#: Moses feature labels of the pool -> the names a cdec system would use: a one-valued
+#: feature by its name, the phrase table's values as PhraseModel_0, PhraseModel_1, ...
+#: (any other feature: Label_0, Label_1, ..., mtplug's column names for Moses features)
 CDEC_NAMES = {"Distortion0": "Distortion", "LM0": "LanguageModel", "WordPenalty0": "WordPenalty",
-              "PhrasePenalty0": "PhrasePenalty", "TranslationModel0": "PhraseModel"}
-
+              "PhrasePenalty0": "PhrasePenalty"}
+CDEC_PREFIXES = {"TranslationModel0": "PhraseModel"}
 
 
 class StandinError(Exception):
@@ -94,27 +96,62 @@ def synthetic_sparse(text: str) -> list[tuple[str, float]]:
     return [(f"WT_{w}~{tag}", 1.0) for w, tag in zip(text.split()[:2], "xy")]
 
 
-def load_pool(path, with_sparse: bool = False, wanted=None) -> dict[int, list[Hyp]]:
-    """{sentence id: [Hyp]} in file order; only the sentences in ``wanted`` (a set of
-    ids) when given: a process that decodes one sentence parses one sentence's lines."""
-    pool: dict[int, list[Hyp]] = {}
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as fh:
-        lines = fh.read().decode("utf-8").split("\n")
+def read_pool_lines(path) -> list[str]:
+    """The pool file's lines; gzip (one or several members) or plain, by its magic bytes.
+
+    zlib rather than the gzip module: cheaper to import and to read with (start-up matters)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if data[:2] == b"\x1f\x8b":
+        parts = []
+        try:
+            while data:
+                unzip = zlib.decompressobj(31)
+                parts.append(unzip.decompress(data))
+                if not unzip.eof:
+                    raise StandinError(f"{path}: truncated gzip data")
+                data = unzip.unused_data.lstrip(b"\0")
+        except zlib.error as exc:
+            raise StandinError(f"{path}: bad gzip data ({exc})") from None
+        data = b"".join(parts)
+    try:
+        return data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise StandinError(f"{path}: not UTF-8 (byte {exc.start})") from None
+
+
+def pool_rows(path, wanted=None):
+    """(line number, sentence id, hypothesis field, feature field) per pool line, in file order;
+    only the sentences in ``wanted`` (a set of ids) when given: a process that decodes one
+    sentence parses one sentence's lines."""
     prefixes = None if wanted is None else tuple(f"{sid} ||| " for sid in wanted)
-    for n, line in enumerate(lines, 1):
+    for n, line in enumerate(read_pool_lines(path), 1):
         if not line or (prefixes is not None and not line.startswith(prefixes)):
             continue
         fields = line.split(" ||| ")
         if len(fields) < 4:
             raise StandinError(f"{path}:{n}: expected 'id ||| hyp ||| features ||| score'")
-        dense, sparse = parse_feature_field(fields[2])
-        field = (" ".join(f"{lab}= " + " ".join(f"{v:.6g}" for v in vals) for lab, vals in dense)
-                 if sparse else fields[2].strip())
+        try:
+            sid = int(fields[0])
+        except ValueError:
+            raise StandinError(f"{path}:{n}: bad sentence id {fields[0]!r}") from None
+        yield n, sid, fields[1], fields[2]
+
+
+def load_pool(path, with_sparse: bool = False) -> dict[int, list[Hyp]]:
+    """{sentence id: [Hyp]} in file order."""
+    pool: dict[int, list[Hyp]] = {}
+    for n, sid, text, field in pool_rows(path):
+        try:
+            dense, sparse = parse_feature_field(field)
+        except (StandinError, ValueError) as exc:
+            raise StandinError(f"{path}:{n}: {exc}") from None
+        if sparse:  # the dense part verbatim; sparse entries are written after it
+            field = " ".join(f"{lab}= " + " ".join(f"{v:.6g}" for v in vals) for lab, vals in dense)
         if with_sparse:
-            sparse = sparse + synthetic_sparse(fields[1])
-        pool.setdefault(int(fields[0]), []).append(Hyp(fields[1], field, dense, sparse))
-    if not pool and not wanted:
+            sparse = sparse + synthetic_sparse(text)
+        pool.setdefault(sid, []).append(Hyp(text, field.strip(), dense, sparse))
+    if not pool:
         raise StandinError(f"{path}: empty pool")
     return pool
 
@@ -339,20 +376,35 @@ def main_moses(argv: list[str], out=None) -> int:
 
 
 # ------------------------------------------------------------------ cdec front end
-def cdec_features(h: Hyp) -> list[tuple[str, float]]:
-    """A pool hypothesis's features with cdec's names, zero values left out."""
-    out = []
-    for lab, vals in h.dense:
-        for k, v in enumerate(vals):
-            if v == 0.0:
-                continue
-            if lab == "TranslationModel0":
-                out.append((f"PhraseModel_{k}", v))
-            elif lab in CDEC_NAMES and len(vals) == 1:
-                out.append((CDEC_NAMES[lab], v))
-            else:
-                out.append((f"{lab}_{k}", v))
-    return out + [(n, v) for n, v in h.sparse if v != 0.0]
+def cdec_names(label: str, n: int) -> tuple[str, ...]:
+    """cdec's names of a pool feature with ``n`` values (a sparse one keeps its name)."""
+    if "_" in label:
+        if n != 1:
+            raise StandinError(f"sparse feature {label} has {n} values")
+        return (label,)
+    if label in CDEC_NAMES and n == 1:
+        return (CDEC_NAMES[label],)
+    return tuple(f"{CDEC_PREFIXES.get(label, label)}_{k}" for k in range(n))
+
+
+def cdec_features(field: str, names: dict) -> list[tuple[str, float]]:
+    """A pool feature field as cdec's (name, value) pairs, zero values left out. ``names``
+    caches cdec_names per (label, count): every hypothesis of a pool has the same labels.
+    (One pass with no objects per feature: dtrain runs one process per sentence.)"""
+    out: list[tuple[str, float]] = []
+    label, values = None, []
+    for tok in field.split() + ["="]:
+        if tok[-1] != "=":
+            values.append(float(tok))
+            continue
+        if label is not None:
+            key = (label, len(values))
+            keys = names.get(key) or names.setdefault(key, cdec_names(label, len(values)))
+            out += [(name, v) for name, v in zip(keys, values) if v != 0.0]
+        elif values:
+            raise StandinError(f"value {values[0]!r} before any label in {field!r}")
+        label, values = tok[:-1], []
+    return out
 
 
 def split_seg(line: str) -> tuple[str, int | None]:
@@ -409,7 +461,9 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
     try:
         k = int(o["k"])
     except ValueError:
-        raise StandinError(f"-k: bad size {o['k']!r}") from None
+        k = -1
+    if k < 0:
+        raise StandinError(f"-k: bad size {o['k']!r}")
     weights = read_name_values(o["weights"]) if o["weights"] else {}
     index = source_index(o["source"]) if o["source"] else None
     calls = []  # (output id, pool sentence) per input line
@@ -420,22 +474,39 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
         if sid is not None:
             counter = sid
         calls.append((counter, pool_sentence(text, position, index, o["source"]) if sid is None else sid))
-    pool = load_pool(o["pool"], wanted={sid for _, sid in calls})
-    features: dict[int, list] = {}
+    # {sentence: [(model score, pool order, text, features)]}, best first, ties in pool order
+    pool: dict[int, list] = {}
+    names: dict = {}
+    for n, sid, text, field in pool_rows(o["pool"], {sid for _, sid in calls}):
+        try:
+            feats = cdec_features(field, names)
+        except (StandinError, ValueError) as exc:
+            raise StandinError(f"{o['pool']}:{n}: {exc}") from None
+        score = 0.0
+        for name, v in feats:
+            score += weights.get(name, 0.0) * v
+        hyps = pool.setdefault(sid, [])
+        hyps.append((-score, len(hyps), text.strip(), feats))
+    for hyps in pool.values():
+        hyps.sort()
     for position, (counter, sid) in enumerate(calls):
-        hyps = _hyps_of(pool, sid, position)
-        if sid not in features:
-            features[sid] = [cdec_features(h) for h in hyps]
-        feats = features[sid]
-        by_hyp = {id(h): f for h, f in zip(hyps, feats)}
-        best = rank(hyps, lambda h: sum(weights.get(n, 0.0) * v for n, v in by_hyp[id(h)]), max(k, 1),
-                    o["unique"])
+        if sid not in pool:
+            raise StandinError(f"sentence {position} (pool sentence {sid}) has no hypotheses in the pool")
         if k == 0:
-            out.write(best[0][0].text.strip() + "\n")
+            out.write(pool[sid][0][2] + "\n")
             continue
-        for h, total in best:
-            fv = " ".join(f"{n}={v:.6g}" for n, v in by_hyp[id(h)])
-            out.write(f"{counter} ||| {h.text.strip()} ||| {fv} ||| {total:.6g}\n")
+        seen = set()
+        written = 0
+        for neg, _, text, feats in pool[sid]:
+            if written == k:
+                break
+            if o["unique"]:
+                if text in seen:
+                    continue
+                seen.add(text)
+            fv = " ".join(f"{name}={v:.6g}" for name, v in feats)
+            out.write(f"{counter} ||| {text} ||| {fv} ||| {-neg:.6g}\n")
+            written += 1
     return 0
 
 
