@@ -1,9 +1,10 @@
 """A stand-in decoder: re-ranks a fixed pool of hypotheses with the weights it is given.
 
 ``mtplug example`` and the tests tune against it, so the whole decoder-in-the-loop runs
-on a machine without Moses or cdec. The pool is a Moses n-best list (``-standin-pool
-FILE`` or env STANDIN_POOL; default the bundled ``mtplug/data/example/run1.best100.out.gz``,
-60 sentences × 100 hypotheses, the same file as shared/data/moses-toy's). For each input
+on a machine without Moses or cdec. The pool is a Moses n-best list, gzip or plain
+(``-standin-pool FILE`` or env STANDIN_POOL; default the bundled
+``mtplug/data/example/run1.best100.out.gz``, 60 sentences × 100 hypotheses, the same file
+as shared/data/moses-toy's). For each input
 line the stand-in finds the pool sentence (its line number in ``-standin-source FILE`` /
 env STANDIN_SOURCE when given, else the line's position in the input; cdec front end:
 ``<seg id="N">`` names sentence N), scores that sentence's hypotheses with the weights
@@ -27,10 +28,13 @@ for the config's other weights, as Moses does. ``-standin-sparse`` (env STANDIN_
 adds two synthetic sparse features per hypothesis, ``WT_<first word>~x= 1`` and
 ``WT_<second word>~y= 1``, weighted by ``-weight-file``.
 
-cdec: ``-c`` must be a readable ``key=value`` file (``#`` comments); ``-k 0`` or no ``-k``
-prints the plain 1-best per line as cdec does, else ``id ||| hyp ||| f=v ... ||| score``
-with cdec's names (LanguageModel, PhraseModel_0..3, WordPenalty, ...), zero values left
-out, ids as cdec numbers them (a counter from 0 per process that ``<seg id>`` sets).
+cdec: ``-c`` must be a readable ``key=value`` file (``#`` comments); ``-w``: ``Name value``
+lines (TAB or ``=`` also separate; ``#`` lines skipped). ``-k 0`` or no ``-k`` prints the
+plain 1-best per line as cdec does, else the ``-k`` best per sentence as ``id ||| hyp |||
+f=v ... ||| score`` with cdec's names (LanguageModel, PhraseModel_0..3, WordPenalty, ...),
+zero values left out, the others as the pool writes them, score w·f (``%.6g``), ids as
+cdec numbers them (a counter from 0 per process that ``<seg id>`` sets); ``-r``
+(``--unique_k_best``): each hypothesis string once.
 
 Standard library only (``python -S path/to/standin.py`` starts fast: dtrain runs one
 process per sentence). Exit status 1 with one message on stderr on bad input.
@@ -42,6 +46,8 @@ import math
 import os
 import sys
 import zlib
+from itertools import compress, repeat
+from operator import itemgetter, mul
 
 DEFAULT_POOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "example",
                             "run1.best100.out.gz")
@@ -96,38 +102,83 @@ def synthetic_sparse(text: str) -> list[tuple[str, float]]:
     return [(f"WT_{w}~{tag}", 1.0) for w, tag in zip(text.split()[:2], "xy")]
 
 
-def read_pool_lines(path) -> list[str]:
-    """The pool file's lines; gzip (one or several members) or plain, by its magic bytes.
+def read_pool_bytes(path) -> bytes:
+    """The pool file's bytes; gzip (one or several members) or plain, by its magic bytes.
 
     zlib rather than the gzip module: cheaper to import and to read with (start-up matters)."""
     with open(path, "rb") as fh:
         data = fh.read()
-    if data[:2] == b"\x1f\x8b":
-        parts = []
-        try:
-            while data:
-                unzip = zlib.decompressobj(31)
-                parts.append(unzip.decompress(data))
-                if not unzip.eof:
-                    raise StandinError(f"{path}: truncated gzip data")
-                data = unzip.unused_data.lstrip(b"\0")
-        except zlib.error as exc:
-            raise StandinError(f"{path}: bad gzip data ({exc})") from None
-        data = b"".join(parts)
+    if data[:2] != b"\x1f\x8b":
+        return data
+    parts = []
     try:
-        return data.decode("utf-8").split("\n")
-    except UnicodeDecodeError as exc:
-        raise StandinError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        while data:
+            unzip = zlib.decompressobj(31)
+            parts.append(unzip.decompress(data))
+            if not unzip.eof:
+                raise StandinError(f"{path}: truncated gzip data")
+            data = unzip.unused_data.lstrip(b"\0")
+    except zlib.error as exc:
+        raise StandinError(f"{path}: bad gzip data ({exc})") from None
+    return b"".join(parts)
+
+
+#: up to this many wanted sentences, their lines are found with bytes.find rather than by
+#: splitting the whole pool (about 3 times faster for one sentence: dtrain decodes one
+#: sentence per process; a split pays off from a few sentences on)
+FEW_SENTENCES = 3
+
+
+def _lines_of(data: bytes, sid: int, path):
+    """(line number, line) of sentence ``sid``'s lines in ``data``, in file order."""
+    key = b"\n%d ||| " % sid
+    first = data.startswith(key[1:])
+    at = -1 if first else data.find(key)  # the newline before the line (-1: the file's start)
+    if at < 0 and not first:
+        return
+    end, n = 0, 1
+    while True:
+        n += data.count(b"\n", end, at + 1)
+        end = data.find(b"\n", at + 1)
+        end = len(data) if end < 0 else end
+        try:
+            yield n, data[at + 1:end].decode("utf-8")
+        except UnicodeDecodeError:
+            raise StandinError(f"{path}:{n}: not UTF-8") from None
+        at = data.find(key, end)
+        if at < 0:
+            return
+
+
+def _pool_lines(path, wanted):
+    """(line number, line) of the pool's lines, or (``wanted``: a set of sentence ids) of
+    those that begin ``<id> ||| `` for a wanted id; only those are decoded then."""
+    data = read_pool_bytes(path)
+    if wanted is not None and len(wanted) <= FEW_SENTENCES:
+        for sid in sorted(wanted):
+            yield from _lines_of(data, sid, path)
+    elif wanted is not None:
+        prefixes = tuple(b"%d ||| " % sid for sid in wanted)
+        for n, line in enumerate(data.split(b"\n"), 1):
+            if line.startswith(prefixes):
+                try:
+                    yield n, line.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise StandinError(f"{path}:{n}: not UTF-8") from None
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            n = data.count(b"\n", 0, exc.start) + 1
+            raise StandinError(f"{path}:{n}: not UTF-8") from None
+        yield from ((n, line) for n, line in enumerate(text.split("\n"), 1) if line)
 
 
 def pool_rows(path, wanted=None):
     """(line number, sentence id, hypothesis field, feature field) per pool line, in file order;
     only the sentences in ``wanted`` (a set of ids) when given: a process that decodes one
     sentence parses one sentence's lines."""
-    prefixes = None if wanted is None else tuple(f"{sid} ||| " for sid in wanted)
-    for n, line in enumerate(read_pool_lines(path), 1):
-        if not line or (prefixes is not None and not line.startswith(prefixes)):
-            continue
+    for n, line in _pool_lines(path, wanted):
         fields = line.split(" ||| ")
         if len(fields) < 4:
             raise StandinError(f"{path}:{n}: expected 'id ||| hyp ||| features ||| score'")
@@ -174,20 +225,26 @@ def pool_sentence(text: str, position: int, index: dict | None, source: str | No
         raise StandinError(f"input line {text.strip()!r} is not in {source}") from None
 
 
-def rank(hyps: list[Hyp], score, size: int, distinct: bool) -> list[tuple[Hyp, float]]:
-    """The ``size`` best (hypothesis, model score) of one sentence, best first, ties in pool order."""
-    scored = sorted(((-score(h), k) for k, h in enumerate(hyps)))
+def take(ranked: list, size: int, key=None) -> list:
+    """The first ``size`` of ``ranked``; with ``key``, skipping those whose key was taken."""
+    if key is None:
+        return ranked[:size]
     out, seen = [], set()
-    for neg, k in scored:
-        if len(out) >= size:
+    for r in ranked:
+        if len(out) == size:
             break
-        if distinct:
-            key = hyps[k].text.strip()
-            if key in seen:
-                continue
-            seen.add(key)
-        out.append((hyps[k], -neg))
+        if key(r) not in seen:
+            seen.add(key(r))
+            out.append(r)
     return out
+
+
+def rank(hyps: list[Hyp], score, size: int, distinct: bool) -> list[tuple[Hyp, float]]:
+    """The ``size`` best (hypothesis, model score) of one sentence, best first, ties in pool order;
+    ``distinct``: the first of equal hypothesis strings only."""
+    scored = sorted((-score(h), k) for k, h in enumerate(hyps))
+    best = take(scored, size, (lambda r: hyps[r[1]].text.strip()) if distinct else None)
+    return [(hyps[k], -neg) for neg, k in best]
 
 
 def _hyps_of(pool, sid: int, position: int) -> list[Hyp]:
@@ -387,24 +444,55 @@ def cdec_names(label: str, n: int) -> tuple[str, ...]:
     return tuple(f"{CDEC_PREFIXES.get(label, label)}_{k}" for k in range(n))
 
 
-def cdec_features(field: str, names: dict) -> list[tuple[str, float]]:
-    """A pool feature field as cdec's (name, value) pairs, zero values left out. ``names``
-    caches cdec_names per (label, count): every hypothesis of a pool has the same labels.
-    (One pass with no objects per feature: dtrain runs one process per sentence.)"""
-    out: list[tuple[str, float]] = []
-    label, values = None, []
-    for tok in field.split() + ["="]:
+def _getter(positions):
+    """toks -> the tuple of toks at ``positions`` (itemgetter returns a bare item for one)."""
+    if len(positions) > 1:
+        return itemgetter(*positions)
+    return lambda toks: tuple(toks[i] for i in positions)
+
+
+def _cdec_layout(field: str, toks: list[str]):
+    """Parse a feature field in full: (labels getter, its labels, values getter, cdec names)."""
+    label_at, value_at, names = [], [], []
+    label, count = None, 0
+    for i, tok in enumerate(toks + ["="]):
         if tok[-1] != "=":
-            values.append(float(tok))
+            if label is None:
+                raise StandinError(f"value {tok!r} before any label in {field!r}")
+            float(tok)
+            value_at.append(i)
+            count += 1
             continue
         if label is not None:
-            key = (label, len(values))
-            keys = names.get(key) or names.setdefault(key, cdec_names(label, len(values)))
-            out += [(name, v) for name, v in zip(keys, values) if v != 0.0]
-        elif values:
-            raise StandinError(f"value {values[0]!r} before any label in {field!r}")
-        label, values = tok[:-1], []
-    return out
+            names += cdec_names(label, count)
+        label_at.append(i)
+        label, count = tok[:-1], 0
+    get_labels = _getter(label_at[:-1])
+    return get_labels, get_labels(toks), _getter(value_at), names
+
+
+def cdec_features(field: str, layouts: dict) -> tuple[list[str], list[str], list[float]]:
+    """A pool feature field's nonzero features in cdec's names: (names, values as the pool
+    writes them, values).
+
+    ``layouts`` caches per token count the label positions and names of the last field
+    parsed in full: the hypotheses of a pool share their labels, so most fields only need
+    their values converted, in C (dtrain runs one process per sentence or mini-batch).
+    A field matches a layout when it has the layout's labels at its positions and floats
+    everywhere else (a label ends in '=', a float never does): then it parses the same."""
+    toks = field.split()
+    layout = layouts.get(len(toks))
+    values = None
+    if layout is not None and layout[0](toks) == layout[1]:
+        try:
+            values = list(map(float, layout[2](toks)))
+        except ValueError:
+            pass  # another layout with the same labels in part: parsed in full below
+    if values is None:
+        layout = layouts[len(toks)] = _cdec_layout(field, toks)
+        values = list(map(float, layout[2](toks)))
+    texts = layout[2](toks)
+    return list(compress(layout[3], values)), list(compress(texts, values)), list(compress(values, values))
 
 
 def split_seg(line: str) -> tuple[str, int | None]:
@@ -474,39 +562,26 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
         if sid is not None:
             counter = sid
         calls.append((counter, pool_sentence(text, position, index, o["source"]) if sid is None else sid))
-    # {sentence: [(model score, pool order, text, features)]}, best first, ties in pool order
+    # {sentence: [(-model score, pool order, text, 'f=v ...')]}, best first, ties in pool order
     pool: dict[int, list] = {}
-    names: dict = {}
+    layouts: dict = {}
     for n, sid, text, field in pool_rows(o["pool"], {sid for _, sid in calls}):
         try:
-            feats = cdec_features(field, names)
+            names, texts, values = cdec_features(field, layouts)
         except (StandinError, ValueError) as exc:
             raise StandinError(f"{o['pool']}:{n}: {exc}") from None
-        score = 0.0
-        for name, v in feats:
-            score += weights.get(name, 0.0) * v
+        score = sum(map(mul, map(weights.get, names, repeat(0.0)), values))
         hyps = pool.setdefault(sid, [])
-        hyps.append((-score, len(hyps), text.strip(), feats))
+        hyps.append((-score, len(hyps), text.strip(), " ".join(map("=".join, zip(names, texts)))))
     for hyps in pool.values():
         hyps.sort()
     for position, (counter, sid) in enumerate(calls):
-        if sid not in pool:
-            raise StandinError(f"sentence {position} (pool sentence {sid}) has no hypotheses in the pool")
+        hyps = _hyps_of(pool, sid, position)
         if k == 0:
-            out.write(pool[sid][0][2] + "\n")
+            out.write(hyps[0][2] + "\n")
             continue
-        seen = set()
-        written = 0
-        for neg, _, text, feats in pool[sid]:
-            if written == k:
-                break
-            if o["unique"]:
-                if text in seen:
-                    continue
-                seen.add(text)
-            fv = " ".join(f"{name}={v:.6g}" for name, v in feats)
+        for neg, _, text, fv in take(hyps, k, itemgetter(2) if o["unique"] else None):
             out.write(f"{counter} ||| {text} ||| {fv} ||| {-neg:.6g}\n")
-            written += 1
     return 0
 
 

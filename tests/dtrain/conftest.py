@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shlex
 import sys
 from pathlib import Path
@@ -22,9 +23,12 @@ TOY_START_BLEU = 0.265757  # shared/data/moses-toy/README.md: BLEU of the start 
 
 @pytest.fixture(scope="session")
 def toy(tmp_path_factory, shared_data):
-    """A dtrain set-up over the Moses toy set: sources, cdec.ini, input (<seg id> lines), refs, start weights."""
+    """A dtrain set-up over the Moses toy set: the stand-in's pool (the toy n-best, unzipped: dtrain
+    starts one stand-in per sentence, each would gunzip it), sources, cdec.ini, input (<seg id>
+    lines), refs, start weights."""
     d = tmp_path_factory.mktemp("dtrain-toy")
     toy_dir = shared_data / "moses-toy"
+    (d / "pool.best100.out").write_bytes(gzip.decompress((toy_dir / "run1.best100.out.gz").read_bytes()))
     sources = [f"src{i}: source sentence {i}" for i in range(60)]
     (d / "sources.txt").write_text("".join(s + "\n" for s in sources), encoding="utf-8")
     (d / "input.txt").write_text("".join(f'<seg id="{i}">{s}</seg>\n' for i, s in enumerate(sources)),
@@ -38,14 +42,14 @@ def toy(tmp_path_factory, shared_data):
     return {"dir": d, "sentences": len(sources), "sources": sources, "source_file": str(d / "sources.txt"),
             "input": str(d / "input.txt"), "refs": str(d / "refs.txt"), "cdec_ini": str(d / "cdec.ini"),
             "weights": str(d / "weights.start"), "nbest": str(toy_dir / "run1.best100.out.gz"),
-            "ref0": str(toy_dir / "ref.0")}
+            "pool": str(d / "pool.best100.out"), "ref0": str(toy_dir / "ref.0")}
 
 
 @pytest.fixture(scope="session")
 def standin_command(toy) -> str:
     """The stand-in's cdec front end as a command line (python -S: stdlib only, fast start-up),
     re-ranking the toy n-best; plain input lines are found in the sources file."""
-    return shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool", toy["nbest"],
+    return shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool", toy["pool"],
                        "-standin-source", toy["source_file"]])
 
 

@@ -12,8 +12,8 @@ import signal
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "mtplug" / "tune"))
-import standin  # noqa: E402  (the module file itself: stdlib only, no package import)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from mtplug.tune import standin  # noqa: E402  (stdlib only: mtplug/__init__ imports nothing)
 
 
 def kill_parent_hook() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import gzip
 import subprocess
 import sys
@@ -98,3 +99,172 @@ def test_moses_nbest_is_verbatim_and_deterministic(tmp_path):
     for line in nb.splitlines()[:3]:
         sid, text, feats, _ = line.split(" ||| ")
         assert sid == "0" and text in pool and feats == pool[text].strip()  # text with its trailing space
+
+
+# ------------------------------------------------------------------ a small pool of our own
+#: sentences 0..4, their lines interleaved; sentence 0 has a duplicate string ("a b", pool
+#: lines 1 and 3) and ties: with F0 and LM0 weighing 1, "d" (4) beats "a b", "a b", "c" (3 each)
+SMALL_POOL = ("0 ||| a b  ||| F0= 1 LM0= 2 ||| 0\n"
+              "1 ||| x  ||| F0= 1 LM0= 0 ||| 0\n"
+              "0 ||| a b  ||| F0= 1 LM0= 2 ||| 0\n"
+              "2 ||| p  ||| F0= 1 LM0= 1 ||| 0\n"
+              "0 ||| c  ||| F0= 0 LM0= 3 ||| 0\n"
+              "3 ||| q  ||| F0= 1 LM0= 1 ||| 0\n"
+              "1 ||| y  ||| F0= 2 LM0= 0 ||| 0\n"
+              "4 ||| r  ||| F0= 1 LM0= 1 ||| 0\n"
+              "0 ||| d  ||| F0= 2 LM0= 2 ||| 0")  # no final newline
+
+
+@pytest.fixture
+def small(cdec):
+    (cdec / "small.pool").write_text(SMALL_POOL)
+    (cdec / "small.w").write_text("# F0: not a cdec name, so F0_0\nF0_0\t1\nLanguageModel=1\nunused 5\n")
+    return cdec
+
+
+def small_kbest(small, *extra, stdin):
+    p = standin("cdec", "-c", small / "cdec.ini", "-w", small / "small.w", "-standin-pool", small / "small.pool",
+                *extra, stdin=stdin)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_cdec_ties_keep_pool_order_and_r_drops_repeated_strings(small):
+    assert small_kbest(small, "-k", "3", stdin="s0\n") == (
+        "0 ||| d ||| F0_0=2 LanguageModel=2 ||| 4\n"
+        "0 ||| a b ||| F0_0=1 LanguageModel=2 ||| 3\n"
+        "0 ||| a b ||| F0_0=1 LanguageModel=2 ||| 3\n")
+    assert small_kbest(small, "-k", "3", "--unique_k_best", stdin="s0\n") == (
+        "0 ||| d ||| F0_0=2 LanguageModel=2 ||| 4\n"
+        "0 ||| a b ||| F0_0=1 LanguageModel=2 ||| 3\n"
+        "0 ||| c ||| LanguageModel=3 ||| 3\n")            # zero F0 left out
+    # sentence 1's lines are apart from each other; the weights file's '#' line, TAB and '='
+    # separators are read; a missing weight is 0
+    assert small_kbest(small, "--k_best", "5", stdin="s0\ns1\n").splitlines()[-2:] == [
+        "1 ||| y ||| F0_0=2 ||| 2", "1 ||| x ||| F0_0=1 ||| 1"]
+    assert small_kbest(small, stdin="s0\ns1\n") == "d\ny\n"   # no -k: the plain 1-best
+    assert small_kbest(small, "-k", "0", stdin="s0\ns1\n") == "d\ny\n"
+
+
+def test_cdec_one_sentence_or_many_decode_alike(small):
+    """A few sentences are looked up in the pool's bytes, more by splitting it: the same lists."""
+    many = small_kbest(small, "-k", "10", stdin="".join(f'<seg id="{i}">s</seg>\n' for i in (4, 0, 3, 1, 2)))
+    for i in range(5):
+        alone = small_kbest(small, "-k", "10", stdin=f'<seg id="{i}" grammar="g{i}.gz">s</seg>\n')
+        assert alone and alone.splitlines() == [ln for ln in many.splitlines() if ln.startswith(f"{i} |||")]
+
+
+def test_cdec_gzip_pool_reads_as_the_plain_one(small):
+    data = SMALL_POOL.encode()
+    (small / "small.pool.gz").write_bytes(gzip.compress(data[:100]) + gzip.compress(data[100:]))  # 2 members
+    (small / "small.pool").write_bytes(gzip.compress(data))    # gzip whatever the name
+    args = ["-c", small / "cdec.ini", "-w", small / "small.w", "-k", "10"]
+    plain = standin("cdec", *args, "-standin-pool", small / "small.pool", stdin="a\nb\n")
+    two = standin("cdec", *args, "-standin-pool", small / "small.pool.gz", stdin="a\nb\n")
+    assert plain.returncode == two.returncode == 0 and plain.stdout == two.stdout
+    assert plain.stdout == small_kbest(small, "-k", "10", stdin="a\nb\n")
+
+
+def test_cdec_pool_and_source_from_the_environment_and_deterministic(small, monkeypatch):
+    monkeypatch.setenv("STANDIN_POOL", str(small / "small.pool"))
+    (small / "src5").write_text("zero\none\ntwo\n")
+    monkeypatch.setenv("STANDIN_SOURCE", str(small / "src5"))
+    argv = ["cdec", "-c", small / "cdec.ini", "-w", small / "small.w", "-k", "2"]
+    runs = [standin(*argv, stdin="two\nzero\n") for _ in range(2)]
+    assert runs[0].returncode == 0, runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout == ("0 ||| p ||| F0_0=1 LanguageModel=1 ||| 2\n"
+                                                "1 ||| d ||| F0_0=2 LanguageModel=2 ||| 4\n"
+                                                "1 ||| a b ||| F0_0=1 LanguageModel=2 ||| 3\n")
+
+
+def test_module_and_script_are_the_same_program(cdec):
+    args = ["cdec", "-c", cdec / "cdec.ini", "-w", cdec / "weights", "-k", "3", "-standin-source", cdec / "src"]
+    script = standin(*args, stdin="source 5\n")
+    module = subprocess.run([sys.executable, "-m", "mtplug.tune.standin", *map(str, args)], input="source 5\n",
+                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert script.returncode == module.returncode == 0 and script.stdout == module.stdout
+    tree = ast.parse(STANDIN.read_text(encoding="utf-8"))
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "mtplug" not in imported
+    if hasattr(sys, "stdlib_module_names"):  # Python 3.10+
+        assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+@pytest.mark.parametrize("args, stdin, message", [
+    ([], "x\n", "no -c cdec.ini given"),
+    (["-c", "missing.ini"], "x\n", "missing.ini"),
+    (["-c", "{d}/cdec.ini", "-k", "-1"], "x\n", "-k: bad size '-1'"),
+    (["-c", "{d}/cdec.ini", "-k"], "x\n", "-k needs a value"),
+    (["-c", "{d}/cdec.ini"], '<seg id="60">x</seg>\n', "(pool sentence 60) has no hypotheses in the pool"),
+    (["-c", "{d}/cdec.ini", "-w", "{d}/cdec.ini"], "x\n", "cdec.ini:2: bad value 'scfg'"),
+    (["-c", "{d}/cdec.ini", "-w", "{d}/src", "-standin-pool", "{d}/bad.pool"], "x\n",
+     "bad.pool:2: expected 'id ||| hyp ||| features ||| score'"),
+    (["-c", "{d}/cdec.ini", "-standin-pool", "{d}/bad.pool"], '<seg id="1">a</seg>\n',
+     "bad.pool:3: could not convert string to float: 'x'"),
+    (["-c", "{d}/cdec.ini", "-standin-pool", "{d}/bad.pool"], '<seg id="2">a</seg>\n',
+     "bad.pool:4: value '1' before any label"),
+])
+def test_cdec_bad_input_more(cdec, args, stdin, message):
+    (cdec / "bad.pool").write_text("1 ||| fine ||| A= 1 ||| 1\n0 ||| broken\n1 ||| bad ||| A= x ||| 0\n"
+                                   "2 ||| bad ||| 1 A= 2 ||| 0\n")
+    p = standin("cdec", *(a.format(d=cdec) for a in args), stdin=stdin, cwd=cdec)
+    assert p.returncode == 1 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+# ------------------------------------------------------------------ Moses front end
+def test_moses_distinct_ties_and_verbatim_text_on_a_small_pool(small):
+    (small / "in").write_text("s0\ns1\n")
+    p = standin("moses", "-weight-overwrite", "F0= 1 LM0= 1", "-n-best-list", "nb", "3", "distinct",
+                "-input-file", "in", "-standin-pool", "small.pool", "-inputtype", "0", cwd=small)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "d\ny\n"          # the 1-best without Moses's trailing space
+    assert (small / "nb").read_text() == ("0 ||| d  ||| F0= 2 LM0= 2 ||| 4\n"
+                                          "0 ||| a b  ||| F0= 1 LM0= 2 ||| 3\n"
+                                          "0 ||| c  ||| F0= 0 LM0= 3 ||| 3\n"
+                                          "1 ||| y  ||| F0= 2 LM0= 0 ||| 2\n"
+                                          "1 ||| x  ||| F0= 1 LM0= 0 ||| 1\n")
+    p = standin("moses", "-weight-overwrite", "F0= 1 LM0= 1", "-n-best-list", "nb", "3", "-input-file", "in",
+                "-standin-pool", "small.pool", cwd=small)
+    assert (small / "nb").read_text().splitlines()[:3] == [
+        "0 ||| d  ||| F0= 2 LM0= 2 ||| 4", "0 ||| a b  ||| F0= 1 LM0= 2 ||| 3", "0 ||| a b  ||| F0= 1 LM0= 2 ||| 3"]
+
+
+def test_moses_show_weights_and_sparse_from_the_environment(small, monkeypatch):
+    (small / "moses.ini").write_text("[feature]\nLM0\n[weight]\nF0= 0.5\nLM0= -1  # lm\nUnknownWordPenalty0= 1\n")
+    p = standin("moses", "-f", "moses.ini", "-show-weights", "-standin-pool", "small.pool", cwd=small)
+    assert p.returncode == 0 and p.stdout == "F0= 0.500000\nLM0= -1.000000\nUnknownWordPenalty0 UNTUNEABLE\n"
+    (small / "in").write_text("s0\ns1\n")
+    monkeypatch.setenv("STANDIN_SPARSE", "1")
+    (small / "sparse.w").write_text("WT_x~x 10\n")
+    p = standin("moses", "-config", "moses.ini", "-weight-file", "sparse.w", "-n-best-list", "nb", "2",
+                "-input-file", "in", "-standin-pool", "small.pool", cwd=small)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "d\nx\n"   # the config's weights and the sparse one: x 0.5 - 0 + 10
+    assert (small / "nb").read_text() == ("0 ||| d  ||| F0= 2 LM0= 2 WT_d~x= 1 ||| -1\n"
+                                          "0 ||| a b  ||| F0= 1 LM0= 2 WT_a~x= 1 WT_b~y= 1 ||| -1.5\n"
+                                          "1 ||| x  ||| F0= 1 LM0= 0 WT_x~x= 1 ||| 10.5\n"
+                                          "1 ||| y  ||| F0= 2 LM0= 0 WT_y~x= 1 ||| 1\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-weight-overwrite", "F0= 1", "-input-file", "in"], "no weight for feature LM0"),
+    (["-weight-overwrite", "F0= 1 2 LM0= 1", "-input-file", "in"], "feature F0 has 1 values but 2 weights"),
+    (["-weight-overwrite", "F0= nan LM0= 1", "-input-file", "in"], "weight of F0 is not finite"),
+    (["-weight-overwrite", "F0= x LM0= 1", "-input-file", "in"], "bad weight value 'x' of F0"),
+    (["-weight-overwrite", "F0= 1 LM0= 1"], "no -input-file given"),
+    (["-input-file", "in"], "no weights: give -config or -weight-overwrite"),
+    (["-f", "moses.ini", "-show-weights"], "no weight for feature LM0 in moses.ini"),
+    (["-weight-overwrite", "F0= 1 LM0= 1", "-input-file", "long"], "long has 6 sentences, the pool only 5"),
+    (["-weight-overwrite", "F0= 1 LM0= 1", "-input-file", "in", "-standin-source", "in2"], "'s1' is not in in2"),
+    (["-weight-overwrite", "F0= 1 LM0= 1", "-input-file", "in", "-n-best-list", "nb"], "-n-best-list needs a value"),
+    (["-weight-overwrite", "F0= 1 LM0= 1", "-input-file", "in", "-threads"], "-threads needs a value"),
+    (["--bogus"], "unknown argument '--bogus'"),
+])
+def test_moses_bad_input(small, args, message):
+    (small / "in").write_text("s0\ns1\n")
+    (small / "in2").write_text("s0\n")
+    (small / "long").write_text("a\nb\nc\nd\ne\nf\n")
+    (small / "moses.ini").write_text("[weight]\nF0= 1\n")
+    p = standin("moses", "-standin-pool", "small.pool", *args, cwd=small)
+    assert p.returncode == 1 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
