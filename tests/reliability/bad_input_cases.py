@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 NBEST_LINE = ("0 ||| a b c ||| LM0= -1.5 TM0= 1 2 ||| -1\n", "1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n")
 GOOD_NBEST = "".join(NBEST_LINE)
+KBEST_LINE = ("0 ||| a b c ||| LM=-1.5 TM_0=1 ||| -1\n", "1 ||| x y ||| LM=-2 TM_0=0.5 ||| -2\n")
+KBEST_INIT = "LM 0.5\nTM_0 0.2\n"
 GOOD_REF = "a b c\nx y z\n"
 GOOD_INIT = "0.5 0.2 0.2\n"
 GOOD_FEATURES = ("FEATURES_TXT_BEGIN_0 0 1 3 LM0_0 TM0_0 TM0_1\n-1.5 1 2\nFEATURES_TXT_END_0\n"
@@ -83,6 +85,23 @@ CASES = [
     Case("Moses n-best", "CRLF line ends", {"nbest": GOOD_NBEST.replace("\n", "\r\n")}, ACCEPTED + 'a CR before the newline is dropped'),
     Case("Moses n-best", "truncated gzip", {"nbest.gz": _gz_truncated()}, 'mtplug: error: DIR/nbest: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)'),
     Case("Moses n-best", "empty file", {"nbest": ""}, 'mtplug: error: DIR/nbest: empty file: no hypotheses'),
+    # ---------------------------------------------------------------- cdec k-best
+    Case("cdec k-best", "value without '='", {"nbest": "0 ||| a b c ||| LM -1.5 TM_0=1 ||| -1\n" + KBEST_LINE[1],
+                                               "init": KBEST_INIT},
+         "mtplug: error: DIR/nbest:1: expected a number as feature value, got 'LM'"),
+    Case("cdec k-best", "non-numeric value", {"nbest": "0 ||| a b c ||| LM=x TM_0=1 ||| -1\n" + KBEST_LINE[1],
+                                               "init": KBEST_INIT},
+         "mtplug: error: DIR/nbest:1: expected a number as feature value, got 'LM=x'"),
+    Case("cdec k-best", "NaN value", {"nbest": "0 ||| a b c ||| LM=nan TM_0=1 ||| -1\n" + KBEST_LINE[1],
+                                       "init": KBEST_INIT},
+         "mtplug: error: DIR/nbest:1: feature value 'LM=nan' is not finite (NaN or infinity)"),
+    Case("cdec k-best", "a feature twice on one line", {"nbest": "0 ||| a b c ||| LM=-1 LM=2 ||| -1\n" + KBEST_LINE[1],
+                                                         "init": KBEST_INIT},
+         "mtplug: error: DIR/nbest:1: feature 'LM' appears twice on one line (or a sparse name equals a dense column)"),
+    Case("cdec k-best", "Moses labels mixed in", {"nbest": KBEST_LINE[0] + "1 ||| x y ||| LM0= -2 ||| -2\n",
+                                                   "init": KBEST_INIT},
+         "mtplug: error: DIR/nbest:2: dense feature label 'LM0' is not in the layout of the first line "
+         "(no dense features)"),
     # ---------------------------------------------------------------- references
     Case("references", "too few lines", {"ref": "a b c\n"}, 'mtplug: error: DIR/nbest:2: sentence id 1 has no reference (the references have 1 sentences)'),
     Case("references", "invalid UTF-8", {"ref": b"a b c\nx \xfe z\n"}, 'mtplug: error: DIR/ref:2: invalid UTF-8 at byte 2'),
