@@ -102,7 +102,8 @@ def _load_corpus(args):
 
     sources = sum(bool(x) for x in (args.nbest, args.ffile, args.store))
     if sources != 1:
-        raise InputError("give exactly one input: --nbest FILE... (with --ref), --ffile/--scfile, or --store")
+        raise InputError("give exactly one input: --nbest FILE... (with --ref), --ffile/--scfile, or --store"
+                         + (", or --forests PATH..." if hasattr(args, "forests") else ""))
     t0 = time.perf_counter()
     if args.nbest:
         update, close = _progress(args, args.nbest, "reading n-best")
@@ -120,13 +121,35 @@ def _load_corpus(args):
     return corpus
 
 
-def _add_input_args(p: argparse.ArgumentParser) -> None:
+def _load_forests(args, feature_names=()):
+    """The ForestCorpus of --forests (with --ref): lattices or hypergraphs per sentence;
+    ``feature_names`` come first in its feature order."""
+    from .forests.corpus import ForestCorpus
+    from .formats.forests import read_forests
+
+    t0 = time.perf_counter()
+    if args.nbest or args.ffile or args.store:
+        raise InputError("give either --forests or n-best input (--nbest, --ffile/--scfile, --store), not both")
+    corpus = ForestCorpus(_references(args), _bleu_config(args), feature_names, source=", ".join(args.forests))
+    for sid, hg, path, line in read_forests(args.forests):
+        corpus.add(sid, hg, where=(path, line))
+    _log(args, f"read {corpus.n_forests} forests of {corpus.n_sentences} sentences ({corpus.n_hypotheses} edges, "
+               f"{corpus.n_features} features) in {time.perf_counter() - t0:.2f} s")
+    return corpus
+
+
+def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g = p.add_argument_group("input (one of)")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE",
                    help="Moses n-best or cdec k-best files (merged; gzip read transparently)")
     g.add_argument("--ffile", action="append", metavar="F1,F2", help="Moses features.dat files (comma list or repeated)")
     g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
+    if forests:
+        g.add_argument("--forests", nargs="+", action="extend", metavar="PATH",
+                       help="lattices/hypergraphs instead of n-best lists: a directory of per-sentence forests "
+                            "(cdec -O <id>.bin.gz or <id>.json.gz, Moses hypergraphs <id>.gz) or one file of PLF "
+                            "lattices or a Moses search graph; several accumulate")
     _add_reference_args(p)
 
 
@@ -183,13 +206,22 @@ def cmd_optimize(args) -> int:
 
     algorithm = get_optimizer(args.algorithm)
     options = {name: getattr(args, name) for name in algorithm.options}
-    corpus = _load_corpus(args)
-    corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
-    if corpus.stats.shape[1] == 0:
-        raise InputError("no BLEU statistics: give references (--ref or --devset)")
-    names = corpus.feature_names
     in_fmt = detect_weights_format(args.init)
-    start_w = read_weights(args.init, in_fmt, feature_names=names[: corpus.n_dense])
+    if getattr(args, "forests", None):
+        if in_fmt in ("init-opt", "weights-txt", "dense-init"):
+            raise InputError("forests name their features: give the start weights as 'name value' lines, a cdec "
+                             "weights file or a moses.ini", args.init)
+        start_w = read_weights(args.init, in_fmt)
+        # the start weights' features come first and stay in the output even if no forest has them
+        corpus = _load_forests(args, start_w.names)
+        corpus.check_complete(", ".join(args.forests))
+    else:
+        corpus = _load_corpus(args)
+        corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
+        if corpus.stats.shape[1] == 0:
+            raise InputError("no BLEU statistics: give references (--ref or --devset)")
+        start_w = read_weights(args.init, in_fmt, feature_names=corpus.feature_names[: corpus.n_dense])
+    names = corpus.feature_names
     start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
     ranges = None
     if in_fmt == "init-opt":
@@ -232,6 +264,36 @@ def cmd_optimize(args) -> int:
     _log(args, f"end: BLEU = {result.score:.6f}")
     print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
                       "out": args.out, **result.info}, default=jsonable))
+    return 0
+
+
+def cmd_kbest(args) -> int:
+    """k-best lists from lattices/forests, as n-best lines any optimizer reads."""
+    from .fileio import atomic_output
+    from .formats.forests import read_forests
+    from .formats.weights import detect_weights_format, read_weights
+    from .forests.kbest import kbest_nbest_lines
+
+    if args.k < 1:
+        raise InputError(f"-k must be >= 1, got {args.k}")
+    w = read_weights(args.weights, detect_weights_format(args.weights))
+    weights = {name: w[name] for name in w}
+    t0 = time.perf_counter()
+    per_sentence: list[tuple[int, list[str]]] = []
+    for sid, hg, path, line in read_forests(args.forests):
+        try:
+            per_sentence.append((sid, kbest_nbest_lines(sid, hg, weights, args.k, args.unique)))
+        except ValueError as err:
+            raise InputError(str(err), path, line) from None
+    per_sentence.sort(key=lambda item: item[0])   # n-best files are sorted by sentence (stable)
+    text = "".join(line + "\n" for _, lines in per_sentence for line in lines)
+    if args.out:
+        with atomic_output(args.out) as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    _log(args, f"kbest: {sum(len(x) for _, x in per_sentence)} derivations of {len(per_sentence)} forests in "
+               f"{time.perf_counter() - t0:.2f} s")
     return 0
 
 
@@ -325,7 +387,7 @@ def cmd_example(args) -> int:
 # ---------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from .formats.weights import weights_formats
-    from .optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+    from .optimizers.registry import FOREST_OPTIMIZERS, OPTIMIZER_NAMES, get_optimizer
 
     parser = argparse.ArgumentParser(
         prog="mtplug", description="Tune the feature weights of SMT systems (Moses, cdec).",
@@ -373,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
                    f"  mtplug optimize {name} --nbest run1.best100.out.gz --ref ref.0 --init moses.ini "
                    f"--out moses.tuned.ini\n")
         a.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
-        _add_input_args(a)
+        _add_input_args(a, forests=name in FOREST_OPTIMIZERS)
         g = a.add_argument_group("weights")
         g.add_argument("--init", required=True, metavar="FILE",
                        help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content)")
@@ -387,6 +449,18 @@ def build_parser() -> argparse.ArgumentParser:
             g = a.add_argument_group(f"{name} options")
             for opt, kwargs in cls.options.items():
                 g.add_argument("--" + opt.replace("_", "-"), dest=opt, **kwargs)
+
+    p = add("kbest", cmd_kbest, "k-best derivations of lattices/forests as an n-best list (for any optimizer)",
+            "examples:\n  mtplug kbest --forests hgs/ --weights weights.txt -k 100 --unique --out run1.best100.out\n"
+            "  mtplug kbest --forests dev.plf --weights weights.txt -k 10 | head\n")
+    p.add_argument("--forests", nargs="+", action="extend", required=True, metavar="PATH",
+                   help="a directory of per-sentence forests (cdec -O, cdec JSON, Moses hypergraphs) or one file "
+                        "of PLF lattices or a Moses search graph; several are merged by sentence")
+    p.add_argument("--weights", "-w", required=True, metavar="FILE",
+                   help="weights by name: 'name value' lines, a cdec weights file or a moses.ini")
+    p.add_argument("-k", type=int, default=100, help="derivations per forest (default 100)")
+    p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
+    p.add_argument("--out", "-o", metavar="FILE", help="write here (default stdout)")
 
     add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
         "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")

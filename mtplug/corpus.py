@@ -351,11 +351,7 @@ class NbestCorpus:
 
     def scores(self, weights: np.ndarray) -> np.ndarray:
         """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features])."""
-        w = np.ascontiguousarray(weights, dtype=np.float64)
-        if w.shape != (self.n_features,):
-            raise ValueError(f"weights must have shape ({self.n_features},), got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ValueError("weights must be finite")
+        w = checked_weights(weights, self.n_features)
         out = np.empty(self.n_hypotheses, dtype=np.float64)
         _rows.hyp_scores(self.dense, self.sparse_indptr, self.sparse_ids,
                          self.sparse_values, w, out)
@@ -444,6 +440,17 @@ class NbestCorpus:
     def __repr__(self) -> str:
         return (f"NbestCorpus({self.n_sentences} sentences, {self.n_hypotheses} hypotheses, "
                 f"{self.n_dense} dense + {self.n_features - self.n_dense} sparse features)")
+
+
+def checked_weights(weights, n_features: int) -> np.ndarray:
+    """``weights`` as a contiguous float64 [n_features] array; ValueError if the shape is
+    wrong or a weight is not finite."""
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    if w.shape != (n_features,):
+        raise ValueError(f"weights must have shape ({n_features},), got {w.shape}")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("weights must be finite")
+    return w
 
 
 def _as_bytes_rows(a: np.ndarray) -> np.ndarray:

@@ -75,10 +75,10 @@ def decode_line(raw: bytes, path: str, line_no: int) -> str:
         raise InputError(f"invalid UTF-8 at byte {exc.start}", path, line_no) from None
 
 
-def read_text_lines(path: str | os.PathLike) -> list[str]:
-    """All lines of a (possibly gzipped) UTF-8 text file, without line ends (LF or CRLF)."""
+def iter_text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """``(1-based line number, text)`` of a (possibly gzipped) UTF-8 text file, streamed;
+    line ends (LF or CRLF) dropped."""
     path = os.fspath(path)
-    out: list[str] = []
     for chunk, first in iter_chunks(path):
         raws = chunk.split(b"\n")
         if raws[-1] == b"":
@@ -86,8 +86,12 @@ def read_text_lines(path: str | os.PathLike) -> list[str]:
         for i, raw in enumerate(raws):
             if raw.endswith(b"\r"):
                 raw = raw[:-1]
-            out.append(decode_line(raw, path, first + i))
-    return out
+            yield first + i, decode_line(raw, path, first + i)
+
+
+def read_text_lines(path: str | os.PathLike) -> list[str]:
+    """All lines of a (possibly gzipped) UTF-8 text file, without line ends (LF or CRLF)."""
+    return [text for _, text in iter_text_lines(path)]
 
 
 @contextlib.contextmanager

@@ -727,6 +727,34 @@ cdef class NbestScanner:
             raise MemoryError()
         return self._add_hypothesis(p, 0, n, sid, line_no)
 
+    def hypothesis_stats(self, int64_t sid, const int32_t[::1] words, const int64_t[::1] ptr,
+                         int32_t[:, ::1] out):
+        """BLEU statistics of hypotheses given as word ids of this scanner's vocabulary
+        (hypothesis i = words[ptr[i]:ptr[i+1]]) against the references of sentence ``sid``;
+        out int32 [n, 9]. For strings that come from elsewhere than n-best text (forests)."""
+        cdef Py_ssize_t i, j, n = ptr.shape[0] - 1, L
+        cdef int32_t* cls
+        if not self.has_refs or sid < 0 or sid >= self.n_ref_sents:
+            raise ValueError(f"sentence {sid} has no references")
+        if out.shape[0] != n or out.shape[1] != 9:
+            raise ValueError("out must have shape [n, 9]")
+        if self._check_new_words(0) != 0:
+            raise ValueError("invalid UTF-8 in a word")
+        if sid != self.cur_sid:
+            self._build_ref_table(sid)
+            self.cur_sid = sid
+        for i in range(n):
+            L = ptr[i + 1] - ptr[i]
+            if L > self.toks_cap:
+                self.toks_cap = 2 * L
+                self.toks = <int32_t*>realloc(self.toks, self.toks_cap * sizeof(int32_t))
+                if self.toks == NULL:
+                    raise MemoryError()
+            cls = <int32_t*>self.word_class.data
+            for j in range(L):
+                self.toks[j] = cls[words[ptr[i] + j]] if self.lowercase else words[ptr[i] + j]
+            self._hyp_stats(self.toks, L, &out[i, 0])
+
     def new_file(self):
         """Start a new input file: sentence ids may begin again at 0."""
         self.cur_sid = -1

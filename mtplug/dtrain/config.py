@@ -21,12 +21,15 @@ README table and the parser all read it.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Mapping, Optional
 
 from ..errors import InputError
+from ..formats.weights import looks_numeric
 
 UINT_MAX = 4294967295  # dtrain's max_pairs default (std::numeric_limits<unsigned>::max())
 LOSS_MARGIN_INFINITE = 9998.0  # dtrain: loss_margin > 9998 means "always update"
@@ -153,6 +156,7 @@ KEYS = {f.name: f for f in fields(DtrainConfig)}
 #: keys that dtrain itself has (everything before the mtplug block)
 DTRAIN_KEYS = tuple(name for name, f in KEYS.items() if f.metadata["group"] != GROUPS[6])
 
+_UINT = re.compile(r"[0-9]+")
 _TRUE = {"", "1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
@@ -182,16 +186,27 @@ def convert(key: str, text, where: tuple[Optional[str], Optional[int], str]):
             raise InputError(f"{label}: {text!r} is not one of {', '.join(choices)}", path, line)
         return text
     if kind == "int":
-        if not text.isdigit():
+        # ASCII digits only: str.isdigit() also takes '１０' and '²', which int() reads or refuses
+        if not _UINT.fullmatch(text):
             raise InputError(f"{label}: expected a non-negative integer, got {text!r}", path, line)
-        return int(text)
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{label}: expected a number, got {text!r}", path, line) from None
+        digits = text.lstrip("0") or "0"
+        # length first: int() refuses strings of thousands of digits with a plain ValueError
+        if len(digits) > len(str(UINT_MAX)) or int(digits) > UINT_MAX:
+            shown = digits if len(digits) <= 24 else digits[:20] + "..."
+            raise InputError(f"{label}: {shown} is too large; expected an integer from 0 to {UINT_MAX} "
+                             "(dtrain's unsigned)", path, line)
+        return int(digits)
+    if not looks_numeric(text):   # float() alone would also take '1_0' and non-ASCII digits
+        raise InputError(f"{label}: expected a number, got {text!r}", path, line)
+    value = float(text)
     if not math.isfinite(value):
         raise InputError(f"{label}: expected a finite number, got {text!r}", path, line)
     return value
+
+
+def _did_you_mean(key: str) -> str:
+    close = difflib.get_close_matches(key.replace("-", "_"), KEYS, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def read_ini(path) -> dict[str, tuple[object, tuple]]:
@@ -212,10 +227,13 @@ def read_ini(path) -> dict[str, tuple[object, tuple]]:
             raise InputError(f"sections are not dtrain keys: {text!r}", path, no)
         key, eq, value = text.partition("=")
         key = key.strip()
+        if not key:
+            raise InputError(f"no key before '='; expected key=value, got {text!r}", path, no)
         if key not in KEYS:
-            raise InputError(f"unknown dtrain key {key!r}", path, no)
+            raise InputError(f"unknown dtrain key {key!r}{_did_you_mean(key)}", path, no)
         if key in out:
-            raise InputError(f"{key} is given twice (first on line {out[key][1][1]})", path, no)
+            raise InputError(f"{key} is given twice (first on line {out[key][1][1]}); expected each key once",
+                             path, no)
         where = (path, no, key)
         out[key] = (convert(key, value if eq else True, where), where)
     return out
@@ -236,7 +254,7 @@ def load_config(path=None, overrides: Mapping[str, object] | None = None) -> Dtr
         if text is None:
             continue
         if key not in KEYS:
-            raise InputError(f"unknown dtrain key {key!r}")
+            raise InputError(f"unknown dtrain key {key!r}{_did_you_mean(key)}")
         where = (None, None, "--" + key)
         settings[key], origins[key] = convert(key, text, where), where
     cfg = DtrainConfig(**settings)

@@ -44,6 +44,19 @@ def parse_cdec_line(line: str) -> Optional[tuple[str, str]]:
     return name, value
 
 
+def _what_is_missing(line: str) -> str:
+    """The start of the message for a line that :func:`parse_cdec_line` refused (not a
+    blank or whitespace-led one): which part of ``Name value`` is missing or extra."""
+    if line[0] == "=":
+        return "no feature name before '='; "
+    cut = max(line.rfind("="), line.rfind("\t"))
+    spaced = line[:cut] + " " + line[cut + 1:] if cut > 0 else line
+    name, _, rest = spaced.partition(" ")
+    if not rest.strip(" \t"):
+        return f"feature {name!r} has no value; "
+    return f"feature {name!r} has more than one value; "
+
+
 def read_cdec_weights(path) -> Weights:
     """Read a (possibly gzipped) cdec weights file into :class:`Weights`, file order kept."""
     entries = []
@@ -54,7 +67,7 @@ def read_cdec_weights(path) -> Weights:
             raise InputError(f"line starts with whitespace, which cdec rejects; {_EXPECTED}", path, i)
         parsed = parse_cdec_line(line)
         if parsed is None:
-            raise InputError(f"{_EXPECTED}, got {line!r}", path, i)
+            raise InputError(f"{_what_is_missing(line)}{_EXPECTED}, got {line!r}", path, i)
         name, text = parsed
         entries.append((i, name, parse_number(text, path, i, name)))
     return weights_from_lines(entries, path)

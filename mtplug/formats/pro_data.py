@@ -26,6 +26,7 @@ reads one features.dat).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ import numpy as np
 from .._ext import _pro
 from ..errors import InputError
 from ..fileio import atomic_output, decode_line, iter_chunks
+from .weights import FIELD_SEP, parse_number
 
 #: Moses omits a dense difference with |d| <= this, a sparse one with |d| < this
 MOSES_ZERO = 0.00001
@@ -171,6 +173,18 @@ def write_pro_data(path, data: ProData) -> None:
 MAX_DENSE = 100_000
 
 
+def _value(text: str, path: str, line_no: int, name: str) -> float:
+    """A finite number as Moses prints them; float() alone would also take 'nan', 'inf',
+    '1_0' and non-ASCII digits."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if math.isfinite(v) and text.isascii() and "_" not in text:
+        return v
+    return parse_number(text, path, line_no, name)   # raises, naming what is wrong
+
+
 def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
     """Read a pro.data file (possibly gzipped).
 
@@ -179,8 +193,8 @@ def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
     store's sparse features, or an earlier file's); other names follow in order of first
     appearance. n_dense: the number of dense columns (default: the largest j seen + 1).
     Values are the decimal numbers of the file (Moses prints six significant digits, so
-    they are close to, not equal to, the float32 differences written). A malformed line
-    raises InputError naming the file and line.
+    they are close to, not equal to, the float32 differences written). A malformed line, or
+    a value that is not a finite number, raises InputError naming the file and line.
     """
     path = str(path)
     labels: list[int] = []
@@ -202,24 +216,26 @@ def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
             line = decode_line(raw, path, line_no)
             if line.endswith("\r"):
                 line = line[:-1]
-            tokens = line.split()
+            # ASCII blanks only (Moses writes single spaces): str.split() would also cut a name at NBSP
+            stripped = line.strip(" \t")
+            tokens = FIELD_SEP.split(stripped) if stripped else []
             if not tokens:
                 raise InputError("empty line (expected a label 0 or 1 and feature/value pairs)", path, line_no)
             if tokens[0] not in ("0", "1"):
-                raise InputError(f"label must be 0 or 1, got {tokens[0]!r}", path, line_no)
+                raise InputError(f"label must be 0 or 1, got {tokens[0]!r}; expected 'LABEL NAME VALUE ...'",
+                                 path, line_no)
             if len(tokens) % 2 != 1:
-                raise InputError(f"feature {tokens[-1]!r} has no value", path, line_no)
+                raise InputError(f"feature {tokens[-1]!r} has no value; expected 'LABEL NAME VALUE ...' "
+                                 "(a value after every name)", path, line_no)
             row = len(labels)
             seen = set()
             for t in range(1, len(tokens), 2):
                 name, text = tokens[t], tokens[t + 1]
                 if name in seen:
-                    raise InputError(f"feature {name!r} twice on one line", path, line_no)
+                    raise InputError(f"feature {name!r} twice on one line; expected each feature once per line",
+                                     path, line_no)
                 seen.add(name)
-                try:
-                    v = float(text)
-                except ValueError:
-                    raise InputError(f"value of {name!r} is not a number: {text!r}", path, line_no) from None
+                v = _value(text, path, line_no, name)
                 m = _DENSE_NAME.match(name)
                 if m:
                     j = int(m.group(1))

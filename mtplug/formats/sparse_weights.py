@@ -23,11 +23,21 @@ def read_sparse_weights(path) -> Weights:
         # '#' is no comment for Moses ('#x 1' is feature '#x'); say so when it was meant as one
         comment = line.startswith("#") and not (len(fields) == 2 and looks_numeric(fields[1]))
         if len(fields) != 2 or not fields[0] or comment:
-            why = "Moses reads no comments here; " if comment else ""
-            raise InputError(f"{why}expected 'name value', got {line!r}", path, i)
+            raise InputError(_malformed(fields, line, comment), path, i)
         name, text = fields
         entries.append((i, name, parse_number(text, path, i, name)))
     return weights_from_lines(entries, path)
+
+
+def _malformed(fields: list[str], line: str, comment: bool) -> str:
+    """What is wrong with a line that is not ``name value`` (fields: its blank-separated parts)."""
+    if comment:
+        return f"Moses reads no comments here; expected 'name value', got {line!r}"
+    if not fields[0]:
+        return "blank line; expected 'name value' on every line (Moses stops reading at a line it cannot parse)"
+    if len(fields) == 1:
+        return f"feature {fields[0]!r} has no value; expected 'name value', got {line!r}"
+    return f"expected 'name value' (2 fields), got {len(fields)} fields: {line!r}"
 
 
 def write_sparse_weights(path, weights: Weights) -> None:

@@ -106,8 +106,12 @@ def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "aut
     """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep).
 
     intercepts, slopes: float64 [n_hyp]; method: how envelopes are built ("auto", "walk"
-    or "sort"; the same result, different speed).
+    or "sort"; the same result, different speed). A corpus of forests
+    (mtplug.forests.corpus.ForestCorpus) sweeps its own way: its "hypotheses" are edges.
     """
+    forest_sweep = getattr(corpus, "line_sweep", None)
+    if forest_sweep is not None:
+        return forest_sweep(intercepts, slopes)
     return _linesearch.line_sweep(
         np.ascontiguousarray(intercepts, dtype=np.float64), _float64_view(slopes),
         corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[corpus.metric],

@@ -149,7 +149,8 @@ class _Search:
         approximation of expected log-BLEU under p ∝ exp(μ·w·f), with μ doubling from
         ``mu_start`` whenever a search gains less than the tolerance, until μ > ``mu_max``;
         the cooling pass repeats while it improves, then one coordinate round, and the
-        gradient passes go on if that round helped (their footnote 8)."""
+        gradient passes go on if that round helped (their footnote 8). Over forests the
+        expectation is taken over each forest's 100 best distinct strings at the current point."""
         from ..metrics.expected_bleu import expected_bleu_gradient
 
         while self.iterations < self.max_iterations:
@@ -158,7 +159,10 @@ class _Search:
             while mu <= mu_max and self.iterations < self.max_iterations:
                 self.iterations += 1
                 scale = float(np.sum(np.abs(self.w))) or 1.0
-                _, grad = _quiet_gradient(expected_bleu_gradient, self.corpus, self.w / scale, mu)
+                # forests: the gradient over their k-best lists at the current point
+                kbest_view = getattr(self.corpus, "kbest_corpus", None)
+                corpus = self.corpus if kbest_view is None else kbest_view(self.w)
+                _, grad = _quiet_gradient(expected_bleu_gradient, corpus, self.w / scale, mu)
                 d = np.zeros(len(self.w))
                 d[self.active] = grad[self.active]
                 norm = np.linalg.norm(d)
@@ -278,7 +282,9 @@ class Mert(Optimizer):
 
     def _start_points(self, start, active, ranges, rng_streams, n_dense) -> list[np.ndarray]:
         """The given start and one random point per restart (uniform in each active dense
-        feature's range; [-1, 1] where no range is known; sparse features keep their start)."""
+        feature's range; [-1, 1] where no range is known; sparse features keep their start).
+        ``n_dense``: the features 0 .. n_dense-1 vary (a ForestCorpus varies all of its
+        features: forests have no dense block, and cdec's dpmert searches over all)."""
         lo = np.full(len(start), -1.0)
         hi = np.full(len(start), 1.0)
         if ranges is not None:
@@ -328,7 +334,8 @@ class Mert(Optimizer):
         active = self._active(corpus, start)
         reg, active = self._regularizer(corpus, start, active)
         streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(self.restarts + 1)]
-        points = self._start_points(start, active, ranges, streams[1:], corpus.n_dense)
+        points = self._start_points(start, active, ranges, streams[1:],
+                                   getattr(corpus, "n_restart_features", corpus.n_dense))
         threads = max(1, threads or os.cpu_count() or 1)
 
         def run(i):

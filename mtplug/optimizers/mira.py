@@ -29,6 +29,7 @@ import numpy as np
 
 from .._ext import _hopefear, _mira
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
+from ..forests.corpus import ForestCorpus
 from ..metrics.sentence import hypothesis_scores
 from .base import Optimizer, Result
 
@@ -231,29 +232,35 @@ class KbMira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        linear = corpus.metric == "linear"
-        gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64) if linear else None
-        feats = _features(corpus)
-        stats = np.ascontiguousarray(corpus.stats, dtype=np.int32)
-        offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
         S, F = corpus.n_sentences, corpus.n_features
-        max_size = int(np.diff(offsets).max())
-        scratch = np.empty(2 * max_size)
         rng = np.random.default_rng(int(seed) & ((1 << 64) - 1))
         w, u = start.copy(), np.zeros(F)
         bg = KBMIRA_BG0.copy()
         state = np.zeros(2, dtype=np.int64)
+        if isinstance(corpus, ForestCorpus):
+            def one_pass(order):
+                return self._forest_pass(corpus, order, bg, w, u, state)
+        elif corpus.metric == "linear":   # synthetic store: no BLEU background, the gain is the store's own g
+            gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64)
+            feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+            scratch = np.empty(2 * int(np.diff(offsets).max()))
+
+            def one_pass(order):
+                return _mira.mira_pass(*feats, gains, offsets, order, 1.0, 1.0, 1.0, -1.0, self.c, w, u, scratch,
+                                       state)
+        else:
+            feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+            stats = np.ascontiguousarray(corpus.stats, dtype=np.int32)
+            scratch = np.empty(2 * int(np.diff(offsets).max()))
+
+            def one_pass(order):
+                return _mira.kbmira_pass(*feats, stats, float(corpus.ref_len_divisor), offsets, order, self.c,
+                                         self.decay, self.model_bg, self.safe_hope, bg, w, u, scratch, state)
         best_bleu, best_w, per_pass, steps, losses = -1.0, start.copy(), [], [], []
         for p in range(self.passes):
             order = rng.permutation(S).astype(np.int64) if self.order == "shuffle" else np.arange(S, dtype=np.int64)
             before = int(state[1])
-            if linear:   # synthetic store: no BLEU background, the gain is the store's own g
-                losses.append(_mira.mira_pass(*feats, gains, offsets, order, 1.0, 1.0, 1.0, -1.0, self.c,
-                                              w, u, scratch, state))
-            else:
-                losses.append(_mira.kbmira_pass(*feats, stats, float(corpus.ref_len_divisor), offsets, order,
-                                                self.c, self.decay, self.model_bg, self.safe_hope, bg, w, u,
-                                                scratch, state))
+            losses.append(one_pass(order))
             steps.append(int(state[1]) - before)
             k = int(state[0])
             avg = (w - u / k) if k else w.copy()
@@ -269,3 +276,29 @@ class KbMira(Optimizer):
                 "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
                 "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
         return Result(weights=best_w, score=best_bleu, seed=seed, info=info)
+
+    def _forest_pass(self, corpus, order, bg, w, u, state) -> float:
+        """One kbmira pass over forests (Moses's hypergraph mode), updating bg, w, u, state in
+        place as _mira.kbmira_pass does; hope and fear come from mtplug.forests.hopefear
+        (safe_hope does not apply: Moses's hypergraph mode ignores it too)."""
+        from ..forests.hopefear import hope_fear_model
+
+        total, divisor = 0.0, float(corpus.ref_len_divisor)
+        for s in order.tolist():
+            hope, fear, model = hope_fear_model(corpus, s, w, bg)
+            gh = _mira.py_bg_gain(hope.stats, bg, divisor)
+            gf = _mira.py_bg_gain(fear.stats, bg, divisor)
+            same = np.array_equal(hope.stats, fear.stats) and np.array_equal(hope.features, fear.features)
+            if not same and gh > gf:
+                diff = hope.features - fear.features        # the PA-I step of pyx/_mira.pyx
+                loss = (gh - gf) - float(w @ diff)
+                sq = float(diff @ diff)
+                if loss > 0.0 and sq > 0.0:
+                    eta = min(self.c, loss / sq)
+                    state += 1
+                    w += eta * diff
+                    u += (state[0] - 1) * eta * diff
+                    total += loss
+            bg *= self.decay
+            bg += (model if self.model_bg else hope).stats
+        return total

@@ -23,6 +23,9 @@ _WHERE: dict[str, tuple[str, str]] = {
 #: every optimizer name, in the order the CLI lists them
 OPTIMIZER_NAMES: tuple[str, ...] = tuple(_WHERE)
 
+#: the optimizers that also run over lattices/hypergraphs (mtplug.forests.corpus.ForestCorpus)
+FOREST_OPTIMIZERS: tuple[str, ...] = ("mert", "kbmira")
+
 
 def get_optimizer(name: str) -> type[Optimizer]:
     """The optimizer class called ``name``; ValueError listing the known names otherwise."""

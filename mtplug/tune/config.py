@@ -10,11 +10,16 @@ template that parses back.
 from __future__ import annotations
 
 import argparse
+import difflib
+import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import InputError
+from ..fileio import read_text_lines
+from ..formats.weights import looks_numeric
 
 DECODERS = ("moses", "cdec")
 
@@ -120,101 +125,218 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
                        help=f"({', '.join(owners)})", **extra)
 
 
+#: where a value came from, for messages: (file or None, 1-based line or None, label); the
+#: label is the subject of the message: ``iterations`` (YAML), ``--iterations`` (flag)
+Origin = tuple
+_INT = re.compile(r"[+-]?[0-9]+")
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_KIND_NAMES = {int: "an integer", float: "a number"}
+
+
 def read_yaml(path: str) -> dict:
+    """The options of a tune YAML file: ``{name: value}`` with ``_`` in names, values as
+    YAML typed them (:func:`config_from_args` checks them); ``optimizer_options`` a mapping.
+
+    An unknown option, an option given twice, a file that is not one YAML mapping, or
+    invalid UTF-8 raise InputError naming the file (and the line, where there is one).
+    """
+    return _read_yaml(path)[0]
+
+
+def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
+    """(options, lines): ``lines`` maps an option name, or ``optimizer_options.NAME``, to
+    the line of its key."""
     import yaml
 
+    text = "\n".join(read_text_lines(path))    # UTF-8 checked line by line; CRLF taken
+    loader = None
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 at byte {exc.start}", path) from None
+        loader = yaml.SafeLoader(text)       # refuses control characters right away
+        node = loader.get_single_node()
+        lines = _key_lines(node, path)
+        data = None if node is None else loader.construct_document(node)
+    except InputError:
+        raise
+    except yaml.reader.ReaderError as exc:
+        raise InputError(f"character U+{exc.character:04X} is not allowed in YAML", path,
+                         text.count("\n", 0, exc.position) + 1) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"not valid YAML ({getattr(exc, 'problem', exc)})", path,
+        raise InputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", path,
                          None if mark is None else mark.line + 1) from None
+    except ValueError as exc:  # a tagged or timestamp-like scalar that does not convert ('2001-02-30')
+        raise InputError(f"not valid YAML ({exc})", path) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     if data is None:
-        return {}
+        return {}, lines
     if not isinstance(data, dict):
-        raise InputError("expected a mapping of option: value", path)
+        raise InputError("expected a mapping of option: value", path, node.start_mark.line + 1)
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
         if name not in _OPTIONS and name != "optimizer_options":
-            raise InputError(f"unknown option {key!r}; known: {', '.join(sorted(_OPTIONS))}, optimizer_options",
-                             path)
+            close = difflib.get_close_matches(name, list(_OPTIONS) + ["optimizer_options"], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(f"unknown option {key!r}{hint}; known: {', '.join(sorted(_OPTIONS))}, "
+                             "optimizer_options", path, lines.get(name))
         out[name] = value
     if not isinstance(out.get("optimizer_options", {}) or {}, dict):
-        raise InputError("optimizer_options must be a mapping", path)
-    return out
+        raise InputError("optimizer_options must be a mapping (name: value lines indented under it)", path,
+                         lines.get("optimizer_options"))
+    return out, lines
 
 
-def _convert(name: str, value, kwargs: dict, where: str):
+def _key_lines(node, path: str) -> dict[str, int]:
+    """Lines of the top-level keys and of those under ``optimizer_options``; a key given
+    twice is an InputError (YAML loaders silently keep the last)."""
+    import yaml
+
+    lines: dict[str, int] = {}
+
+    def scan(mapping, prefix: str, label: str) -> None:
+        for key_node, value_node in mapping.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
+                continue
+            key = key_node.value.replace("-", "_")
+            line = key_node.start_mark.line + 1
+            if prefix + key in lines:
+                raise InputError(f"{label}{key} is given twice (first on line {lines[prefix + key]}); "
+                                 "expected each option once", path, line)
+            lines[prefix + key] = line
+            if prefix + key == "optimizer_options" and isinstance(value_node, yaml.MappingNode):
+                scan(value_node, "optimizer_options.", "optimizer_options: ")
+
+    if isinstance(node, yaml.MappingNode):
+        scan(node, "", "")
+    return lines
+
+
+def _show(value) -> str:
+    """A value in a message, spelled as in YAML for null and booleans."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    text = repr(value)
+    return text if len(text) <= 60 else text[:56] + " ..."
+
+
+def _convert(value, kwargs: dict, where: Origin, default=None):
+    """``value`` (YAML-typed, or a flag's text) as the option of argparse ``kwargs`` wants
+    it; InputError naming ``where`` otherwise. null is taken only by options whose
+    ``default`` is None (not set)."""
+    path, line, label = where
+
+    def bad(expected: str) -> InputError:
+        return InputError(f"{label} must be {expected}, got {_show(value)}", path, line)
+
     if kwargs.get("action") == "store_true":
         if isinstance(value, bool):
             return value
-        raise InputError(f"{where}: {name} must be true or false, got {value!r}")
+        raise bad("true or false")
     if value is None:
-        return None
-    typ = kwargs.get("type")
+        if default is None:
+            return None
+        raise bad(_KIND_NAMES.get(kwargs.get("type"), "a string"))
     if kwargs.get("nargs") == "+":
-        return [str(v) for v in (value if isinstance(value, list) else [value])]
-    try:
-        value = typ(value) if typ is not None else str(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{where}: {name} must be {typ.__name__}, got {value!r}") from None
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in items):
+            raise bad("a file name or a list of file names")
+        return [str(v) for v in items]
+    typ = kwargs.get("type")
+    if isinstance(value, (bool, list, dict)) or not isinstance(value, (str, int, float)):
+        raise bad(_KIND_NAMES.get(typ, "a string"))
+    if typ is int:
+        if isinstance(value, float) or (isinstance(value, str) and not _INT.fullmatch(value.strip())):
+            raise bad("an integer")
+        try:
+            value = int(value)
+        except ValueError:   # thousands of digits
+            raise bad("an integer") from None
+    elif typ is float:
+        if isinstance(value, str) and not looks_numeric(value.strip()):
+            raise bad("a number")
+        try:
+            number = float(value)
+        except OverflowError:   # a YAML integer beyond any double
+            number = math.inf
+        if not math.isfinite(number):
+            raise bad("a finite number")
+        value = number
+    else:
+        value = str(value)
     if "choices" in kwargs and value not in kwargs["choices"]:
-        raise InputError(f"{where}: {name} must be one of {', '.join(map(str, kwargs['choices']))}, got {value!r}")
+        raise InputError(f"{label} must be one of {', '.join(map(str, kwargs['choices']))}, got {_show(value)}",
+                         path, line)
     return value
 
 
 def config_from_args(args) -> TuneConfig:
     """Defaults, then the YAML file, then the flags; the optimizer's options checked
-    against the chosen optimizer."""
+    against the chosen optimizer. Errors name where the value came from (the YAML file
+    and line, or the flag)."""
     from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
     given = vars(args)
+    yaml_path = given.get("yaml")
     values = {name: default for name, (default, _) in _OPTIONS.items()}
+    origins: dict[str, Origin] = {}
     opt_values: dict = {}
-    if given.get("yaml"):
-        data = read_yaml(given["yaml"])
-        opt_values.update(data.pop("optimizer_options", None) or {})
+    opt_origins: dict[str, Origin] = {}
+    if yaml_path:
+        data, lines = _read_yaml(yaml_path)
+        for key, value in (data.pop("optimizer_options", None) or {}).items():
+            name = str(key).replace("-", "_")
+            opt_values[name] = value
+            opt_origins[name] = (yaml_path, lines.get("optimizer_options." + name), f"optimizer_options: {name}")
         for name, value in data.items():
-            values[name] = _convert(name, value, _OPTIONS[name][1], given["yaml"])
+            origins[name] = (yaml_path, lines.get(name), name)
+            values[name] = _convert(value, _OPTIONS[name][1], origins[name], _OPTIONS[name][0])
     for name in _OPTIONS:
         if name in given:
             values[name] = given[name]
+            origins[name] = (None, None, "--" + name.replace("_", "-"))
     for key, value in given.items():
         if key.startswith("opt__"):
             opt_values[key[5:]] = value
+            opt_origins[key[5:]] = (None, None, "--" + key[5:].replace("_", "-"))
+
+    def fail(name: str, message: str) -> InputError:
+        path, line, label = origins.get(name, (None, None, "--" + name.replace("_", "-")))
+        return InputError(f"{label} {message}", path, line)
+
     missing = [n for n in REQUIRED if values.get(n) in (None, [], "")]
     if missing:
         raise InputError("missing option(s): " + ", ".join("--" + n.replace("_", "-") for n in missing)
-                         + " (as flags or in --yaml)")
+                         + " (as flags or in --yaml)", yaml_path or None)
     if values["optimizer"] not in OPTIMIZER_NAMES or values["optimizer"] == "none":
         known = ", ".join(n for n in OPTIMIZER_NAMES if n != "none")
-        raise InputError(f"unknown optimizer {values['optimizer']!r}; known: {known}")
+        raise fail("optimizer", f"must be one of {known}, got {values['optimizer']!r}")
     cls = get_optimizer(values["optimizer"])
     options = {}
     for key, value in opt_values.items():
         name = str(key).replace("-", "_")
+        where = opt_origins.get(key, (None, None, "--" + name.replace("_", "-")))
         if name not in cls.options:
-            raise InputError(f"--{name.replace('_', '-')} is not an option of {values['optimizer']} "
-                             f"(its options: {', '.join(sorted(cls.options)) or 'none'})")
-        options[name] = _convert(name, value, cls.options[name], "optimizer option")
+            raise InputError(f"{where[2]} is not an option of {values['optimizer']} "
+                             f"(its options: {', '.join(sorted(cls.options)) or 'none'})", where[0], where[1])
+        options[name] = _convert(value, cls.options[name], where, cls.options[name].get("default"))
     for name in ("iterations", "nbest", "jobs"):
         if values[name] < 1:
-            raise InputError(f"--{name} must be >= 1, got {values[name]}")
+            raise fail(name, f"must be >= 1, got {values[name]}")
     if values["patience"] < 0:
-        raise InputError(f"--patience must be >= 0, got {values['patience']}")
+        raise fail("patience", f"must be >= 0, got {values['patience']}")
     if not 0.0 < values["interpolate"] <= 1.0:
-        raise InputError(f"--interpolate must be in (0, 1], got {values['interpolate']}")
+        raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
+    if not 0.0 <= values["min_change"] < math.inf:
+        raise fail("min_change", f"must be a finite number >= 0, got {values['min_change']}")
     cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
     try:
         cls(**options)
     except (TypeError, ValueError) as err:
-        raise InputError(f"{cfg.optimizer}: {err}") from None
+        # the file is at fault only when every optimizer option came from it
+        files = {where[0] for where in opt_origins.values()}
+        raise InputError(f"{cfg.optimizer}: {err}", yaml_path if files == {yaml_path} else None) from None
     return cfg
 
 

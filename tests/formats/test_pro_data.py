@@ -134,7 +134,7 @@ def test_design_matrix_trains_like_the_pairs():
 @pytest.mark.parametrize("text,msg", [
     ("2 F0 1\n", "label must be 0 or 1"),
     ("1 F0\n", "has no value"),
-    ("1 F0 x\n", "not a number"),
+    ("1 F0 x\n", "expected a number for .F0., got .x."),
     ("1 F0 1 F0 2\n", "twice"),
     ("1 F0 1\n\n", "empty line"),
     ("1 F7 1\n", "only 3 dense"),

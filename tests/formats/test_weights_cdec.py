@@ -154,7 +154,7 @@ def test_sparse_empty_file_means_no_weights(write):
 @pytest.mark.parametrize(
     "text, line, fragments",
     [
-        ("WT_a 1\n\nWT_b 2\n", 2, ["expected 'name value'", "got ''"]),
+        ("WT_a 1\n\nWT_b 2\n", 2, ["blank line", "expected 'name value'"]),
         ("WT_a 1\n# comment\n", 2, ["no comments", "expected 'name value'", "got '# comment'"]),
         ("WT_a\n", 1, ["expected 'name value'", "got 'WT_a'"]),
         ("WT_a 1 2\n", 1, ["expected 'name value'"]),

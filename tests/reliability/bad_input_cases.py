@@ -7,12 +7,17 @@ the inputs accepted on purpose must succeed) and the documentation page docs/bad
     python -m tests.reliability.bad_input_cases > docs/bad-input.md
 
 (the test fails when the page is out of date). In messages, ``DIR/`` stands for the
-directory of the input files.
+directory of the input files; in file contents (dtrain.ini, tune YAML: files that name
+other files) it is replaced by that directory when the case is written. A file name with a
+``/`` is written in a sub-directory (``hg/0.gz``); a name ending in ``/`` is an empty directory.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
+import math
+import struct
 import sys
 from dataclasses import dataclass
 
@@ -26,7 +31,45 @@ GOOD_FEATURES = ("FEATURES_TXT_BEGIN_0 0 1 3 LM0_0 TM0_0 TM0_1\n-1.5 1 2\nFEATUR
                  "FEATURES_TXT_BEGIN_0 1 1 3 LM0_0 TM0_0 TM0_1\n-2 0.5 1\nFEATURES_TXT_END_0\n")
 GOOD_SCORES = ("SCORES_TXT_BEGIN_0 0 1 9 BLEU\n3 3 2 2 1 1 0 0 3\nSCORES_TXT_END_0\n"
                "SCORES_TXT_BEGIN_0 1 1 9 BLEU\n2 2 1 1 0 0 0 0 3\nSCORES_TXT_END_0\n")
+GOOD_KBEST = "".join(KBEST_LINE)
+GOOD_SRC = "a b c\nx y\n"
+GOOD_SPARSE = "WT_a~b 0.5\nWT_c~d -0.25\n"
+GOOD_PRO = "1 F0 0.5 F2 -1 WT_a~b 1 \n0 F0 -0.5 F2 1 WT_a~b -1 \n"
+GOOD_DTRAIN = ("# dtrain.ini\ndecoder_config=DIR/cdec.ini\ninput=DIR/src\nrefs=DIR/ref\ninput_weights=DIR/weights\n"
+               "output=DIR/out\n")
+GOOD_TUNE = ("decoder: moses\ndecoder_bin: 'false'\nconfig: DIR/moses.ini\ninput: DIR/src\nref: [DIR/ref]\n"
+             "workdir: DIR/out\n")
 
+# Lattices and forests of the two sentences of GOOD_REF.
+PLF_LINE = ("((('a',-1,1),),(('b',-1,1),),(('c',-1,1),),)\n", "((('x',-0.5,1),('q',-1,1),),(('y',-1,1),),)\n")
+GOOD_PLF = "".join(PLF_LINE)
+SG_LINE = ("0 hyp=0 stack=0\n",
+           "0 hyp=1 stack=1 back=0 score=-1 transition=-1 forward=2 fscore=-2 covered=0-0 out=a b\n",
+           "0 hyp=2 stack=2 back=1 score=-2 transition=-1 forward=-1 fscore=0 covered=1-1 out=c\n",
+           "1 hyp=0 stack=0\n",
+           "1 hyp=3 stack=1 back=0 score=-1 transition=-1 forward=-1 fscore=0 covered=0-0 out=x y\n")
+GOOD_SG = "".join(SG_LINE)
+#: the extended form (-output-search-graph-extended): scores="core=(dense...) sparse=value ..."
+SG_EXTENDED = ("0 hyp=0 stack=0 forward=1 fscore=-2\n0 hyp=1 stack=1 back=0 score=-1 transition=-1 forward=-1 "
+               'fscore=0 covered=0-0 scores="core=(-1,0.5) WT_a~a=1" out="A|a"\n')
+HG_EDGE = "[0] a b c ||| LM0=-1 WordPenalty0=-3 ||| 3\n"
+GOOD_HG = ("# target ||| features ||| source-covered\n3 3\n# node 0\n1\n<s> |||  ||| 0\n# node 1\n1\n" + HG_EDGE
+           + "# node 2\n1\n[1] </s> |||  ||| 3\n")
+GOOD_DENSE = "LM0= 0.5\nWordPenalty0= -0.1\n"
+JSON_EDGE = '{"tail":[],"spans":[0,1,-1,-1],"feats":[0,-1.5,1,1],"rule":1}'
+GOOD_JSON = ('{"rules":[1,"[X] ||| a ||| a b",2,"[S] ||| [X,1] c ||| [1] c"],"features":["LM","TM"],'
+             '"edges":[' + JSON_EDGE + '],"node":{"in_edges":[0],"cat":"X"},'
+             '"edges":[{"tail":[0],"spans":[0,2,-1,-1],"feats":[0,-0.5],"rule":2}],"node":{"in_edges":[1],"cat":"S"}}\n')
+#: cdec's test forest test-ch-inside.bin.gz (training/dpmert/test_data; ../shared/data/cdec-forests), gzipped
+#: again with mtime 0: a Boost binary archive of 1424 bytes, 6 nodes, 8 edges, features f1 and f2
+CH_INSIDE = gzip.decompress(base64.b64decode(
+    "H4sIAAAAAAACAxNjgIDi1KLMxJzMqsSSzPw8K6vEouSMzLJULgYWDhYORqgaBjYg5mDAAmAqIhixCKKLYSgG0UxQNgsQsyJpYMKmAVmQGUkx"
+    "MzbFzHhMZ0HWgK6ICcnX7EiaWLFpQleENYjYEGGBN8QSsQqimrcg8H89CKOGKhtqCDMheQMm6IhfFs5hQo4CEEgznDUTBF7uh4sYQUR27oe5"
+    "BhGVbNijDtmuZKyCGEkizQhCf4DbwgSPayawTcyE/OyMXxbFz+jePYnHu8zQ5MIE1s4MdgxKmmJGSnAYYeGEVRmyUqf/QMCE6TJjMPiM4bKT"
+    "cJexYHEZK9EuSyLosiQcLoPQD5BcdvYMCHyBu4wVnoVYwK5iIxR5EfhlcUQepkNgqRfmEDY0h7ATckgUflkcDkkDg2cYIfIG7hCQxQ+gsgBu"
+    "mhSxkAUAAA=="))
+#: weights (kbest) and start weights (optimize --forests) naming the features of every forest above
+FOREST_WEIGHTS = "LatticeCost_0 1\ntransition 1\nLM0_0 0.5\nWordPenalty0_0 -0.1\nLM 1\nTM 0.5\nf1 1\nf2 1\n"
 
 ACCEPTED = "(accepted) "
 
@@ -40,8 +83,37 @@ class Case:
     command: str = "nbest"  # which command reads the input (see command_line)
 
 
+#: command kind -> how it reads its input (the "Read by" line of a section)
+READ_BY = {
+    "nbest": "`mtplug optimize ALGO --nbest NBEST --ref REF --init INIT`",
+    "mertdata": "`mtplug optimize ALGO --ffile FEATURES --scfile SCORES --init INIT`",
+    "score": "`mtplug score --hyp HYP --ref REF`",
+    "sparse": "`kbmira --sparse-init FILE` (the same reader serves `mert --sparse-weights` and, for Moses, "
+              "`mtplug tune --weights`)",
+    "cdecweights": "`mtplug dtrain`, its `input_weights=FILE` (read before the first decoder call)",
+    "cdecinit": "`mtplug optimize ALGO --nbest KBEST --init FILE`",
+    "megam": "`megam_i686.opt -fvals -nobias binary FILE`, as mert-moses.pl --pairwise-ranked runs it",
+    "dtrain": "`mtplug dtrain --config FILE` (checked before the first decoder call)",
+    "tune": "`mtplug tune --yaml FILE` (checked before the working directory is created)",
+    "kbest": "`mtplug kbest --forests PATH --weights FILE -k N`",
+    "forestmert": "`mtplug optimize mert --forests PATH --ref REF --init FILE` (the same for `optimize kbmira`)",
+    "hgdir": "`kbmira --hgdir DIR --reference REF --dense-init FILE` (Moses's hypergraph mode; `mtplug kbest "
+             "--forests DIR` and `optimize --forests DIR` read the same files)",
+}
+#: command kinds run by a Moses program of moses_integration/ (through its entry point,
+#: ``python -m mtplug.integrations.moses PROGRAM``), not by ``mtplug``
+MOSES_PROGRAMS = {"sparse": "kbmira", "megam": "megam_i686.opt", "hgdir": "kbmira"}
+#: the forest inputs a case may give (a file or a directory); the one it gives is --forests
+FOREST_INPUTS = ("lattices.plf", "search.graph", "forests", "hg")
+
+
+def program(case: Case) -> str:
+    """``mtplug``, or the Moses program that reads ``case``'s input."""
+    return MOSES_PROGRAMS.get(case.command, "mtplug")
+
+
 def command_line(case: Case, d: str) -> list[str]:
-    """The mtplug arguments that read ``case``'s files from directory ``d`` (outputs in d/out)."""
+    """The arguments of :func:`program` that read ``case``'s files from directory ``d`` (outputs in d/out)."""
     p = lambda name: f"{d}/{name}"  # noqa: E731
     if case.command == "nbest":
         return ["optimize", "none", "-q", "--nbest", p("nbest"), "--ref", p("ref"), "--init", p("init"),
@@ -51,18 +123,96 @@ def command_line(case: Case, d: str) -> list[str]:
                 "--init", p("init"), "--out", p("out")]
     if case.command == "score":
         return ["score", "-q", "--hyp", p("hyp"), "--ref", p("ref")]
+    if case.command == "sparse":
+        return ["--dense-init", p("init"), "--sparse-init", p("sparse"), "--ffile", p("features.dat"),
+                "--scfile", p("scores.dat"), "--iters", "1", "-o", p("out")]
+    if case.command == "megam":
+        return ["-fvals", "-maxi", "30", "-nobias", "-quiet", "binary", p("pro.data")]
+    if case.command == "cdecinit":
+        return ["optimize", "none", "-q", "--nbest", p("kbest"), "--ref", p("ref"), "--init", p("weights"),
+                "--out", p("out")]
+    if case.command in ("dtrain", "cdecweights"):
+        # 'false' as the decoder: a case that got past the reading would fail on the first call
+        return ["dtrain", "-q", "--config", p("dtrain.ini"), "--decoder-bin", "false"]
+    if case.command == "tune":
+        return ["tune", "-q", "--yaml", p("tune.yaml")]
+    if case.command == "kbest":
+        return ["kbest", "-q", "--forests", p(forest_input(case)), "--weights", p("forest.weights"), "-k", "2",
+                "--out", p("out")]
+    if case.command == "forestmert":
+        return ["optimize", "mert", "-q", "--forests", p(forest_input(case)), "--ref", p("ref"),
+                "--init", p("forest.weights"), "--out", p("out")]
+    if case.command == "hgdir":
+        return ["--hgdir", p("hg"), "--reference", p("ref"), "--dense-init", p("dense"), "--iters", "1",
+                "-o", p("out")]
     raise ValueError(case.command)
+
+
+def forest_input(case: Case) -> str:
+    """The one file or directory of :data:`FOREST_INPUTS` that ``case`` gives."""
+    given = {name.split("/")[0] for name in case.files} & set(FOREST_INPUTS)
+    if len(given) != 1:
+        raise ValueError(f"case {case.what!r} must give exactly one of {FOREST_INPUTS}, gives {sorted(given)}")
+    return given.pop()
+
+
+def run_case(case: Case, d: str) -> int:
+    """Run the command of ``case`` on the files in ``d`` (written by :func:`write_case`); its exit status."""
+    argv = command_line(case, d)
+    if case.command in MOSES_PROGRAMS:
+        from mtplug.integrations.moses.__main__ import main as moses_main
+
+        return moses_main([program(case), *argv])
+    from mtplug.cli import main
+
+    return main(argv)
 
 
 def defaults(case: Case) -> dict:
     base = {"nbest": GOOD_NBEST, "ref": GOOD_REF, "init": GOOD_INIT, "features.dat": GOOD_FEATURES,
-            "scores.dat": GOOD_SCORES, "hyp": "a b c\nx y\n"}
+            "scores.dat": GOOD_SCORES, "hyp": "a b c\nx y\n", "kbest": GOOD_KBEST, "src": GOOD_SRC,
+            "sparse": GOOD_SPARSE, "weights": KBEST_INIT, "pro.data": GOOD_PRO, "dtrain.ini": GOOD_DTRAIN,
+            "cdec.ini": "formalism=scfg\n", "tune.yaml": GOOD_TUNE, "moses.ini": "[weight]\nLM0= 0.5\nTM0= 0.2 0.2\n",
+            "forest.weights": FOREST_WEIGHTS, "dense": GOOD_DENSE}
     return {**base, **case.files}
 
 
 def _gz_truncated() -> bytes:
     data = gzip.compress(GOOD_NBEST.encode() * 50)
     return data[: len(data) // 2]
+
+
+
+def _gz(content) -> bytes:
+    return gzip.compress(content.encode("utf-8") if isinstance(content, str) else content, mtime=0)
+
+
+def _gz_cut(content) -> bytes:
+    """``content`` gzipped and cut in the middle of the compressed stream."""
+    data = _gz(content)
+    return data[: len(data) // 2]
+
+
+def _hg(sentence0=GOOD_HG, **more) -> dict:
+    """A --hgdir of two gzipped Moses hypergraphs (``sentence0`` as hg/0.gz), plus files ``more``."""
+    return {"hg/0.gz": _gz(sentence0), "hg/1.gz": _gz(GOOD_HG.replace("a b c", "x y")), **more}
+
+
+def _json(sentence0=GOOD_JSON) -> dict:
+    """A forest directory of two cdec JSON forests (``sentence0`` as forests/0.json)."""
+    return {"forests/0.json": sentence0, "forests/1.json": GOOD_JSON.replace("a ||| a b", "x ||| x y")}
+
+
+def _patch(data: bytes, at: int, old: bytes, new: bytes) -> bytes:
+    """``data`` with ``old`` at byte ``at`` replaced by ``new`` (the old bytes are checked)."""
+    if data[at:at + len(old)] != old:
+        raise ValueError(f"byte {at}: expected {old.hex(' ')}, found {data[at:at + len(old)].hex(' ')}")
+    return data[:at] + new + data[at + len(old):]
+
+
+def _bin(archive: bytes = CH_INSIDE, name: str = "0.bin.gz") -> dict:
+    """A forest directory holding one cdec -O forest (gzipped unless ``name`` says otherwise)."""
+    return {f"forests/{name}": _gz(archive) if name.endswith(".gz") else archive}
 
 
 CASES = [
@@ -131,9 +281,440 @@ CASES = [
     Case("moses.ini", "feature never seen in the n-best", {"init": "[weight]\nLM0= 1\nTM0= 1 1\nXX0= 1\n"}, ACCEPTED + 'moses.ini holds untuneable features (UnknownWordPenalty0); they are kept and written back unchanged'),
     Case("weights file (name value)", "a name twice", {"init": "LM0_0 1\nLM0_0 2\n"}, "mtplug: error: DIR/init:2: feature 'LM0_0' given twice (first at line 1); expected each feature once"),
     Case("weights file (name value)", "weight naming a feature never seen", {"init": "LM0_0 1\nTM0_0 1\nTM0_1 1\nNope 1\n"}, 'mtplug: error: DIR/init: 1 weight(s) for features not in the feature list: Nope'),
+    # ---------------------------------------------------------------- Moses sparse weights
+    Case("Moses sparse weights", "value missing", {"sparse": "WT_a~b 0.5\nWT_c~d\n"},
+         "kbmira: error: DIR/sparse:2: feature 'WT_c~d' has no value; expected 'name value', got 'WT_c~d'", "sparse"),
+    Case("Moses sparse weights", "two values", {"sparse": "WT_a~b 0.5 1\n"},
+         "kbmira: error: DIR/sparse:1: expected 'name value' (2 fields), got 3 fields: 'WT_a~b 0.5 1'", "sparse"),
+    Case("Moses sparse weights", "non-numeric value", {"sparse": "WT_a~b half\n"},
+         "kbmira: error: DIR/sparse:1: expected a number for 'WT_a~b', got 'half'", "sparse"),
+    Case("Moses sparse weights", "NaN value", {"sparse": "WT_a~b nan\n"},
+         "kbmira: error: DIR/sparse:1: value for 'WT_a~b' is 'nan'; expected a finite number", "sparse"),
+    Case("Moses sparse weights", "infinite value", {"sparse": "WT_a~b -inf\n"},
+         "kbmira: error: DIR/sparse:1: value for 'WT_a~b' is '-inf'; expected a finite number", "sparse"),
+    Case("Moses sparse weights", "value beyond a double", {"sparse": "WT_a~b 1e999\n"},
+         "kbmira: error: DIR/sparse:1: value for 'WT_a~b' '1e999' overflows a double; expected a finite number", "sparse"),
+    Case("Moses sparse weights", "a name twice", {"sparse": "WT_a~b 0.5\nWT_c~d 1\nWT_a~b 2\n"},
+         "kbmira: error: DIR/sparse:3: feature 'WT_a~b' given twice (first at line 1); expected each feature once", "sparse"),
+    Case("Moses sparse weights", "blank line", {"sparse": "WT_a~b 0.5\n\nWT_c~d 1\n"},
+         "kbmira: error: DIR/sparse:2: blank line; expected 'name value' on every line (Moses stops reading at a line it cannot parse)", "sparse"),
+    Case("Moses sparse weights", "'#' comment line", {"sparse": "# tuned\nWT_a~b 0.5\n"},
+         "kbmira: error: DIR/sparse:1: Moses reads no comments here; expected 'name value', got '# tuned'", "sparse"),
+    Case("Moses sparse weights", "invalid UTF-8", {"sparse": b"WT_a~b 0.5\nWT_\xff 1\n"},
+         "kbmira: error: DIR/sparse:2: invalid UTF-8 at byte 3", "sparse"),
+    Case("Moses sparse weights", "empty file", {"sparse": ""}, ACCEPTED + "no sparse weights", "sparse"),
+    Case("Moses sparse weights", "CRLF line ends", {"sparse": GOOD_SPARSE.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped", "sparse"),
+    Case("Moses sparse weights", "TAB or several spaces between name and value",
+         {"sparse": "WT_a~b\t0.5\nWT_c~d   -0.25\n"}, ACCEPTED + "any run of spaces and TABs separates the fields",
+         "sparse"),
+    Case("Moses sparse weights", "weight naming a feature never seen", {"sparse": "WT_never~seen 1\n"},
+         ACCEPTED + "kept as given: the feature may turn up in a later n-best list", "sparse"),
+    # ---------------------------------------------------------------- cdec weights
+    Case("cdec weights", "line starts with whitespace", {"weights": "LM 0.5\n TM_0 0.2\n"},
+         "mtplug: error: DIR/weights:2: line starts with whitespace, which cdec rejects; expected 'Name value' (separated by spaces, a TAB or '=')", "cdecweights"),
+    Case("cdec weights", "value missing", {"weights": "LM 0.5\nTM_0\n"},
+         "mtplug: error: DIR/weights:2: feature 'TM_0' has no value; expected 'Name value' (separated by spaces, a TAB or '='), got 'TM_0'", "cdecweights"),
+    Case("cdec weights", "'=' without a value", {"weights": "LM=\n"},
+         "mtplug: error: DIR/weights:1: feature 'LM' has no value; expected 'Name value' (separated by spaces, a TAB or '='), got 'LM='", "cdecweights"),
+    Case("cdec weights", "two values", {"weights": "LM 0.5 1\n"},
+         "mtplug: error: DIR/weights:1: feature 'LM' has more than one value; expected 'Name value' (separated by spaces, a TAB or '='), got 'LM 0.5 1'", "cdecweights"),
+    Case("cdec weights", "name missing", {"weights": "=0.5\n"},
+         "mtplug: error: DIR/weights:1: no feature name before '='; expected 'Name value' (separated by spaces, a TAB or '='), got '=0.5'", "cdecweights"),
+    Case("cdec weights", "non-numeric value", {"weights": "LM half\n"},
+         "mtplug: error: DIR/weights:1: expected a number for 'LM', got 'half'", "cdecweights"),
+    Case("cdec weights", "NaN value", {"weights": "LM NaN\n"},
+         "mtplug: error: DIR/weights:1: value for 'LM' is 'NaN'; expected a finite number", "cdecweights"),
+    Case("cdec weights", "infinite value", {"weights": "LM=-inf\n"},
+         "mtplug: error: DIR/weights:1: value for 'LM' is '-inf'; expected a finite number", "cdecweights"),
+    Case("cdec weights", "a name twice", {"weights": "LM 0.5\nTM_0 0.2\nLM=1\n"},
+         "mtplug: error: DIR/weights:3: feature 'LM' given twice (first at line 1); expected each feature once", "cdecweights"),
+    Case("cdec weights", "invalid UTF-8", {"weights": b"LM 0.5\nTM_\xff 0.2\n"},
+         "mtplug: error: DIR/weights:2: invalid UTF-8 at byte 3", "cdecweights"),
+    Case("cdec weights", "comments, blank lines, 'Name=value' and TAB",
+         {"weights": "# cdec weights\n\nLM=0.5\nTM_0\t0.2\n"},
+         ACCEPTED + "'#' lines and blank lines are skipped; '=', a TAB or spaces separate name and value, as cdec "
+                    "reads them", "cdecinit"),
+    Case("cdec weights", "CRLF line ends", {"weights": KBEST_INIT.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped", "cdecinit"),
+    Case("cdec weights", "empty file, as --init (dtrain's input_weights takes it as all-zero weights)", {"weights": ""},
+         "mtplug: error: DIR/weights: no weights in the file (only blank or '#' lines); cannot detect its format", "cdecinit"),
     # ---------------------------------------------------------------- plain translations
     Case("translations (mtplug score)", "more lines than references", {"hyp": "a\nb\nc\n"}, 'mtplug: error: DIR/hyp:3: more lines than the references have (2)', "score"),
-    Case("translations (mtplug score)", "invalid UTF-8", {"hyp": b"a \xff\nx\n"}, "mtplug: error: DIR/hyp:1: invalid UTF-8 in '\\\\xff'", "score"),
+    Case("translations (mtplug score)", "invalid UTF-8", {"hyp": b"a \xff\nx\n"},
+         "mtplug: error: DIR/hyp:1: invalid UTF-8 in '\\\\xff'", "score"),
+    # ---------------------------------------------------------------- pro.data
+    Case("pro.data (megam)", "truncated line (value missing)", {"pro.data": "1 F0 0.5 F2\n0 F0 -0.5 F2 1\n"}, "megam_i686.opt: error: DIR/pro.data:1: feature 'F2' has no value; expected 'LABEL NAME VALUE ...' (a value after every name)",
+         "megam"),
+    Case("pro.data (megam)", "label not 0 or 1", {"pro.data": "2 F0 0.5\n" + GOOD_PRO},
+         "megam_i686.opt: error: DIR/pro.data:1: label must be 0 or 1, got '2'; expected 'LABEL NAME VALUE ...'", "megam"),
+    Case("pro.data (megam)", "non-numeric value", {"pro.data": "1 F0 half\n"},
+         "megam_i686.opt: error: DIR/pro.data:1: expected a number for 'F0', got 'half'", "megam"),
+    Case("pro.data (megam)", "NaN value", {"pro.data": GOOD_PRO + "1 F0 nan\n"},
+         "megam_i686.opt: error: DIR/pro.data:3: value for 'F0' is 'nan'; expected a finite number", "megam"),
+    Case("pro.data (megam)", "infinite value", {"pro.data": "1 F0 inf\n"},
+         "megam_i686.opt: error: DIR/pro.data:1: value for 'F0' is 'inf'; expected a finite number", "megam"),
+    Case("pro.data (megam)", "value beyond a double", {"pro.data": "1 F0 1e999\n"},
+         "megam_i686.opt: error: DIR/pro.data:1: value for 'F0' '1e999' overflows a double; expected a finite number", "megam"),
+    Case("pro.data (megam)", "a feature twice on one line", {"pro.data": "1 F0 0.5 F0 1\n"},
+         "megam_i686.opt: error: DIR/pro.data:1: feature 'F0' twice on one line; expected each feature once per line", "megam"),
+    Case("pro.data (megam)", "blank line", {"pro.data": GOOD_PRO.replace("\n", "\n\n", 1)},
+         "megam_i686.opt: error: DIR/pro.data:2: empty line (expected a label 0 or 1 and feature/value pairs)", "megam"),
+    Case("pro.data (megam)", "dense index out of reach", {"pro.data": "1 F99999999 1\n"},
+         "megam_i686.opt: error: DIR/pro.data:1: dense feature F99999999: expected F0..F99999 (sparse feature names are not F<number>)", "megam"),
+    Case("pro.data (megam)", "invalid UTF-8", {"pro.data": b"1 F0 0.5 WT_\xff 1 \n"},
+         "megam_i686.opt: error: DIR/pro.data:1: invalid UTF-8 at byte 12", "megam"),
+    Case("pro.data (megam)", "empty file", {"pro.data": ""},
+         "megam_i686.opt: error: DIR/pro.data: no training lines; expected pro.data lines 'label name value ...'", "megam"),
+    Case("pro.data (megam)", "CRLF line ends", {"pro.data": GOOD_PRO.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped", "megam"),
+    # ---------------------------------------------------------------- dtrain.ini
+    Case("dtrain.ini", "unknown key", {"dtrain.ini": GOOD_DTRAIN + "learnin_rate=0.1\n"},
+         "mtplug: error: DIR/dtrain.ini:7: unknown dtrain key 'learnin_rate' (did you mean 'learning_rate'?)", "dtrain"),
+    Case("dtrain.ini", "a key twice", {"dtrain.ini": GOOD_DTRAIN + "k=10\nepochs=2\nk=20\n"},
+         "mtplug: error: DIR/dtrain.ini:9: k is given twice (first on line 7); expected each key once", "dtrain"),
+    Case("dtrain.ini", "value missing", {"dtrain.ini": GOOD_DTRAIN + "k\n"},
+         "mtplug: error: DIR/dtrain.ini:7: k: needs a value (k=VALUE)", "dtrain"),
+    Case("dtrain.ini", "key missing", {"dtrain.ini": GOOD_DTRAIN + "=10\n"},
+         "mtplug: error: DIR/dtrain.ini:7: no key before '='; expected key=value, got '=10'", "dtrain"),
+    Case("dtrain.ini", "word for an integer", {"dtrain.ini": GOOD_DTRAIN + "k=ten\n"},
+         "mtplug: error: DIR/dtrain.ini:7: k: expected a non-negative integer, got 'ten'", "dtrain"),
+    Case("dtrain.ini", "fraction for an integer", {"dtrain.ini": GOOD_DTRAIN + "epochs=1.5\n"},
+         "mtplug: error: DIR/dtrain.ini:7: epochs: expected a non-negative integer, got '1.5'", "dtrain"),
+    Case("dtrain.ini", "non-ASCII digits", {"dtrain.ini": GOOD_DTRAIN + "k=\uff11\uff10\n"},
+         "mtplug: error: DIR/dtrain.ini:7: k: expected a non-negative integer, got '１０'", "dtrain"),
+    Case("dtrain.ini", "integer beyond dtrain's unsigned", {"dtrain.ini": GOOD_DTRAIN + "epochs=99999999999\n"},
+         "mtplug: error: DIR/dtrain.ini:7: epochs: 99999999999 is too large; expected an integer from 0 to 4294967295 (dtrain's unsigned)", "dtrain"),
+    Case("dtrain.ini", "non-numeric value", {"dtrain.ini": GOOD_DTRAIN + "gamma=small\n"},
+         "mtplug: error: DIR/dtrain.ini:7: gamma: expected a number, got 'small'", "dtrain"),
+    Case("dtrain.ini", "NaN value", {"dtrain.ini": GOOD_DTRAIN + "learning_rate=nan\n"},
+         "mtplug: error: DIR/dtrain.ini:7: learning_rate: expected a finite number, got 'nan'", "dtrain"),
+    Case("dtrain.ini", "infinite value", {"dtrain.ini": GOOD_DTRAIN + "loss_margin=inf\n"},
+         "mtplug: error: DIR/dtrain.ini:7: loss_margin: expected a finite number, got 'inf'", "dtrain"),
+    Case("dtrain.ini", "flag neither true nor false", {"dtrain.ini": GOOD_DTRAIN + "keep=maybe\n"},
+         "mtplug: error: DIR/dtrain.ini:7: keep: expected a flag (true/false), got 'maybe'", "dtrain"),
+    Case("dtrain.ini", "value not among the choices", {"dtrain.ini": GOOD_DTRAIN + "pair_sampling=xyx\n"}, "mtplug: error: DIR/dtrain.ini:7: pair_sampling: 'xyx' is not one of XYX, all, PRO",
+         "dtrain"),
+    Case("dtrain.ini", "value out of range", {"dtrain.ini": GOOD_DTRAIN + "hi_lo=0.7\n"},
+         "mtplug: error: DIR/dtrain.ini:7: hi_lo: must lie in [0.01, 0.5], got 0.7", "dtrain"),
+    Case("dtrain.ini", "[section] line", {"dtrain.ini": "[dtrain]\n" + GOOD_DTRAIN},
+         "mtplug: error: DIR/dtrain.ini:1: sections are not dtrain keys: '[dtrain]'", "dtrain"),
+    Case("dtrain.ini", "refs missing", {"dtrain.ini": GOOD_DTRAIN.replace("refs=DIR/ref\n", "")},
+         "mtplug: error: DIR/dtrain.ini: refs: give 'input' and 'refs', or 'bitext'", "dtrain"),
+    Case("dtrain.ini", "invalid UTF-8", {"dtrain.ini": GOOD_DTRAIN.encode() + b"k=1\xff0\n"},
+         "mtplug: error: DIR/dtrain.ini:7: invalid UTF-8 at byte 3", "dtrain"),
+    Case("dtrain.ini", "empty file", {"dtrain.ini": ""},
+         "mtplug: error: DIR/dtrain.ini: decoder_config: is required (the cdec.ini of the decoder)", "dtrain"),
+    # ---------------------------------------------------------------- tune YAML
+    Case("tune YAML", "unknown option", {"tune.yaml": GOOD_TUNE + "nbset: 10\n"},
+         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest'?); known: config, decoder, decoder_args, decoder_bin, final_weights, input, interpolate, iterations, jobs, lowercase, min_change, nbest, optimizer, patience, ref, reflen, seed, threads, weights, workdir, optimizer_options", "tune"),
+    Case("tune YAML", "an option twice", {"tune.yaml": GOOD_TUNE + "nbest: 10\nseed: 1\nnbest: 20\n"},
+         "mtplug: error: DIR/tune.yaml:9: nbest is given twice (first on line 7); expected each option once", "tune"),
+    Case("tune YAML", "word for an integer", {"tune.yaml": GOOD_TUNE + "iterations: ten\n"},
+         "mtplug: error: DIR/tune.yaml:7: iterations must be an integer, got 'ten'", "tune"),
+    Case("tune YAML", "fraction for an integer", {"tune.yaml": GOOD_TUNE + "iterations: 2.5\n"},
+         "mtplug: error: DIR/tune.yaml:7: iterations must be an integer, got 2.5", "tune"),
+    Case("tune YAML", "boolean for an integer", {"tune.yaml": GOOD_TUNE + "nbest: yes\n"},
+         "mtplug: error: DIR/tune.yaml:7: nbest must be an integer, got true", "tune"),
+    Case("tune YAML", "value missing (null)", {"tune.yaml": GOOD_TUNE + "nbest:\n"},
+         "mtplug: error: DIR/tune.yaml:7: nbest must be an integer, got null", "tune"),
+    Case("tune YAML", "number for a flag", {"tune.yaml": GOOD_TUNE + "lowercase: 1\n"},
+         "mtplug: error: DIR/tune.yaml:7: lowercase must be true or false, got 1", "tune"),
+    Case("tune YAML", "list for a string", {"tune.yaml": GOOD_TUNE + "decoder_args: [-threads, 4]\n"},
+         "mtplug: error: DIR/tune.yaml:7: decoder_args must be a string, got ['-threads', 4]", "tune"),
+    Case("tune YAML", "NaN value", {"tune.yaml": GOOD_TUNE + "min_change: .nan\n"},
+         "mtplug: error: DIR/tune.yaml:7: min_change must be a finite number, got nan", "tune"),
+    Case("tune YAML", "infinite value", {"tune.yaml": GOOD_TUNE + "interpolate: .inf\n"},
+         "mtplug: error: DIR/tune.yaml:7: interpolate must be a finite number, got inf", "tune"),
+    Case("tune YAML", "value not among the choices", {"tune.yaml": GOOD_TUNE + "reflen: longest\n"},
+         "mtplug: error: DIR/tune.yaml:7: reflen must be one of closest, shortest, average, got 'longest'", "tune"),
+    Case("tune YAML", "value out of range", {"tune.yaml": GOOD_TUNE + "iterations: 0\n"},
+         "mtplug: error: DIR/tune.yaml:7: iterations must be >= 1, got 0", "tune"),
+    Case("tune YAML", "optimizer_options not a mapping", {"tune.yaml": GOOD_TUNE + "optimizer_options: [restarts, 2]\n"},
+         "mtplug: error: DIR/tune.yaml:7: optimizer_options must be a mapping (name: value lines indented under it)", "tune"),
+    Case("tune YAML", "optimizer option of the wrong type",
+         {"tune.yaml": GOOD_TUNE + "optimizer_options:\n  restarts: many\n"}, "mtplug: error: DIR/tune.yaml:8: optimizer_options: restarts must be an integer, got 'many'", "tune"),
+    Case("tune YAML", "option of another optimizer", {"tune.yaml": GOOD_TUNE + "optimizer_options: {passes: 3}\n"},
+         "mtplug: error: DIR/tune.yaml:7: optimizer_options: passes is not an option of mert (its options: activate_features, directions, max_iterations, mu_max, mu_start, random_directions, random_walks, reg, reg_fixed_feature, reg_strength, restarts, tolerance)", "tune"),
+    Case("tune YAML", "optimizer option twice",
+         {"tune.yaml": GOOD_TUNE + "optimizer_options:\n  restarts: 2\n  restarts: 3\n"}, "mtplug: error: DIR/tune.yaml:9: optimizer_options: restarts is given twice (first on line 8); expected each option once", "tune"),
+    Case("tune YAML", "not a mapping", {"tune.yaml": "- decoder: moses\n"},
+         "mtplug: error: DIR/tune.yaml:1: expected a mapping of option: value", "tune"),
+    Case("tune YAML", "YAML syntax error", {"tune.yaml": GOOD_TUNE + "iterations: [1\n"},
+         "mtplug: error: DIR/tune.yaml:7: not valid YAML (expected ',' or ']', but got '<stream end>')", "tune"),
+    Case("tune YAML", "invalid UTF-8", {"tune.yaml": GOOD_TUNE.encode() + b"decoder_args: '\xff'\n"},
+         "mtplug: error: DIR/tune.yaml:7: invalid UTF-8 at byte 15", "tune"),
+    Case("tune YAML", "empty file", {"tune.yaml": ""},
+         "mtplug: error: DIR/tune.yaml: missing option(s): --decoder, --decoder-bin, --config, --input, --ref, --workdir (as flags or in --yaml)", "tune"),
+    # ---------------------------------------------------------------- PLF lattices
+    Case("PLF lattices", "truncated line", {"lattices.plf": PLF_LINE[0] + "((('x',-0.5,1),('q',-1,"},
+         "mtplug: error: DIR/lattices.plf:2: character 24: expected a number, found the end of the line", "kbest"),
+    Case("PLF lattices", "unbalanced parentheses", {"lattices.plf": PLF_LINE[0][:-2] + "\n" + PLF_LINE[1]},
+         "mtplug: error: DIR/lattices.plf:1: character 44: expected '(' starting a column or ')' ending the lattice, found the end of the line", "kbest"),
+    Case("PLF lattices", "wrong separator", {"lattices.plf": "((('a';-1;1),),)\n"},
+         "mtplug: error: DIR/lattices.plf:1: character 7: expected ',' after the word 'a', found ';'", "kbest"),
+    Case("PLF lattices", "jump missing", {"lattices.plf": "((('a',),),)\n"},
+         "mtplug: error: DIR/lattices.plf:1: character 8: expected a cost or the jump (a positive integer), found ')'", "kbest"),
+    Case("PLF lattices", "an extra number in an arc",
+         {"lattices.plf": GOOD_PLF.replace("('a',-1,1)", "('a',-1,-2,1)")},
+         ACCEPTED + "every number before the jump is a dense cost (LatticeCost_0, LatticeCost_1, ...), as cdec and Moses read them", "kbest"),
+    Case("PLF lattices", "text after the lattice", {"lattices.plf": PLF_LINE[0][:-1] + " x\n"},
+         "mtplug: error: DIR/lattices.plf:1: character 46: unexpected text after the lattice: 'x'", "kbest"),
+    Case("PLF lattices", "double-quoted word", {"lattices.plf": GOOD_PLF.replace("'b'", '"b"')},
+         "mtplug: error: DIR/lattices.plf:1: character 18: words are single-quoted ('...'); cdec and Moses do not read double quotes", "kbest"),
+    Case("PLF lattices", "non-numeric cost", {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',x,1)")},
+         "mtplug: error: DIR/lattices.plf:1: character 22: expected a number for a cost, found 'x'", "kbest"),
+    Case("PLF lattices", "NaN cost", {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',nan,1)")},
+         "mtplug: error: DIR/lattices.plf:1: character 22: a cost is 'nan'; expected a finite number", "kbest"),
+    Case("PLF lattices", "infinite cost", {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',-inf,1)")},
+         "mtplug: error: DIR/lattices.plf:1: character 22: a cost is '-inf'; expected a finite number", "kbest"),
+    Case("PLF lattices", "cost beyond a double", {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',1e999,1)")},
+         "mtplug: error: DIR/lattices.plf:1: character 22: a cost '1e999' overflows a double; expected a finite number", "kbest"),
+    Case("PLF lattices", "a feature twice on one arc",
+         {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',{'f':1,'f':2},1)")},
+         "mtplug: error: DIR/lattices.plf:1: character 29: feature 'f' is given twice on one arc", "kbest"),
+    Case("PLF lattices", "jump past the end", {"lattices.plf": GOOD_PLF.replace("('c',-1,1)", "('c',-1,2)")},
+         "mtplug: error: DIR/lattices.plf:1: character 39: arc 'c' from node 2 jumps 2, past the final node 3", "kbest"),
+    Case("PLF lattices", "jump 0 (an arc into its own node)",
+         {"lattices.plf": GOOD_PLF.replace("('b',-1,1)", "('b',-1,0)")},
+         "mtplug: error: DIR/lattices.plf:1: character 25: arc 'b' from node 1 has jump 0; expected a jump of at least 1", "kbest"),
+    Case("PLF lattices", "a node no arc reaches", {"lattices.plf": GOOD_PLF.replace("('a',-1,1)", "('a',-1,2)")},
+         "mtplug: error: DIR/lattices.plf:1: character 16: no arc reaches node 1", "kbest"),
+    Case("PLF lattices", "empty column", {"lattices.plf": GOOD_PLF.replace("(('b',-1,1),)", "()")},
+         "mtplug: error: DIR/lattices.plf:1: character 16: the column of node 1 is empty; expected at least one arc", "kbest"),
+    Case("PLF lattices", "more lattices than references", {"lattices.plf": GOOD_PLF + PLF_LINE[0]},
+         "mtplug: error: DIR/lattices.plf:3: sentence id 2 has no reference (the references have 2 sentences)", "forestmert"),
+    Case("PLF lattices", "fewer lattices than references", {"lattices.plf": PLF_LINE[0]},
+         "mtplug: error: DIR/lattices.plf: sentence 1 has no forest (1 of 2 sentences have none)", "forestmert"),
+    Case("PLF lattices", "blank line", {"lattices.plf": PLF_LINE[0] + "\n" + PLF_LINE[1]},
+         "mtplug: error: DIR/lattices.plf:2: blank line; expected a PLF lattice (an empty lattice is written '()')", "kbest"),
+    Case("PLF lattices", "empty lattice '()'", {"lattices.plf": PLF_LINE[0] + "()\n"},
+         ACCEPTED + "'()' is the lattice of an empty sentence: its one translation is empty", "kbest"),
+    Case("PLF lattices", "invalid UTF-8", {"lattices.plf": PLF_LINE[0].encode() + b"((('\xff',-1,1),),)\n"},
+         "mtplug: error: DIR/lattices.plf:2: invalid UTF-8 at byte 4", "kbest"),
+    Case("PLF lattices", "CRLF line ends", {"lattices.plf": GOOD_PLF.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped", "kbest"),
+    Case("PLF lattices", "truncated gzip", {"lattices.plf": _gz_cut(GOOD_PLF)},
+         "mtplug: error: DIR/lattices.plf: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)", "kbest"),
+    Case("PLF lattices", "empty file", {"lattices.plf": ""},
+         "mtplug: error: DIR/lattices.plf: empty file: expected PLF lattices (lines starting with '(') or a Moses search graph (lines with 'hyp='), or a directory of per-sentence forests", "kbest"),
+    # ---------------------------------------------------------------- Moses search graph
+    Case("Moses search graph", "truncated line",
+         {"search.graph": GOOD_SG.replace(SG_LINE[2], SG_LINE[2][:45] + "\n")},
+         "mtplug: error: DIR/search.graph:3: expected field forward= (a hypothesis line has hyp, stack, back, score, transition, forward, fscore, covered)", "kbest"),
+    Case("Moses search graph", "wrong separator", {"search.graph": GOOD_SG.replace("back=1", "back:1")},
+         "mtplug: error: DIR/search.graph:3: expected key=value fields (hyp, stack, back, score, transition, forward, fscore, covered), got 'back:1'", "kbest"),
+    Case("Moses search graph", "field missing", {"search.graph": GOOD_SG.replace(" covered=1-1", "")},
+         "mtplug: error: DIR/search.graph:3: expected field covered= (a hypothesis line has hyp, stack, back, score, transition, forward, fscore, covered)", "kbest"),
+    Case("Moses search graph", "unknown field",
+         {"search.graph": GOOD_SG.replace(" fscore=0 covered=1-1", " fscore=0 cost=2 covered=1-1")},
+         "mtplug: error: DIR/search.graph:3: expected key=value fields (hyp, stack, back, score, transition, forward, fscore, covered), got 'cost=2'", "kbest"),
+    Case("Moses search graph", "a field twice", {"search.graph": GOOD_SG.replace("back=1", "back=1 back=0")},
+         "mtplug: error: DIR/search.graph:3: field back= appears twice", "kbest"),
+    Case("Moses search graph", "non-numeric value",
+         {"search.graph": GOOD_SG.replace("score=-2 transition=-1", "score=-2 transition=x")},
+         "mtplug: error: DIR/search.graph:3: expected a number for 'transition', got 'x'", "kbest"),
+    Case("Moses search graph", "NaN value",
+         {"search.graph": GOOD_SG.replace("score=-2 transition=-1", "score=-2 transition=nan")},
+         "mtplug: error: DIR/search.graph:3: value for 'transition' is 'nan'; expected a finite number", "kbest"),
+    Case("Moses search graph", "infinite value",
+         {"search.graph": GOOD_SG.replace("score=-2 transition=-1", "score=-2 transition=-inf")},
+         "mtplug: error: DIR/search.graph:3: value for 'transition' is '-inf'; expected a finite number", "kbest"),
+    Case("Moses search graph", "non-numeric hypothesis id", {"search.graph": GOOD_SG.replace("back=1", "back=one")},
+         "mtplug: error: DIR/search.graph:3: expected back=<non-negative integer>, got back=one", "kbest"),
+    Case("Moses search graph", "a sparse score twice (extended form)",
+         {"search.graph": SG_EXTENDED.replace("WT_a~a=1", "WT_a~a=1 WT_a~a=2")},
+         "mtplug: error: DIR/search.graph:2: score 'WT_a~a' appears twice on one line (or a sparse name equals a dense one); expected each feature once", "kbest"),
+    Case("Moses search graph", "wrong number of dense scores (extended form)",
+         {"search.graph": SG_EXTENDED + SG_EXTENDED.replace("0 hyp=", "1 hyp=").replace("-1,0.5", "-1")},
+         "mtplug: error: DIR/search.graph:4: 1 dense scores; expected 2 as on earlier lines", "kbest"),
+    Case("Moses search graph", "plain and extended lines mixed",
+         {"search.graph": SG_EXTENDED + SG_LINE[3] + SG_LINE[4]},
+         'mtplug: error: DIR/search.graph:4: line is in the plain (out=...) form, earlier lines in the extended (scores="..." out="...") form', "kbest"),
+    Case("Moses search graph", "back= names a hypothesis without a line",
+         {"search.graph": GOOD_SG.replace("back=1", "back=7")},
+         "mtplug: error: DIR/search.graph:3: back=7: hypothesis 7 has no line of its own in sentence 0", "kbest"),
+    Case("Moses search graph", "a hypothesis not after its back hypothesis (a cycle)",
+         {"search.graph": GOOD_SG.replace("stack=2 back=1", "stack=1 back=1")},
+         "mtplug: error: DIR/search.graph:3: hypothesis 2 covers 1 source words, no more than its back hypothesis 1 (1)", "kbest"),
+    Case("Moses search graph", "a hypothesis twice", {"search.graph": GOOD_SG.replace("hyp=2", "hyp=1")},
+         "mtplug: error: DIR/search.graph:3: hypothesis 1 of sentence 0 appears twice (first on line 2)", "kbest"),
+    Case("Moses search graph", "the lines of a sentence apart",
+         {"search.graph": SG_LINE[0] + SG_LINE[3] + SG_LINE[4] + SG_LINE[1] + SG_LINE[2]},
+         "mtplug: error: DIR/search.graph:4: sentence 0 appears again after other sentences; expected the lines of a sentence together", "kbest"),
+    Case("Moses search graph", "sentences in descending order", {"search.graph": "".join(SG_LINE[3:] + SG_LINE[:3])},
+         ACCEPTED + "the lines of each sentence are together; sentences are matched to the references by id, in any order", "forestmert"),
+    Case("Moses search graph", "sentence id beyond the references",
+         {"search.graph": GOOD_SG + SG_LINE[3].replace("1 ", "2 ", 1)},
+         "mtplug: error: DIR/search.graph: sentence id 2 has no reference (the references have 2 sentences)", "forestmert"),
+    Case("Moses search graph", "sentence missing", {"search.graph": "".join(SG_LINE[:3])},
+         "mtplug: error: DIR/search.graph: sentence 1 has no forest (1 of 2 sentences have none)", "forestmert"),
+    Case("Moses search graph", "blank line", {"search.graph": GOOD_SG.replace("\n", "\n\n", 1)},
+         ACCEPTED + "blank lines are skipped", "kbest"),
+    Case("Moses search graph", "invalid UTF-8", {"search.graph": GOOD_SG.encode().replace(b"out=c", b"out=\xff")},
+         "mtplug: error: DIR/search.graph:3: invalid UTF-8 at byte 82", "kbest"),
+    Case("Moses search graph", "CRLF line ends", {"search.graph": GOOD_SG.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped", "kbest"),
+    Case("Moses search graph", "truncated gzip", {"search.graph": _gz_cut(GOOD_SG)},
+         "mtplug: error: DIR/search.graph: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)", "kbest"),
+    Case("Moses search graph", "empty file", {"search.graph": ""},
+         "mtplug: error: DIR/search.graph: empty file: expected PLF lattices (lines starting with '(') or a Moses search graph (lines with 'hyp='), or a directory of per-sentence forests", "kbest"),
+    # ---------------------------------------------------------------- Moses hypergraph
+    Case("Moses hypergraph (kbmira --hgdir)", "wrong header", _hg(GOOD_HG.replace(" ||| source-covered", "")),
+         "kbmira: error: DIR/hg/0.gz:1: expected the header '# target ||| features ||| source-covered', got '# target ||| features'", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "fewer edges than the counts announce",
+         _hg(GOOD_HG.replace("3 3", "3 4", 1)),
+         "kbmira: error: DIR/hg/0.gz:2: the header announces 4 edges, the 3 vertices have 3", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "more edges than the counts announce",
+         _hg(GOOD_HG.replace("3 3", "3 2", 1)),
+         "kbmira: error: DIR/hg/0.gz:11: more edges than the 2 the header announces", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "fewer vertices than the counts announce",
+         _hg(GOOD_HG.replace("3 3", "4 3", 1)),
+         "kbmira: error: DIR/hg/0.gz:12: unexpected end of file: expected vertex 3 of the 4 the header announces", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "more vertices than the counts announce",
+         _hg(GOOD_HG.replace("3 3", "2 3", 1)),
+         "kbmira: error: DIR/hg/0.gz:10: unexpected line after the last of the 2 vertices", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "non-numeric edge count",
+         _hg(GOOD_HG.replace("# node 1\n1\n", "# node 1\none\n")),
+         "kbmira: error: DIR/hg/0.gz:7: expected the number of edges of vertex 1, got 'one'", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "truncated line",
+         _hg(GOOD_HG.replace(HG_EDGE, "[0] a b c ||| LM0=-1 Word\n")),
+         "kbmira: error: DIR/hg/0.gz:8: expected an edge 'target ||| features ||| source-covered', found 2 field(s)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "wrong separator",
+         _hg(GOOD_HG.replace(HG_EDGE, HG_EDGE.replace("|||", "||"))),
+         "kbmira: error: DIR/hg/0.gz:8: expected an edge 'target ||| features ||| source-covered', found 1 field(s)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "extra field", _hg(GOOD_HG.replace(HG_EDGE, HG_EDGE[:-1] + " ||| 1\n")),
+         "kbmira: error: DIR/hg/0.gz:8: expected an edge 'target ||| features ||| source-covered', found 4 field(s)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "feature without '='", _hg(GOOD_HG.replace("LM0=-1", "LM0 -1")),
+         "kbmira: error: DIR/hg/0.gz:8: expected a feature name=value, got 'LM0'", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "non-numeric value", _hg(GOOD_HG.replace("LM0=-1", "LM0=x")),
+         "kbmira: error: DIR/hg/0.gz:8: expected a number for 'LM0', got 'x'", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "NaN value", _hg(GOOD_HG.replace("LM0=-1", "LM0=nan")),
+         "kbmira: error: DIR/hg/0.gz:8: value for 'LM0' is 'nan'; expected a finite number", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "infinite value", _hg(GOOD_HG.replace("LM0=-1", "LM0=inf")),
+         "kbmira: error: DIR/hg/0.gz:8: value for 'LM0' is 'inf'; expected a finite number", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "a feature twice on one edge",
+         _hg(GOOD_HG.replace("LM0=-1", "LM0=-1 LM0=-2")),
+         ACCEPTED + "the last value counts, as Moses's reader keeps it (SparseVector::set)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "a tail not before its head",
+         _hg(GOOD_HG.replace(HG_EDGE, HG_EDGE.replace("[0]", "[1]"))),
+         "kbmira: error: DIR/hg/0.gz:8: [1] refers to vertex 1, which does not come before vertex 1 (tails come first: the file must be bottom-up)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "a vertex without edges",
+         _hg(GOOD_HG.replace("# node 1\n1\n" + HG_EDGE, "# node 1\n0\n").replace("3 3", "3 2", 1)),
+         "kbmira: error: DIR/hg/0.gz:7: vertex 1 has no incoming edge", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "non-numeric source-covered",
+         _hg(GOOD_HG.replace(HG_EDGE, HG_EDGE.replace("||| 3", "||| three"))),
+         "kbmira: error: DIR/hg/0.gz:8: expected the number of source words covered (0 to 2147483647), got 'three'", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "blank line", _hg(GOOD_HG.replace("# node 2\n", "\n# node 2\n")),
+         "kbmira: error: DIR/hg/0.gz:9: expected the number of edges of vertex 2, got ''", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "invalid UTF-8", _hg(GOOD_HG.encode().replace(b"a b c", b"a \xff c")),
+         "kbmira: error: DIR/hg/0.gz:8: invalid UTF-8 at byte 6", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "CRLF line ends", _hg(GOOD_HG.replace("\n", "\r\n")),
+         ACCEPTED + "a CR before the newline is dropped", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "truncated gzip", {**_hg(), "hg/0.gz": _gz_cut(GOOD_HG)},
+         "kbmira: error: DIR/hg/0.gz: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "empty file", _hg(""),
+         "kbmira: error: DIR/hg/0.gz:1: expected the header '# target ||| features ||| source-covered', got an empty file", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "sentence missing", {"hg/0.gz": _gz(GOOD_HG)},
+         "kbmira: error: DIR/hg: sentence 1 has no forest (1 of 2 sentences have none)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "sentence beyond the references", _hg(**{"hg/2.gz": _gz(GOOD_HG)}),
+         "kbmira: error: DIR/hg/2.gz: sentence id 2 has no reference (the references have 2 sentences)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "two files for one sentence", _hg(**{"hg/1.txt": GOOD_HG}),
+         "kbmira: error: DIR/hg/1.txt: a second file for sentence 1 (the first is DIR/hg/1.gz)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "a file not named by a sentence id", _hg(**{"hg/notes.txt": "x\n"}),
+         "kbmira: error: DIR/hg/notes.txt: expected a hypergraph file named <sentence id> or <sentence id>.<ext>", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "Moses's weights file in the directory",
+         _hg(**{"hg/weights": "LM0= 1\n"}),
+         ACCEPTED + "skipped, as kbmira skips it (Moses writes it next to the hypergraphs)", "hgdir"),
+    Case("Moses hypergraph (kbmira --hgdir)", "empty directory", {"hg/": None},
+         "kbmira: error: DIR/hg: no hypergraph files (expected <id>.gz, <id>.txt or <id>, as Moses writes them)", "hgdir"),
+    # ---------------------------------------------------------------- cdec JSON forest
+    Case("cdec JSON forest", "truncated file", _json(GOOD_JSON[:150]),
+         "mtplug: error: DIR/forests/0.json:1: invalid JSON: Unterminated string starting at (column 148)", "kbest"),
+    Case("cdec JSON forest", "unbalanced braces", _json(GOOD_JSON.replace("}}\n", "}\n")),
+         "mtplug: error: DIR/forests/0.json:2: invalid JSON: Expecting ',' delimiter (column 1)", "kbest"),
+    Case("cdec JSON forest", "wrong separator", _json(GOOD_JSON.replace('"features":', '"features";')),
+         "mtplug: error: DIR/forests/0.json:1: invalid JSON: Expecting ':' delimiter (column 74)", "kbest"),
+    Case("cdec JSON forest", "edge without a rule", _json(GOOD_JSON.replace(',"rule":1}', "}")),
+         "mtplug: error: DIR/forests/0.json: edge 0 has no rule (forests written without rules cannot be read)", "kbest"),
+    Case("cdec JSON forest", "unknown key", _json(GOOD_JSON.replace('"rule":1}', '"rule":1,"prob":1}')),
+         "mtplug: error: DIR/forests/0.json: edge 0: unexpected key 'prob'; expected tail, spans, feats, rule", "kbest"),
+    Case("cdec JSON forest", "value without a feature", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,-1.5,1]")),
+         "mtplug: error: DIR/forests/0.json: edge 0: 'feats' must be a flat list of feature, value pairs", "kbest"),
+    Case("cdec JSON forest", "non-numeric value", _json(GOOD_JSON.replace("[0,-1.5,1,1]", '[0,"x",1,1]')),
+         "mtplug: error: DIR/forests/0.json: edge 0: the value of feature 'LM' must be a number, got 'x'", "kbest"),
+    Case("cdec JSON forest", "NaN value", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,NaN,1,1]")),
+         "mtplug: error: DIR/forests/0.json:1: invalid JSON: NaN is not a number; expected a finite value (column 138)", "kbest"),
+    Case("cdec JSON forest", "infinite value", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,-Infinity,1,1]")),
+         "mtplug: error: DIR/forests/0.json:1: invalid JSON: -Infinity is not a number; expected a finite value (column 138)", "kbest"),
+    Case("cdec JSON forest", "value beyond a double", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,1e999,1,1]")),
+         "mtplug: error: DIR/forests/0.json: edge 0: the value of feature 'LM' overflows a double; expected a finite number", "kbest"),
+    Case("cdec JSON forest", "a feature twice on one edge", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,-1.5,0,-2]")),
+         ACCEPTED + "the last value counts, as cdec's reader sets it", "kbest"),
+    Case("cdec JSON forest", "feature index out of range", _json(GOOD_JSON.replace("[0,-1.5,1,1]", "[0,-1.5,5,1]")),
+         "mtplug: error: DIR/forests/0.json: edge 0: feature index 5 is not in 'features' (2 names)", "kbest"),
+    Case("cdec JSON forest", "a tail not before its head", _json(GOOD_JSON.replace('"tail":[0]', '"tail":[1]')),
+         "mtplug: error: DIR/forests/0.json: node 1: its in-edge 1 has tail 1, which is not an earlier node (nodes must be in topological order)", "kbest"),
+    Case("cdec JSON forest", "an edge of no node",
+         _json(GOOD_JSON.replace('"node":{"in_edges":[1],"cat":"S"}', '"node":{"in_edges":[],"cat":"S"}')),
+         "mtplug: error: DIR/forests/0.json: edge 1 is not an in-edge of any node", "kbest"),
+    Case("cdec JSON forest", "rule refers to a tail the edge lacks", _json(GOOD_JSON.replace("[1] c", "[2] c")),
+         "mtplug: error: DIR/forests/0.json: edge 1: the rule's target side refers to [2] but the edge has 1 tails", "kbest"),
+    Case("cdec JSON forest", "line breaks and blank lines", _json(GOOD_JSON.replace(',"edges"', ',\n\n"edges"')),
+         ACCEPTED + "JSON whitespace may come between any tokens (cdec writes one line)", "kbest"),
+    Case("cdec JSON forest", "invalid UTF-8", _json(GOOD_JSON.encode().replace(b"a b", b"a \xff")),
+         "mtplug: error: DIR/forests/0.json:1: invalid UTF-8 at byte 29", "kbest"),
+    Case("cdec JSON forest", "CRLF line ends",
+         _json(GOOD_JSON.replace(',"edges"', ',\r\n"edges"').replace("\n", "\r\n")),
+         ACCEPTED + "a CR is JSON whitespace", "kbest"),
+    Case("cdec JSON forest", "truncated gzip", {"forests/0.json.gz": _gz_cut(GOOD_JSON)},
+         "mtplug: error: DIR/forests/0.json.gz: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)", "kbest"),
+    Case("cdec JSON forest", "empty file", _json(""),
+         "mtplug: error: DIR/forests/0.json: empty file; expected a cdec JSON forest (one JSON object)", "kbest"),
+    # ---------------------------------------------------------------- cdec binary forest
+    Case("cdec binary forest (cdec -O)", "truncated gzip", {"forests/0.bin.gz": _gz_cut(CH_INSIDE)},
+         "mtplug: error: DIR/forests/0.bin.gz: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)", "kbest"),
+    Case("cdec binary forest (cdec -O)", "truncated archive", _bin(CH_INSIDE[:1000]),
+         "mtplug: error: DIR/forests/0.bin.gz: expected the tail count of edge 5 at byte 992 of the archive, found 2, more than the 6 bytes left can hold", "kbest"),
+    Case("cdec binary forest (cdec -O)", "garbage bytes", _bin(b"\x00\x17garbage, not a forest\xfe\xff" * 4),
+         "mtplug: error: DIR/forests/0.bin.gz: expected a Boost archive signature 'serialization::archive' (a cdec -O forest) at byte 0 of the archive, found b'\\x00\\x17garbage, not a forest\\xfe\\xff\\x00\\x17gar'", "kbest"),
+    Case("cdec binary forest (cdec -O)", "trailing bytes", _bin(CH_INSIDE + b"\x00"),
+         "mtplug: error: DIR/forests/0.bin.gz: expected the end of the archive at byte 1424 of the archive, found 1 more byte", "kbest"),
+    Case("cdec binary forest (cdec -O)", "another Boost library version",
+         _bin(_patch(CH_INSIDE, 0x1E, b"\x0a\x00", b"\x11\x00")),
+         "mtplug: error: DIR/forests/0.bin.gz: expected Boost archive library version 10 (the layout of cdec's forests) at byte 30 of the archive, found version 17", "kbest"),
+    Case("cdec binary forest (cdec -O)", "absurd node count",
+         _bin(_patch(CH_INSIDE, 0x2D, b"\x06\x00\x00\x00", b"\xff\xff\xff\x7f")),
+         "mtplug: error: DIR/forests/0.bin.gz: expected a node count >= 1 and an edge count that the rest of the archive can hold at byte 45 of the archive, found 2147483647 nodes, 8 edges in 1371 bytes", "kbest"),
+    Case("cdec binary forest (cdec -O)", "NaN value",
+         _bin(_patch(CH_INSIDE, 0x22D, struct.pack("<d", -0.8), struct.pack("<d", math.nan))),
+         "mtplug: error: DIR/forests/0.bin.gz: expected a finite value of feature 'f1' in the features of edge 1 at byte 557 of the archive, found nan", "kbest"),
+    Case("cdec binary forest (cdec -O)", "infinite value",
+         _bin(_patch(CH_INSIDE, 0x22D, struct.pack("<d", -0.8), struct.pack("<d", -math.inf))),
+         "mtplug: error: DIR/forests/0.bin.gz: expected a finite value of feature 'f1' in the features of edge 1 at byte 557 of the archive, found -inf", "kbest"),
+    Case("cdec binary forest (cdec -O)", "a tail not before its head",
+         _bin(_patch(CH_INSIDE, 0x1CB, b"\x00\x00\x00\x00", b"\x01\x00\x00\x00")),
+         "mtplug: error: DIR/forests/0.bin.gz: expected tails of edge 1 before its head node 1 (nodes in topological order) at byte 459 of the archive, found [1]", "kbest"),
+    Case("cdec binary forest (cdec -O)", "invalid UTF-8 word", _bin(_patch(CH_INSIDE, 0x1AA, b"a", b"\xff")),
+         "mtplug: error: DIR/forests/0.bin.gz: expected a target word of rule 0 (edge 0) in UTF-8 at byte 426 of the archive, found invalid UTF-8 at byte 426", "kbest"),
+    Case("cdec binary forest (cdec -O)", "not gzipped", {"forests/0.bin.gz": CH_INSIDE},
+         ACCEPTED + "gzip is told by its magic number, not by the name; a plain archive is read as it is", "kbest"),
+    Case("cdec binary forest (cdec -O)", "empty file", {"forests/0.bin.gz": b""},
+         "mtplug: error: DIR/forests/0.bin.gz: expected the archive signature length 22 at byte 0 of the archive, found the end of the data (0 bytes left)", "kbest"),
+    # ---------------------------------------------------------------- forest directory
+    Case("forest directory", "empty directory", {"forests/": None},
+         "mtplug: error: DIR/forests: no forest files (expected <id>.bin.gz, <id>.json.gz or Moses hypergraph files <id>.gz)", "kbest"),
+    Case("forest directory", "two files for one sentence", {**_json(), "forests/1.bin.gz": _gz(CH_INSIDE)},
+         "mtplug: error: DIR/forests: two forests for sentence 1: 1.bin.gz and 1.json", "kbest"),
+    Case("forest directory", "a forest missing for a referenced sentence", {"forests/0.json": GOOD_JSON},
+         "mtplug: error: DIR/forests: sentence 1 has no forest (1 of 2 sentences have none)", "forestmert"),
+    Case("forest directory", "a forest beyond the references", {**_json(), "forests/2.json": GOOD_JSON},
+         "mtplug: error: DIR/forests/2.json: sentence id 2 has no reference (the references have 2 sentences)", "forestmert"),
+    Case("forest directory", "files of other names", {**_json(), "forests/README": "forests of dev\n"},
+         ACCEPTED + "ignored: the forests are N.bin.gz, N.json, N.json.gz and the Moses hypergraphs N, N.gz, N.txt "
+                    "(N a sentence id)", "forestmert"),
+    Case("forest directory", "formats mixed", {"forests/0.json": GOOD_JSON, "forests/1.gz": _gz(GOOD_HG)},
+         ACCEPTED + "each file is read as its name says (here a cdec JSON forest and a Moses hypergraph)", "forestmert"),
 ]
 
 
@@ -142,11 +723,21 @@ def write_case(case: Case, d) -> None:
     import os
 
     for name, content in defaults(case).items():
+        path = os.path.join(d, *name.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if name.endswith("/"):
+            continue
         data = content.encode("utf-8") if isinstance(content, str) else content
-        with open(os.path.join(d, name), "wb") as fh:
+        data = data.replace(b"DIR/", os.path.join(os.fsencode(d), b""))
+        with open(path, "wb") as fh:
             fh.write(data)
     if "nbest.gz" in case.files:
         os.replace(os.path.join(d, "nbest.gz"), os.path.join(d, "nbest"))  # the reader sniffs gzip by content
+
+
+def _cell(text: str) -> str:
+    """``text`` for a Markdown table cell: a '|', even in a code span, would end the cell."""
+    return text.replace("|", "\\|")
 
 
 def page() -> str:
@@ -158,7 +749,8 @@ def page() -> str:
         "was expected, what was found` (no line number when the problem is the whole file), exit status 2, "
         "and no output file is written or touched (outputs go to a temporary file in the same directory "
         "that is renamed only on success). The Moses programs in `moses_integration/` print the same "
-        "messages with their own name. Nothing else escapes: no Python traceback on bad input.",
+        "messages with their own name (after the progress lines they always log). Nothing else escapes: "
+        "no Python traceback on bad input.",
         "",
         "This page is generated from the test table `tests/reliability/bad_input_cases.py`; the test suite "
         "checks that each case prints exactly the message shown (`DIR/` is the input's directory).",
@@ -168,11 +760,13 @@ def page() -> str:
     for case in CASES:
         if case.kind != kind:
             kind = case.kind
-            out += ["", f"## {kind}", "", "| case | error |", "|---|---|"]
+            commands = dict.fromkeys(c.command for c in CASES if c.kind == kind)
+            out += ["", f"## {kind}", "", "Read by " + "; ".join(READ_BY[c] for c in commands) + ".", "",
+                    "| case | error |", "|---|---|"]
         if case.message.startswith(ACCEPTED):
-            out.append(f"| {case.what} | accepted: {case.message[len(ACCEPTED):]} |")
+            out.append(f"| {_cell(case.what)} | accepted: {_cell(case.message[len(ACCEPTED):])} |")
         else:
-            out.append(f"| {case.what} | `{case.message}` |")
+            out.append(f"| {_cell(case.what)} | `{_cell(case.message)}` |")
     return "\n".join(out) + "\n"
 
 

@@ -33,6 +33,51 @@ SAMPLES: dict[str, bytes] = {
     "pro.data": b"1 F0 0.5 F2 -1 WT_a~b 1\n0 F0 -0.5 F2 1 WT_a~b -1\n",
     "dtrain.ini": b"# dtrain\ninput=in.txt\nrefs=refs.txt\ndecoder_config=cdec.ini\nk=10\nN=4\nepochs=2\nlearning_rate=0.0001\npair_sampling=XYX\nfilter=uniq\n",
     "tune.yaml": b"decoder: moses\nnbest: 10\nref: [a, b]\noptimizer_options: {restarts: 2}\n",
+    "moses-searchgraph": (b"0 hyp=0 stack=0 forward=1 fscore=-2\n"
+                          b'0 hyp=1 stack=1 back=0 score=-1 transition=-1 forward=2 fscore=-1 covered=0-0 '
+                          b'scores="core=(-1,0.5) WT_a~b=1" out="x|the"\n'
+                          b'0 hyp=2 stack=2 back=1 score=-2 transition=-1 forward=-1 fscore=0 covered=1-1 '
+                          b'scores="core=(-2,0) " out="y z|a b"\n'
+                          b'0 hyp=3 stack=2 back=1 score=-3 transition=-2 recombined=2 forward=-1 fscore=0 '
+                          b'covered=1-1 scores="core=(-3,1) " out="y z|"\n1 hyp=0 stack=0 forward=-1 fscore=0\n'),
+    "moses-hypergraph": (b"# target ||| features ||| source-covered\n3 3\n# node 0\n1\n<s> |||  ||| 0\n# node 1\n1\n"
+                         b"[0] the house  ||| LM0=-1.500000 TM0_1=-0.5 WT_a~b=1  ||| 1\n# node 2\n1\n"
+                         b"[1] </s> |||  ||| 1\n"),
+    "plf": (b"((('A',0.5,1),('C',0.25,1),('AB',0.125,2),),(('B',2,1),),)\n"
+            b"((('A',0.5,1),('D\\'',{'LatticeCost_0':0.1, 'UsesDPrime':1.0,},1),('*EPS*', 1)),)\n"),
+    "cdec-json": (b'{"rules":[1,"[X] ||| a ||| b",2,"[S] ||| [X,1] c ||| [1] d"],"features":["LM","TM"],'
+                  b'"edges":[{"tail":[],"spans":[0,1,-1,-1],"feats":[0,-1.5,1,2],"rule":1}],'
+                  b'"node":{"in_edges":[0],"cat":"X"},"edges":[{"tail":[0],"feats":[0,0.5,"Glue",1],"rule":2},'
+                  b'{"tail":[0],"feats":[1,1e-3],"rule":"[S] ||| [X,1] ||| [1] e"}],'
+                  b'"node":{"in_edges":[1,2],"cat":"S"}}\n'),
+    # cdec -O forest: test-ch-inside.bin.gz of cdec's dpmert test data, decompressed (6 nodes, 8 edges)
+    "cdec-forest": bytes.fromhex(
+        "160000000000000073657269616c697a6174696f6e3a3a617263686976650a00040804080100000000000000000600000008000000000000"
+        "0000000000000000000000000000010000000000000058010000000000000000000000010000000000000001000000000000000000000001"
+        "0000000100000000000000580100000000000000010000000200000000000000040000000500000000000000000000000200000001000000"
+        "0000000058010000000000000002000000010000000000000003000000000000000000000003000000010000000000000058010000000000"
+        "0000030000000200000000000000040000000500000000000000000000000400000001000000000000005802000000000000000400000005"
+        "0000000200000000000000060000000700000000000000000000000500000001000000000000005802000000000000000600000007000000"
+        "0000000000000000000000000000000000000000000000000001000000060001000000000000000001000000000000005801000000000000"
+        "00000000000100000000000000610100000000000000000000000100000000000000610000000000000000000000000000a051ff7fa051ff"
+        "7f00000000010000000100000000000600010000000100000000000000580200000002000000000000000100000000000000410100000000"
+        "00000058020000000200000000000000010000000000000041000000000100000000020000000000000000020000000000000066319a9999"
+        "999999e9bf020000000000000066329a9999999999b9bfa051ff7fa051ff7f01000000020000000000060002000000010000000000000058"
+        "0100000000000000000000000100000000000000630100000000000000000000000100000000000000630000000000010000000200000000"
+        "0000006632000000000000f0bfa051ff7fa051ff7f0200000003000000010002000000060003000000010000000000000058020000000200"
+        "0000000000000100000000000000430100000000000000580200000002000000000000000100000000000000430000000001000000000200"
+        "0000020000000000000066319a9999999999c9bf020000000000000066329a9999999999b9bfa051ff7fa051ff7f03000000040000000200"
+        "0100000003000000060004000000010000000000000058030000000500000000000000010000000000000058010000000000000042010000"
+        "00000000005803000000050000000000000000000000010000000000000042ffffffff020000000002000000020000000000000066313333"
+        "33333333f3bf020000000000000066329a9999999999c9bfa051ff7fa051ff7f040000000400000002000100000003000000060005000000"
+        "0100000000000000580300000005000000000000000100000000000000580100000000000000620100000000000000580300000005000000"
+        "0000000000000000010000000000000062ffffffff02000000000200000002000000000000006631000000000000e0bf0200000000000000"
+        "6632cdccccccccccf4bfa051ff7fa051ff7f0500000005000000010004000000060006000000010000000000000058020000000200000000"
+        "0000000100000000000000580100000000000000580200000002000000000000000100000000000000580000000001000000000200000002"
+        "000000000000006631000000000000e0bf020000000000000066329a9999999999e9bfa051ff7fa051ff7f06000000050000000100040000"
+        "0006000700000001000000000000005802000000020000000000000001000000000000005a01000000000000005802000000020000000000"
+        "000001000000000000005a0000000001000000000200000002000000000000006631666666666666e6bf02000000000000006632cdcccccc"
+        "ccccecbfa051ff7fa051ff7f07000000e000000000000000"),
 }
 
 _TOKENS = [b"|||", b" ||| ", b"\n", b"\r\n", b"=", b" ", b"\t", b"nan", b"inf", b"-inf", b"1e999", b"\xff",
@@ -68,10 +113,15 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
 def _readers(d: str) -> dict[str, Callable[[str], object]]:
     from mtplug.corpus import NbestCorpus
     from mtplug.dtrain.config import load_config
+    from mtplug.formats.cdec_forest import read_cdec_forest
+    from mtplug.formats.cdec_json import read_cdec_json
     from mtplug.formats.cdec_weights import read_cdec_weights
     from mtplug.formats.mert_data import read_mert_data
     from mtplug.formats.mert_weights import read_init_opt
     from mtplug.formats.moses_ini import read_moses_ini
+    from mtplug.formats.moses_hypergraph import read_moses_hypergraph
+    from mtplug.formats.moses_searchgraph import read_search_graph
+    from mtplug.formats.plf import read_plf
     from mtplug.formats.pro_data import read_pro_data
     from mtplug.formats.references import read_references
     from mtplug.formats.weights import read_weights
@@ -97,6 +147,11 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
         "pro.data": read_pro_data,
         "dtrain.ini": load_config,
         "tune.yaml": read_yaml,
+        "moses-searchgraph": read_search_graph,
+        "moses-hypergraph": read_moses_hypergraph,
+        "plf": read_plf,
+        "cdec-json": read_cdec_json,
+        "cdec-forest": read_cdec_forest,
     }
 
 

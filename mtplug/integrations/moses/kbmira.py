@@ -60,9 +60,14 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g.add_argument("--sctype", default="BLEU", help="scorer: BLEU (the only one provided)")
     g.add_argument("--scconfig", default="", metavar="KEY:VAL,...",
                    help="checked for consistency only: the statistics come from the scores files")
-    p.add_unsupported("--hgdir", "-H", why="hypergraph MIRA needs mtplug's hypergraph reader (not yet built)",
-                      group=g)
-    p.add_unsupported("--reference", "-R", why="only used with --hgdir (hypergraph MIRA)", group=g)
+    g.add_argument("--type", "-t", choices=("nbest", "hypergraph"), default=None,
+                   help="nbest (features/scores files) or hypergraph (--hgdir; implied by --hgdir)")
+    g.add_argument("--hgdir", "-H", default=None, metavar="DIR",
+                   help="hypergraph mode: the directory of Moses -output-search-graph-hypergraph files")
+    g.add_argument("--reference", "-R", action="append", metavar="FILE",
+                   help="reference files (repeated), hypergraph mode only")
+    g.add_argument("--hg-prune", type=int, default=None, metavar="N",
+                   help="accepted for compatibility; mtplug searches the whole hypergraph (no pruning)")
     add_algorithm_options(p, algorithm, "kbmira", MOSES_MAPPED if algorithm == "kbmira" else ())
     return p
 
@@ -106,10 +111,7 @@ def _dense_start(path: str | None, corpus):
 
 
 def train(args, algorithm: str) -> int:
-    import numpy as np
-
     from ...fileio import atomic_output
-    from ...formats.sparse_weights import read_sparse_weights
     from ...formats.weights import format_g6
     from ...optimizers.registry import get_optimizer
 
@@ -118,6 +120,103 @@ def train(args, algorithm: str) -> int:
     seed = 0 if args.random_seed is None else args.random_seed
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
+    t = Timer()
+    if args.type == "nbest" and args.hgdir:
+        from ...errors import InputError
+
+        raise InputError("--hgdir is for --type hypergraph")
+    if args.hgdir or args.type == "hypergraph":
+        corpus, start, n_dense = _hypergraph_start(args)
+    else:
+        corpus, start, n_dense = _nbest_start(args)
+    log(f"Initial BLEU = {format_g6(corpus.metric_of(start))}")
+    cls = get_optimizer(algorithm)
+    options = algorithm_options(cls, args, {
+        "passes": args.iters, "c": args.cparam, "decay": args.decay, "model_bg": args.model_bg or None,
+        "safe_hope": args.safe_hope or None, "order": "fixed" if (args.no_shuffle or args.streaming) else None})
+    optimizer = cls(**options)
+    result = optimizer.optimize(corpus, start, seed)
+    info = result.info
+    for bleu, steps, loss in zip(info.get("bleu_per_pass", ()), info.get("steps_per_pass", ()),
+                                 info.get("loss_per_pass", ())):
+        log(f"{steps}/{corpus.n_sentences} updates, avg loss = {format_g6(loss / corpus.n_sentences)}, "
+            f"BLEU = {format_g6(bleu)}")
+    w = result.weights
+    names = corpus.feature_names
+    lines = [f"F{i} {format_g6(v)}\n" for i, v in enumerate(w[:n_dense].tolist())]
+    lines += [f"{names[k]} {format_g6(w[k])}\n" for k in range(n_dense, corpus.n_features)
+              if abs(w[k]) > SPARSE_ZERO]
+    if args.output_file:
+        with atomic_output(args.output_file) as fh:
+            fh.writelines(lines)
+    else:
+        import sys
+
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+    log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
+    log(f"Best BLEU = {format_g6(result.score)}")
+    return 0
+
+
+def _hypergraph_start(args):
+    """Moses's hypergraph mode: ``(ForestCorpus, start weights, number of dense features)``.
+
+    The dense weights must be named ('name= value' lines, as Moses requires in this mode);
+    the hypergraphs' BLEU uses the shortest reference length, as Moses's ReferenceSet does."""
+    import numpy as np
+
+    from ...errors import InputError
+    from ...fileio import read_text_lines
+    from ...formats.mert_weights import read_dense_init
+    from ...formats.moses_hypergraph import list_hypergraphs, read_moses_hypergraph
+    from ...formats.references import read_references
+    from ...formats.sparse_weights import read_sparse_weights
+    from ...forests.corpus import ForestCorpus
+    from ...metrics.bleu import BleuConfig
+
+    if args.ffile or args.scfile:
+        raise InputError("give either --hgdir (hypergraph mode) or --ffile/--scfile (n-best mode), not both")
+    if not args.hgdir:
+        raise InputError("--type hypergraph needs --hgdir DIR")
+    if not args.reference:
+        raise InputError("hypergraph mode needs the references: --reference FILE (repeated)")
+    if args.dense_init is None:
+        raise InputError("hypergraph mode needs --dense-init FILE with 'name= value' lines")
+    if "=" not in (read_text_lines(args.dense_init) or [""])[0]:
+        raise InputError("for hypergraph mode the dense weights must be 'name= value' lines (Moses requires it "
+                         "too)", args.dense_init)
+    dense = read_dense_init(args.dense_init)
+    sparse = read_sparse_weights(args.sparse_init) if args.sparse_init else {}
+    if args.sparse_init:
+        log(f"Found {len(sparse)} initial sparse features")
+    corpus = ForestCorpus(read_references(args.reference), BleuConfig(reflen="shortest"),
+                          list(dense) + [n for n in sparse if n not in dense], source=args.hgdir)
+    files = list_hypergraphs(args.hgdir)
+    if not files:
+        raise InputError("no hypergraph files (expected <id>.gz, <id>.txt or <id>, as Moses writes them)",
+                         args.hgdir)
+    log("Reading hypergraphs")
+    for sid, path in sorted(files.items()):
+        corpus.add(sid, read_moses_hypergraph(path))
+    corpus.check_complete(args.hgdir)
+    start = np.zeros(corpus.n_features)
+    for name, value in list(dense.items()) + list(sparse.items()):
+        start[corpus.feature_names.index(name)] = value
+    log(f"{PROG}: {corpus.n_forests} hypergraphs of {corpus.n_sentences} sentences ({corpus.n_hypotheses} edges), "
+        f"{len(dense)} dense and {corpus.n_features - len(dense)} sparse features")
+    return corpus, start, len(dense)
+
+
+def _nbest_start(args):
+    """n-best mode: ``(NbestCorpus, start weights, number of dense features)``."""
+    import numpy as np
+
+    from ...errors import InputError
+    from ...formats.sparse_weights import read_sparse_weights
+
+    if args.reference:
+        raise InputError("--reference is for hypergraph mode (--hgdir); n-best mode reads the scores files")
     t = Timer()
     corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile))
     dense = _dense_start(args.dense_init, corpus)
@@ -134,31 +233,5 @@ def train(args, algorithm: str) -> int:
             start[index[name]] = value
     log(f"{PROG}: {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
         f"{corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features, read in {t}")
-    log(f"Initial BLEU = {format_g6(corpus.metric_of(start))}")
-    cls = get_optimizer(algorithm)
-    options = algorithm_options(cls, args, {
-        "passes": args.iters, "c": args.cparam, "decay": args.decay, "model_bg": args.model_bg or None,
-        "safe_hope": args.safe_hope or None, "order": "fixed" if (args.no_shuffle or args.streaming) else None})
-    optimizer = cls(**options)
-    result = optimizer.optimize(corpus, start, seed)
-    info = result.info
-    for bleu, steps, loss in zip(info.get("bleu_per_pass", ()), info.get("steps_per_pass", ()),
-                                 info.get("loss_per_pass", ())):
-        log(f"{steps}/{corpus.n_sentences} updates, avg loss = {format_g6(loss / corpus.n_sentences)}, "
-            f"BLEU = {format_g6(bleu)}")
-    w = result.weights
-    names = corpus.feature_names
-    lines = [f"F{i} {format_g6(v)}\n" for i, v in enumerate(w[: corpus.n_dense].tolist())]
-    lines += [f"{names[k]} {format_g6(w[k])}\n" for k in range(corpus.n_dense, corpus.n_features)
-              if abs(w[k]) > SPARSE_ZERO]
-    if args.output_file:
-        with atomic_output(args.output_file) as fh:
-            fh.writelines(lines)
-    else:
-        import sys
+    return corpus, start, corpus.n_dense
 
-        sys.stdout.writelines(lines)
-        sys.stdout.flush()
-    log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
-    log(f"Best BLEU = {format_g6(result.score)}")
-    return 0

@@ -1,0 +1,1 @@
+"""Algorithms over Hypergraphs: k-best, envelopes, hope/fear."""
