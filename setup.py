@@ -28,7 +28,9 @@ extensions = [
         [str(pyx.relative_to(HERE))],
         include_dirs=[numpy.get_include(), "pyx"],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"],
+        # OpenMP: kernels that loop over sentences run them in parallel (prange)
+        extra_compile_args=["-O3", "-fopenmp"],
+        extra_link_args=["-fopenmp"],
     )
     for pyx in sorted((HERE / "pyx").glob("*.pyx"))
 ]

@@ -146,7 +146,7 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
     if forests:
-        g.add_argument("--forests", nargs="+", action="extend", metavar="PATH",
+        g.add_argument("--forests", "--hgdir", nargs="+", action="extend", metavar="PATH",
                        help="lattices/hypergraphs instead of n-best lists: a directory of per-sentence forests "
                             "(cdec -O <id>.bin.gz or <id>.json.gz, Moses hypergraphs <id>.gz) or one file of PLF "
                             "lattices or a Moses search graph; several accumulate")

@@ -13,6 +13,7 @@
 from libc.math cimport INFINITY, exp
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, qsort
+from cython.parallel cimport prange, threadid
 
 import numpy as np
 
@@ -214,7 +215,8 @@ cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, 
 
 def line_sweep(const double[::1] intercepts, const double[:] slopes,
                const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
-               int metric, double ref_divisor, double norm, int method=ENVELOPE_AUTO):
+               int metric, double ref_divisor, double norm, int method=ENVELOPE_AUTO,
+               int n_threads=1):
     """The corpus metric along a line, as breakpoints and per-interval scores.
 
     intercepts, slopes: float64 [n_hyp] (w.f and d.f; slopes may be a strided view such
@@ -223,22 +225,35 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     xs float64 [K] sorted distinct breakpoints, scores float64 [K + 1] with scores[k]
     the metric on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
     total number of envelope segments (a work measure). ``method`` (ENVELOPE_METHODS)
-    chooses how envelopes are built; all give the same result.
+    chooses how envelopes are built; all give the same result. The sentences' envelopes
+    are built by ``n_threads`` OpenMP threads; each writes its breakpoints to its own
+    slots, which are then gathered in sentence order, so the result does not depend on
+    the number of threads.
     """
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
-    cdef Py_ssize_t n = intercepts.shape[0], s, k, j, m, max_m = 1, nseg, nb = 0, K = 0
-    cdef int64_t lo, hi, h
+    cdef Py_ssize_t n = intercepts.shape[0], s, k, j, m, max_m = 1, nseg, nb = 0, K = 0, tid, T
+    cdef int64_t lo, hi, h, base
     cdef Line* lines = NULL
     cdef Breakpoint* brk = NULL
     cdef int64_t* env_hyp = NULL
     cdef int64_t* cand = NULL
     cdef double* env_start = NULL
+    cdef int64_t* sent_info = NULL      # per sentence: breakpoints, first 1-best, segments
     cdef int64_t totals[16]
     cdef int64_t n_lines = 0
     cdef double x
+    cdef Line* my_lines
+    cdef int64_t* my_env
+    cdef int64_t* my_cand
+    cdef double* my_start
     cdef Py_ssize_t sstride = slopes.strides[0] // sizeof(double)
     if slopes.strides[0] % sizeof(double):
         raise ValueError("slopes must be float64 with a stride that is a multiple of 8 bytes")
+    if ns > 16:
+        raise ValueError("at most 16 statistics per hypothesis")
+    T = n_threads if n_threads > 1 else 1
+    if T > S:
+        T = S if S > 0 else 1
     for s in range(S):
         if sent_offsets[s + 1] - sent_offsets[s] > max_m:
             max_m = sent_offsets[s + 1] - sent_offsets[s]
@@ -247,15 +262,21 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef double[::1] xs = xs_arr
     cdef double[::1] sc = sc_arr
     with nogil:
-        lines = <Line*>malloc(max_m * sizeof(Line))
-        env_hyp = <int64_t*>malloc((max_m + 1) * sizeof(int64_t))
-        cand = <int64_t*>malloc(max_m * sizeof(int64_t))
-        env_start = <double*>malloc((max_m + 1) * sizeof(double))
+        # scratch per thread, slots per sentence (sentence s owns brk[lo - s : hi - s - 1])
+        lines = <Line*>malloc(T * max_m * sizeof(Line))
+        env_hyp = <int64_t*>malloc(T * (max_m + 1) * sizeof(int64_t))
+        cand = <int64_t*>malloc(T * max_m * sizeof(int64_t))
+        env_start = <double*>malloc(T * (max_m + 1) * sizeof(double))
         brk = <Breakpoint*>malloc((n + 1) * sizeof(Breakpoint))
-        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL and cand != NULL:
-            for k in range(ns):
-                totals[k] = 0
-            for s in range(S):
+        sent_info = <int64_t*>malloc((3 * S + 1) * sizeof(int64_t))
+        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL and cand != NULL \
+                and sent_info != NULL:
+            for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+                tid = threadid()
+                my_lines = lines + tid * max_m
+                my_env = env_hyp + tid * (max_m + 1)
+                my_cand = cand + tid * max_m
+                my_start = env_start + tid * (max_m + 1)
                 lo = sent_offsets[s]
                 hi = sent_offsets[s + 1]
                 m = hi - lo
@@ -263,22 +284,32 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
                 if method != ENVELOPE_SORT:
                     nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, hi,
                                          max_m + 2 if method == ENVELOPE_WALK else MAX_WALK,
-                                         cand, env_hyp, env_start)
+                                         my_cand, my_env, my_start)
                 if nseg < 0:
                     for j in range(m):
-                        lines[j].slope = slopes[lo + j]
-                        lines[j].intercept = intercepts[lo + j]
-                        lines[j].hyp = lo + j
-                    qsort(lines, m, sizeof(Line), cmp_line)
-                    nseg = upper_envelope(lines, m, env_hyp, env_start)
-                n_lines += nseg
-                h = env_hyp[0]
+                        my_lines[j].slope = slopes[lo + j]
+                        my_lines[j].intercept = intercepts[lo + j]
+                        my_lines[j].hyp = lo + j
+                    qsort(my_lines, m, sizeof(Line), cmp_line)
+                    nseg = upper_envelope(my_lines, m, my_env, my_start)
+                base = lo - s
+                for j in range(1, nseg):
+                    brk[base + j - 1].x = my_start[j]
+                    brk[base + j - 1].prev_hyp = my_env[j - 1]
+                    brk[base + j - 1].next_hyp = my_env[j]
+                sent_info[3 * s] = nseg - 1
+                sent_info[3 * s + 1] = my_env[0]
+                sent_info[3 * s + 2] = nseg
+            for k in range(ns):
+                totals[k] = 0
+            for s in range(S):
+                h = sent_info[3 * s + 1]
                 for k in range(ns):
                     totals[k] += stats[h, k]
-                for j in range(1, nseg):
-                    brk[nb].x = env_start[j]
-                    brk[nb].prev_hyp = env_hyp[j - 1]
-                    brk[nb].next_hyp = env_hyp[j]
+                n_lines += sent_info[3 * s + 2]
+                base = sent_offsets[s] - s
+                for j in range(sent_info[3 * s]):
+                    brk[nb] = brk[base + j]     # nb <= base + j: moving left is safe
                     nb += 1
             qsort(brk, nb, sizeof(Breakpoint), cmp_break)
             sc[0] = metric_score(totals, metric, ref_divisor, norm)
@@ -297,6 +328,7 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
         free(cand)
         free(env_start)
         free(brk)
-    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL or cand == NULL:
+        free(sent_info)
+    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL or cand == NULL or sent_info == NULL:
         raise MemoryError()
     return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines

@@ -252,18 +252,27 @@ class ForestCorpus:
         return [envelope(hg, intercepts[off:off + hg.n_edges], slopes[off:off + hg.n_edges])
                 for hg, off, _ in self.forests[sent_id]]
 
-    def envelope_lines(self, intercepts: np.ndarray, slopes: np.ndarray):
+    def envelope_lines(self, intercepts: np.ndarray, slopes: np.ndarray, threads: int = 1):
         """All goal-envelope segments as an n-best-like set of lines.
 
         Returns ``(b, m, sent_offsets, stats)``: float64 [K] intercepts and slopes, int64
         [S + 1] grouping the K segments by sentence, int32 [K, 9] their BLEU statistics.
+        ``threads``: sentences' envelopes computed at once (the kernel releases the GIL;
+        results are gathered in sentence order, so any number gives the same result).
         """
         self.check_complete()
         b_parts, m_parts, stat_parts = [], [], []
         offsets = np.zeros(self.n_sentences + 1, dtype=np.int64)
+        if threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                all_envs = list(pool.map(lambda s: self.envelopes(s, intercepts, slopes), range(self.n_sentences)))
+        else:
+            all_envs = [self.envelopes(s, intercepts, slopes) for s in range(self.n_sentences)]
         for s, forests in enumerate(self.forests):
             words, ptrs, n = [], [np.zeros(1, np.int64)], 0
-            for (_, _, word_ids), env in zip(forests, self.envelopes(s, intercepts, slopes)):
+            for (_, _, word_ids), env in zip(forests, all_envs[s]):
                 b_parts.append(env.b)
                 m_parts.append(env.m)
                 words.append(word_ids[env.words])
@@ -276,13 +285,14 @@ class ForestCorpus:
             offsets[s + 1] = offsets[s] + len(stats)
         return np.concatenate(b_parts), np.concatenate(m_parts), offsets, np.concatenate(stat_parts)
 
-    def line_sweep(self, intercepts: np.ndarray, slopes: np.ndarray):
+    def line_sweep(self, intercepts: np.ndarray, slopes: np.ndarray, threads: int = 1):
         """``(xs, scores, n_lines)`` of the corpus metric along the line whose edge
         intercepts and slopes (float64 [n_edges]) are given; as mtplug.optimizers.line_search.sweep."""
         b, m, offsets, stats = self.envelope_lines(np.asarray(intercepts, np.float64),
-                                                   np.asarray(slopes, np.float64))
+                                                   np.asarray(slopes, np.float64), threads)
         return _linesearch.line_sweep(b, m, offsets, stats, _linesearch.METRIC_CODES["bleu"],
-                                      float(self.ref_len_divisor), 1.0, _linesearch.ENVELOPE_METHODS["auto"])
+                                      float(self.ref_len_divisor), 1.0, _linesearch.ENVELOPE_METHODS["auto"],
+                                      max(1, int(threads)))
 
     def one_best_stats(self, weights: np.ndarray) -> np.ndarray:
         """BLEU statistics int32 [S, 9] of each sentence's best derivation under ``weights``

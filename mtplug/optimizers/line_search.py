@@ -102,20 +102,22 @@ class LineResult:
         return w + self.gamma * d
 
 
-def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto"):
+def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto", threads: int = 1):
     """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep).
 
     intercepts, slopes: float64 [n_hyp]; method: how envelopes are built ("auto", "walk"
-    or "sort"; the same result, different speed). A corpus of forests
+    or "sort"; the same result, different speed); threads: OpenMP threads over sentences
+    (the same result for any number). A corpus of forests
     (mtplug.forests.corpus.ForestCorpus) sweeps its own way: its "hypotheses" are edges.
     """
     forest_sweep = getattr(corpus, "line_sweep", None)
     if forest_sweep is not None:
-        return forest_sweep(intercepts, slopes)
+        return forest_sweep(intercepts, slopes, threads)
     return _linesearch.line_sweep(
         np.ascontiguousarray(intercepts, dtype=np.float64), _float64_view(slopes),
         corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[corpus.metric],
-        float(corpus.ref_len_divisor), float(corpus.metric_norm), _linesearch.ENVELOPE_METHODS[method])
+        float(corpus.ref_len_divisor), float(corpus.metric_norm), _linesearch.ENVELOPE_METHODS[method],
+        max(1, int(threads)))
 
 
 def _float64_view(x: np.ndarray) -> np.ndarray:
@@ -127,15 +129,16 @@ def _float64_view(x: np.ndarray) -> np.ndarray:
 
 def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regularizer(), *,
                 intercepts: np.ndarray | None = None, slopes: np.ndarray | None = None,
-                tolerance: float = 1e-12) -> LineResult:
+                tolerance: float = 1e-12, threads: int = 1) -> LineResult:
     """Best point on the line w + γ·d (w, d: float64 [n_features]).
 
     ``intercepts``/``slopes`` (float64 [n_hyp]) may be passed when known (cached model
     scores; a coordinate direction's slopes are a feature column), else computed.
+    ``threads``: threads of the sweep (any number gives the same result).
     """
     a = corpus.scores(w) if intercepts is None else intercepts
     b = corpus.scores(d) if slopes is None else slopes
-    xs, scores, n_lines = sweep(corpus, a, b)
+    xs, scores, n_lines = sweep(corpus, a, b, threads=threads)
     gamma, score, objective = best_point(xs, scores, w, d, reg, tolerance)
     base_score = float(scores[int(np.searchsorted(xs, 0.0, side="right"))]) if not _on_breakpoint(xs, 0.0) \
         else _score_at(xs, scores, 0.0)

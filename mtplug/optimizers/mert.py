@@ -4,8 +4,9 @@ regularisers.
 
 The search from one start point repeats rounds of line searches until a round gains
 less than ``tolerance`` (in objective = metric − λ·R). Restarts run in threads (the
-kernels release the GIL); each restart draws from its own seeded stream, so the result
-does not depend on the number of threads.
+kernels release the GIL), and threads left over sweep sentences in parallel inside each
+line search; each restart draws from its own seeded stream and the sweep gathers
+sentences in order, so the result does not depend on the number of threads.
 
 Output weights are L1-normalised (Σ|w| = 1, as Moses's mert prints its best point)
 whenever the objective is scale-invariant (no regulariser, ``l2-l1norm``, ``l0``);
@@ -40,6 +41,7 @@ class _Search:
     tolerance: float
     max_iterations: int
     w: np.ndarray
+    threads: int = 1            # of the line-search kernels
     objective: float = -math.inf
     line_searches: int = 0
     lines: int = 0
@@ -65,7 +67,8 @@ class _Search:
 
     def search(self, d: np.ndarray, slopes: np.ndarray | None = None) -> LineResult:
         t = time.perf_counter()
-        res = line_search(self.corpus, self.w, d, self.reg, intercepts=self.intercepts(), slopes=slopes)
+        res = line_search(self.corpus, self.w, d, self.reg, intercepts=self.intercepts(), slopes=slopes,
+                          threads=self.threads)
         self.seconds_in_line_search += time.perf_counter() - t
         self.line_searches += 1
         self.lines += res.lines
@@ -302,8 +305,8 @@ class Mert(Optimizer):
         return points
 
     # ------------------------------------------------------------------ run
-    def _run_one(self, corpus, w0, reg, active, rng) -> _Search:
-        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy())
+    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1) -> _Search:
+        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads)
         s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
         if len(active) == 0:
             return s
@@ -337,14 +340,17 @@ class Mert(Optimizer):
         points = self._start_points(start, active, ranges, streams[1:],
                                    getattr(corpus, "n_restart_features", corpus.n_dense))
         threads = max(1, threads or os.cpu_count() or 1)
+        # restarts share the threads; what is left over goes to each search's kernels
+        workers = min(threads, len(points))
+        kernel_threads = max(1, threads // workers)
 
         def run(i):
-            search = self._run_one(corpus, points[i], reg, active, streams[i])
+            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads)
             if progress is not None:
                 progress(1)
             return search
 
-        with ThreadPoolExecutor(max_workers=threads) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             searches = list(pool.map(run, range(len(points))))
         best_i = max(range(len(searches)), key=lambda i: (searches[i].objective, -i))
         best = searches[best_i]
@@ -355,7 +361,7 @@ class Mert(Optimizer):
             w = best.w.copy()
             scale = np.abs(w[active]).mean() or 1.0
             w[active] += walk_rng.normal(scale=scale, size=len(active))
-            s = self._run_one(corpus, w, reg, active, walk_rng)
+            s = self._run_one(corpus, w, reg, active, walk_rng, threads)
             if progress is not None:
                 progress(1)
             searches.append(s)

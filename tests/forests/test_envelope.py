@@ -145,3 +145,13 @@ def test_forest_mert_is_deterministic_and_restarts_vary_all_features(tmp_path):
     a, b = opt.optimize(fc, start, seed=5, threads=2), opt.optimize(fc, start, seed=5, threads=1)
     assert a.weights.tobytes() == b.weights.tobytes()
     assert a.score >= fc.metric_of(start) - 1e-12
+
+
+@pytest.mark.parametrize("reg", ["l2", "l0", "l2-l1norm"])
+def test_regularised_forest_mert_equals_nbest_mert(tmp_path, reg):
+    fc, nbest = _pair(5, n_sent=6, tmp=tmp_path)
+    start = np.full(fc.n_features, 0.1)
+    opt = Mert(directions="coordinate", restarts=0, reg=reg, reg_strength=0.01)
+    a, b = opt.optimize(fc, start, seed=1), opt.optimize(nbest, start, seed=1)
+    assert a.score == pytest.approx(b.score, abs=1e-12)
+    np.testing.assert_allclose(a.weights, b.weights, rtol=1e-9, atol=1e-12)

@@ -1,0 +1,35 @@
+"""Kernels that split sentences over threads give bit-identical results for any thread count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtplug.optimizers.line_search import sweep
+from mtplug.optimizers.mert import Mert
+from tests.reference.random_store import random_store
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sent=st.integers(1, 60), method=st.sampled_from(["auto", "walk", "sort"]))
+def test_line_sweep_does_not_depend_on_threads(seed, n_sent, method):
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 12, n_sent)))
+    a = corpus.scores(rng.normal(size=corpus.n_features))
+    b = corpus.scores(rng.normal(size=corpus.n_features))
+    one = sweep(corpus, a, b, method, threads=1)
+    for t in (2, 3, 8):
+        other = sweep(corpus, a, b, method, threads=t)
+        assert other[0].tobytes() == one[0].tobytes() and other[1].tobytes() == one[1].tobytes()
+        assert other[2] == one[2]
+
+
+@pytest.mark.parametrize("restarts", [0, 3])
+def test_mert_weights_do_not_depend_on_threads(restarts):
+    corpus = random_store(2, sizes=tuple(range(1, 40)), gaussian=True)
+    start = np.ones(corpus.n_features)
+    results = [Mert(restarts=restarts, directions="powell").optimize(corpus, start, seed=9, threads=t)
+               for t in (1, 2, 4)]
+    assert all(r.weights.tobytes() == results[0].weights.tobytes() for r in results)
