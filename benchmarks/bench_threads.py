@@ -1,0 +1,75 @@
+"""Speed-up of the sentence-parallel kernels from 1 to 2 threads (results are bit-identical).
+
+    python benchmarks/bench_threads.py [--sentences 2000] [--nbest 1000] [--forests 20] [--repeat 5]
+
+1. The n-best line sweep (pyx/_linesearch.pyx, OpenMP over sentences) on S × k random
+   lines with BLEU statistics, as in a MERT line search over the 2,000 × 1,000 set.
+2. The forest line search (envelope semiring per sentence in threads, then the sweep) on
+   synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
+Prints the best of ``repeat`` timings per thread count and the speed-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _common import best_time, peak_rss_mb  # noqa: E402
+
+
+def nbest_sweep(S: int, k: int, repeat: int) -> None:
+    from mtplug._ext import _linesearch
+
+    rng = np.random.default_rng(0)
+    n = S * k
+    offsets = np.arange(S + 1, dtype=np.int64) * k
+    a, b = rng.normal(size=n), rng.normal(size=n)
+    stats = rng.integers(0, 20, size=(n, 9)).astype(np.int32)
+    stats[:, 8] = rng.integers(10, 40, n)
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: _linesearch.line_sweep(a, b, offsets, stats, 0, 1.0, 1.0, 0, t), repeat)
+        print(f"n-best line sweep, {S} x {k} = {n:,} lines, {t} thread(s): {times[t] * 1e3:8.1f} ms "
+              f"({n / times[t] / 1e6:.1f} M lines/s)")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
+def forest_search(n_forests: int, repeat: int) -> None:
+    from bench_forest_mert import synthetic_forest
+
+    from mtplug.formats.references import References
+    from mtplug.forests.corpus import ForestCorpus
+    from mtplug.optimizers.line_search import sweep
+
+    rng = np.random.default_rng(1)
+    refs = References([[" ".join(f"w{i}" for i in rng.integers(0, 2000, 25))] for _ in range(n_forests)], "synth")
+    corpus = ForestCorpus(refs)
+    for s in range(n_forests):
+        corpus.add(s, synthetic_forest(rng, 10_000))
+    a = corpus.scores(rng.normal(size=corpus.n_features))
+    b = corpus.scores(rng.normal(size=corpus.n_features))
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: sweep(corpus, a, b, threads=t), repeat)
+        print(f"forest line search, {n_forests} forests of ~10^4 edges, {t} thread(s): {times[t] * 1e3:8.1f} ms")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x  (peak RSS {peak_rss_mb():.0f} MB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sentences", type=int, default=2000)
+    ap.add_argument("--nbest", type=int, default=1000)
+    ap.add_argument("--forests", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    nbest_sweep(args.sentences, args.nbest, args.repeat)
+    forest_search(args.forests, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
