@@ -4,7 +4,9 @@
 
 1. The n-best line sweep (pyx/_linesearch.pyx, OpenMP over sentences) on S × k random
    lines with BLEU statistics, as in a MERT line search over the 2,000 × 1,000 set.
-2. The forest line search (envelope semiring per sentence in threads, then the sweep) on
+2. The expected-BLEU gradient (pyx/_expbleu.pyx) over the same S × k hypotheses with 15
+   dense features.
+3. The forest line search (envelope semiring per sentence in threads, then the sweep) on
    synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
 Prints the best of ``repeat`` timings per thread count and the speed-up.
 """
@@ -39,6 +41,30 @@ def nbest_sweep(S: int, k: int, repeat: int) -> None:
     print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
 
 
+def expbleu_gradient(S: int, k: int, repeat: int) -> None:
+    from mtplug.corpus import NbestCorpus
+    from mtplug.metrics.expected_bleu import expected_bleu_gradient
+
+    rng = np.random.default_rng(2)
+    n = S * k
+    stats = np.zeros((n, 9), dtype=np.int32)
+    stats[:, 1] = rng.integers(10, 40, n)
+    for j in (3, 5, 7):
+        stats[:, j] = np.maximum(stats[:, j - 2] - 1, 0)
+    for j in (0, 2, 4, 6):
+        stats[:, j] = rng.integers(1, 10, n) * (stats[:, j + 1] > 0)
+        stats[:, j] = np.minimum(stats[:, j], stats[:, j + 1])
+    stats[:, 8] = rng.integers(10, 40, n)
+    corpus = NbestCorpus.from_arrays(np.repeat(np.arange(S), k), rng.normal(size=(n, 15)),
+                                     [f"F{j}" for j in range(15)], stats)
+    w = rng.normal(size=15) * 0.1
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: expected_bleu_gradient(corpus, w, 1.0, threads=t), repeat)
+        print(f"expected-BLEU gradient, {n:,} hypotheses x 15 features, {t} thread(s): {times[t] * 1e3:8.1f} ms")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
 def forest_search(n_forests: int, repeat: int) -> None:
     from bench_forest_mert import synthetic_forest
 
@@ -68,6 +94,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
     nbest_sweep(args.sentences, args.nbest, args.repeat)
+    expbleu_gradient(args.sentences, args.nbest, args.repeat)
     forest_search(args.forests, args.repeat)
 
 

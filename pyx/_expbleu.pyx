@@ -44,6 +44,8 @@ from _compensated cimport neumaier_add
 from libc.math cimport INFINITY, NAN, exp, log
 from libc.stdint cimport int32_t, int64_t
 
+from cython.parallel cimport prange
+
 import numpy as np
 
 from _bleu cimport BLEU_N_STATS, BLEU_ORDER, BLEU_REF_LEN_COLUMN, log_brevity
@@ -106,7 +108,7 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                       const int32_t[:, ::1] stats, const double[:, ::1] dense,
                       const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
                       const double[::1] sp_values, double ref_divisor, int metric, double norm,
-                      double[::1] gradient, double[::1] totals):
+                      double[::1] gradient, double[::1] totals, int n_threads=1):
     """Expected-metric objective J and its gradient dJ/dw (formulas at the top of the file).
 
     scores: float64 [n], model scores w . f_h (from NbestCorpus.scores). mu: softmax
@@ -118,7 +120,10 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     CSR sparse features. ref_divisor: > 0, r = T[8] / ref_divisor (BLEU only). metric: a
     METRIC_* code. norm: > 0, the LINEAR divisor (ignored for BLEU). gradient: float64
     [n_features], overwritten with dJ/dw. totals: float64 [n_stats], overwritten with T
-    (NaN after STATUS_OVERFLOW).
+    (NaN after STATUS_OVERFLOW). n_threads: OpenMP threads for the per-sentence work
+    (softmaxes, expected statistics, each hypothesis's weight and each sentence's dense
+    sum); the sums across sentences then run in sentence order, so the result is the
+    same bit for bit for any number of threads.
 
     Returns ``(J, status, index)``: a STATUS_* code and its index (see the top of the
     file); on a non-OK status the gradient is all zero. Shapes are checked once here;
@@ -140,14 +145,17 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
         raise ValueError("sp_indptr, sp_ids and sp_values disagree on the number of entries")
     if n_dense > n_features or totals.shape[0] != n_stats:
         raise ValueError("gradient must hold every dense feature and totals every stats column")
+    cdef int T = n_threads if n_threads > 1 else 1
 
     # Per-sentence results of pass 1, reused by pass 2 (S rows: small next to the n rows).
     cdef double[::1] sent_max = np.zeros(S, dtype=np.float64)   # max_h mu x_h
     cdef double[::1] sent_z = np.ones(S, dtype=np.float64)      # sum_h exp(mu x_h - max)
     cdef int64_t[::1] sent_best = np.zeros(S, dtype=np.int64)  # b, first row at the max
     cdef double[:, ::1] sent_dev = np.zeros((S, n_stats), dtype=np.float64)  # E_s[stats] - stats_b
+    cdef char[::1] sent_bad = np.zeros(S, dtype=np.int8)       # mu x overflowed
     cdef double[::1] comp = np.zeros(n_features, dtype=np.float64)  # Neumaier terms of gradient
-    cdef double[::1] dense_acc = np.zeros(n_dense, dtype=np.float64)  # one sentence's dense sum
+    cdef double[:, ::1] dense_acc = np.zeros((S, n_dense), dtype=np.float64)  # each sentence's dense sum
+    cdef double[::1] coef = np.zeros(n, dtype=np.float64)       # p_h (g_h - E_s[g]) per hypothesis
     cdef double[::1] t_comp = np.zeros(n_stats, dtype=np.float64)
     cdef double u[16]
     cdef double value = NAN, m, x, z, p, g, g_dev, c
@@ -158,8 +166,8 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     totals[:] = 0.0
 
     with nogil:
-        # ---- pass 1: per-sentence softmax, expected statistics T ----
-        for s in range(S):
+        # ---- pass 1: per-sentence softmax and expected statistics (in parallel) ----
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
             lo = sent_offsets[s]
             hi = sent_offsets[s + 1]
             if hi <= lo:
@@ -172,12 +180,11 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                     m = x
                     b = h
             if not (m < INFINITY and m > -INFINITY):
-                status = _STATUS_OVERFLOW
-                index = s
-                break
+                sent_bad[s] = 1
+                continue
             z = 0.0
             for h in range(lo, hi):
-                z += _exp_shifted(mu * scores[h] - m)
+                z = z + _exp_shifted(mu * scores[h] - m)
             sent_max[s] = m
             sent_z[s] = z
             sent_best[s] = b
@@ -188,6 +195,15 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                 for k in range(n_stats):
                     # int32 differences are exact in double
                     sent_dev[s, k] += p * (<double>stats[h, k] - <double>stats[b, k])
+        # ... summed in sentence order; the first overflowing sentence stops it
+        for s in range(S):
+            if sent_bad[s]:
+                status = _STATUS_OVERFLOW
+                index = s
+                break
+            if sent_offsets[s + 1] <= sent_offsets[s]:
+                continue
+            b = sent_best[s]
             for k in range(n_stats):
                 neumaier_add(&totals[k], &t_comp[k], <double>stats[b, k] + sent_dev[s, k])
 
@@ -204,7 +220,7 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
 
         # ---- pass 2: dJ/dw = mu sum_s sum_h p_h (g_h - E_s[g]) (f_h - f_b) ----
         if status == _STATUS_OK:
-            for s in range(S):
+            for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
                 lo = sent_offsets[s]
                 hi = sent_offsets[s + 1]
                 if hi - lo < 2:
@@ -215,24 +231,33 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                 # E_s[g] - g_b, from exact stat differences (see "Accuracy" at the top)
                 g_dev = 0.0
                 for k in range(n_stats):
-                    g_dev += u[k] * sent_dev[s, k]
-                for j in range(n_dense):
-                    dense_acc[j] = 0.0
+                    g_dev = g_dev + u[k] * sent_dev[s, k]
                 for h in range(lo, hi):
                     p = _exp_shifted(mu * scores[h] - m) / z
                     g = 0.0
                     for k in range(n_stats):
-                        g += u[k] * (<double>stats[h, k] - <double>stats[b, k])
+                        g = g + u[k] * (<double>stats[h, k] - <double>stats[b, k])
                     c = p * (g - g_dev)   # p_h (g_h - E_s[g])
+                    coef[h] = c
                     if c == 0.0:
                         continue          # underflowed p (large mu): nothing to add
                     if h != b:            # f_b - f_b = 0 for the dense block
                         for j in range(n_dense):
-                            dense_acc[j] += c * (dense[h, j] - dense[b, j])
+                            dense_acc[s, j] += c * (dense[h, j] - dense[b, j])
+            # the sums across sentences, in sentence order
+            for s in range(S):
+                lo = sent_offsets[s]
+                hi = sent_offsets[s + 1]
+                if hi - lo < 2:
+                    continue
+                for h in range(lo, hi):
+                    c = coef[h]
+                    if c == 0.0:
+                        continue
                     for e in range(sp_indptr[h], sp_indptr[h + 1]):
                         neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
                 for j in range(n_dense):
-                    neumaier_add(&gradient[j], &comp[j], dense_acc[j])
+                    neumaier_add(&gradient[j], &comp[j], dense_acc[s, j])
             for j in range(n_features):
                 gradient[j] = mu * (gradient[j] + comp[j])
 

@@ -26,4 +26,5 @@ def expected_gradient(
     norm: float,  # > 0, LINEAR divisor (ignored for BLEU)
     gradient: np.ndarray,  # float64_t[::1], [n_features], overwritten with dJ/dw
     totals: np.ndarray,  # float64_t[::1], [n_stats], overwritten with expected stats T
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> tuple[float, int, int]: ...  # (J, STATUS_* code, index); non-OK: gradient all zero

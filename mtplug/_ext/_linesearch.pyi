@@ -13,4 +13,5 @@ def line_sweep(
     ref_divisor: float,
     norm: float,  # linear metric: corpus score = sum / norm
     method: int = ...,  # ENVELOPE_METHODS value
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> tuple[np.ndarray, np.ndarray, int]: ...  # xs f64 [K], scores f64 [K + 1], envelope segments

@@ -106,7 +106,7 @@ def _kernel_stats(stats: np.ndarray, metric: str) -> np.ndarray:
 
 
 def expected_bleu_gradient(corpus, weights, mu: float, *, metric: str | None = None,
-                           norm: float | None = None) -> tuple[float, np.ndarray]:
+                           norm: float | None = None, threads: int = 1) -> tuple[float, np.ndarray]:
     """Expected log-BLEU J(w) and its gradient dJ/dw (formulas in the module docstring).
 
     corpus: an :class:`mtplug.corpus.NbestCorpus` (every sentence needs a hypothesis).
@@ -115,7 +115,8 @@ def expected_bleu_gradient(corpus, weights, mu: float, *, metric: str | None = N
     1-best). metric: ``"bleu"`` (stats [n, 9]) or ``"linear"`` (stats [n, 1]); ``None``
     takes ``corpus.metric`` when the corpus has one, else ``"bleu"``. norm: the LINEAR
     divisor (> 0); ``None`` takes ``corpus.metric_norm`` for a linear corpus. Must be
-    ``None`` for BLEU.
+    ``None`` for BLEU. threads: OpenMP threads over sentences (any number gives the same
+    result, bit for bit).
 
     Returns ``(value, gradient)``: value the objective (log-BLEU of the expected
     statistics, <= 0, or sum_s E_s[g] / norm for ``linear``) as a float; gradient float64
@@ -152,7 +153,7 @@ def expected_bleu_gradient(corpus, weights, mu: float, *, metric: str | None = N
         np.ascontiguousarray(corpus.dense, dtype=np.float64),
         np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64), sp_ids,
         np.ascontiguousarray(corpus.sparse_values, dtype=np.float64),
-        divisor, EXPECTED_METRICS[metric], norm, gradient, totals)
+        divisor, EXPECTED_METRICS[metric], norm, gradient, totals, max(1, int(threads)))
 
     if status == _expbleu.STATUS_OVERFLOW:
         lo, hi = corpus.sent_offsets[index], corpus.sent_offsets[index + 1]

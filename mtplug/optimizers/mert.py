@@ -165,7 +165,7 @@ class _Search:
                 # forests: the gradient over their k-best lists at the current point
                 kbest_view = getattr(self.corpus, "kbest_corpus", None)
                 corpus = self.corpus if kbest_view is None else kbest_view(self.w)
-                _, grad = _quiet_gradient(expected_bleu_gradient, corpus, self.w / scale, mu)
+                _, grad = _quiet_gradient(expected_bleu_gradient, corpus, self.w / scale, mu, self.threads)
                 d = np.zeros(len(self.w))
                 d[self.active] = grad[self.active]
                 norm = np.linalg.norm(d)
@@ -184,7 +184,7 @@ class _Search:
                 break                         # an optimum for coordinate moves too
 
 
-def _quiet_gradient(fn, corpus, w, mu):
+def _quiet_gradient(fn, corpus, w, mu, threads=1):
     """The expected-BLEU gradient; a degenerate point (some expected match count 0)
     simply offers no direction."""
     import warnings
@@ -193,7 +193,7 @@ def _quiet_gradient(fn, corpus, w, mu):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateObjectiveWarning)
-        return fn(corpus, w, mu)
+        return fn(corpus, w, mu, threads=threads)
 
 
 class Mert(Optimizer):

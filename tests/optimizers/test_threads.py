@@ -33,3 +33,17 @@ def test_mert_weights_do_not_depend_on_threads(restarts):
     results = [Mert(restarts=restarts, directions="powell").optimize(corpus, start, seed=9, threads=t)
                for t in (1, 2, 4)]
     assert all(r.weights.tobytes() == results[0].weights.tobytes() for r in results)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sent=st.integers(1, 50), mu=st.sampled_from([0.1, 1.0, 10.0]))
+def test_expected_bleu_gradient_does_not_depend_on_threads(seed, n_sent, mu):
+    from mtplug.metrics.expected_bleu import expected_bleu_gradient
+
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 12, n_sent)), gaussian=True)
+    w = rng.normal(size=corpus.n_features)
+    v1, g1 = expected_bleu_gradient(corpus, w, mu, threads=1)
+    for t in (2, 5):
+        v, g = expected_bleu_gradient(corpus, w, mu, threads=t)
+        assert np.float64(v).tobytes() == np.float64(v1).tobytes() and g.tobytes() == g1.tobytes()
