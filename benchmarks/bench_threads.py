@@ -6,7 +6,9 @@
    lines with BLEU statistics, as in a MERT line search over the 2,000 × 1,000 set.
 2. The expected-BLEU gradient (pyx/_expbleu.pyx) over the same S × k hypotheses with 15
    dense features.
-3. The forest line search (envelope semiring per sentence in threads, then the sweep) on
+3. The APRO loss + gradient kernel and a Hessian-vector product (pyx/_apro.pyx) over
+   them.
+4. The forest line search (envelope semiring per sentence in threads, then the sweep) on
    synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
 Prints the best of ``repeat`` timings per thread count and the speed-up.
 """
@@ -65,6 +67,27 @@ def expbleu_gradient(S: int, k: int, repeat: int) -> None:
     print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
 
 
+def apro_kernels(S: int, k: int, repeat: int) -> None:
+    from mtplug._ext import _apro
+
+    rng = np.random.default_rng(3)
+    n = S * k
+    offsets = np.arange(S + 1, dtype=np.int64) * k
+    ranks = np.empty(n, dtype=np.int32)
+    _apro.metric_ranks(rng.normal(size=n), offsets, ranks)
+    h, v = rng.normal(size=n) * 0.3, rng.normal(size=n)
+    g, out = np.empty(n), np.empty(n)
+    bufs = [np.empty(n, dtype=np.int32) for _ in range(4)]
+    for name, fn in (("APRO loss + gradient", lambda t: _apro.loss_gradient(h, np.empty(0), ranks, offsets, g,
+                                                                          *bufs, t)),
+                     ("APRO Hessian product", lambda t: _apro.hessian_product(v, ranks, offsets, *bufs, out, t))):
+        times = {}
+        for t in (1, 2):
+            times[t] = best_time(lambda: fn(t), repeat)
+            print(f"{name}, {n:,} hypotheses, {t} thread(s): {times[t] * 1e3:8.1f} ms")
+        print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
 def forest_search(n_forests: int, repeat: int) -> None:
     from bench_forest_mert import synthetic_forest
 
@@ -95,6 +118,7 @@ def main() -> None:
     args = ap.parse_args()
     nbest_sweep(args.sentences, args.nbest, args.repeat)
     expbleu_gradient(args.sentences, args.nbest, args.repeat)
+    apro_kernels(args.sentences, args.nbest, args.repeat)
     forest_search(args.forests, args.repeat)
 
 

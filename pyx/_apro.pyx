@@ -64,6 +64,8 @@ from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 
+from cython.parallel cimport prange, threadid
+
 import numpy as np
 
 cdef enum:
@@ -315,7 +317,7 @@ def metric_ranks(const double[::1] b, const int64_t[::1] sent_offsets, int32_t[:
 
 def loss_gradient(const double[::1] scores, const double[::1] direction, const int32_t[::1] ranks,
                   const int64_t[::1] sent_offsets, double[::1] grad, int32_t[::1] order, int32_t[::1] fill1,
-                  int32_t[::1] fill2, int32_t[::1] partners):
+                  int32_t[::1] fill2, int32_t[::1] partners, int n_threads=1):
     """Summed APRO loss sum_s L_s, its gradient with respect to the scores and, given a
     direction, the curvature along it.
 
@@ -327,6 +329,8 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     :func:`hessian_product`, the state of the active set: order int32 (per sentence, the
     rows 0..k-1 sorted by score), fill1/fill2 int32 (pointer positions of sweeps 1 and 2
     at each sorted position), partners int32 (A_i + B_i, active partners of each row).
+    n_threads: OpenMP threads over sentences; the per-sentence losses are summed in
+    sentence order afterwards, so the result does not depend on it.
 
     Returns ``(loss, curvature, active_pairs, status, index)``: loss float (sum of squared
     hinges, unscaled); curvature float, v^T H v = 2 sum over active pairs (v_p - v_q)^2
@@ -343,44 +347,70 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef bint has_dir = direction.shape[0] > 0
     if has_dir and direction.shape[0] != n:
         raise ValueError("direction must be empty or have one entry per hypothesis")
+    cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t max_m = _max_sentence(sent_offsets)
-    cdef Keyed* buf = <Keyed*>malloc(max_m * sizeof(Keyed))
-    cdef Node3* t1 = <Node3*>malloc((max_m + 1) * sizeof(Node3))
-    cdef Node5* t5 = <Node5*>malloc((max_m + 1) * sizeof(Node5)) if has_dir else NULL
-    cdef Node2* t2 = <Node2*>malloc((max_m + 1) * sizeof(Node2))
-    if buf == NULL or t1 == NULL or t2 == NULL or (has_dir and t5 == NULL):
-        free(buf)
-        free(t1)
-        free(t5)
-        free(t2)
+    # scratch per thread; results per sentence
+    cdef Keyed* buf_all = <Keyed*>malloc(T * max_m * sizeof(Keyed))
+    cdef Node3* t1_all = <Node3*>malloc(T * (max_m + 1) * sizeof(Node3))
+    cdef Node5* t5_all = <Node5*>malloc(T * (max_m + 1) * sizeof(Node5)) if has_dir else NULL
+    cdef Node2* t2_all = <Node2*>malloc(T * (max_m + 1) * sizeof(Node2))
+    cdef Node3* r3_all = <Node3*>malloc(T * sizeof(Node3))
+    cdef Node5* r5_all = <Node5*>malloc(T * sizeof(Node5))
+    cdef Node2* r2_all = <Node2*>malloc(T * sizeof(Node2))
+    cdef double* sent_out = <double*>malloc((2 * S + 1) * sizeof(double))  # loss, curvature
+    cdef int64_t* sent_act = <int64_t*>malloc((S + 1) * sizeof(int64_t))   # active pairs
+    cdef char* bad = <char*>malloc(S + 1)
+    if (buf_all == NULL or t1_all == NULL or t2_all == NULL or (has_dir and t5_all == NULL) or r3_all == NULL
+            or r5_all == NULL or r2_all == NULL or sent_out == NULL or sent_act == NULL or bad == NULL):
+        free(buf_all)
+        free(t1_all)
+        free(t5_all)
+        free(t2_all)
+        free(r3_all)
+        free(r5_all)
+        free(r2_all)
+        free(sent_out)
+        free(sent_act)
+        free(bad)
         raise MemoryError()
-    cdef Py_ssize_t s, j, m, R, pos, t, i
+    cdef Py_ssize_t s, j, m, R, pos, t, i, tid
     cdef int64_t lo
-    cdef double total = 0.0, comp = 0.0, sent_loss, hi_, a, x, vi
-    cdef double curv = 0.0, curv_comp = 0.0, sent_curv
-    cdef int64_t active = 0
+    cdef double total = 0.0, comp = 0.0, sl, hi_, a, x, vi
+    cdef double curv = 0.0, curv_comp = 0.0, sc
+    cdef int64_t active = 0, sa
     cdef int status = _STATUS_OK
     cdef Py_ssize_t index = 0
-    cdef Node3 r3
-    cdef Node5 r5
-    cdef Node2 r2
+    cdef Keyed* buf
+    cdef Node3* t1
+    cdef Node5* t5
+    cdef Node2* t2
+    cdef Node3* r3
+    cdef Node5* r5
+    cdef Node2* r2
     with nogil:
-        for s in range(S):
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=8):
+            tid = threadid()
+            buf = buf_all + tid * max_m
+            t1 = t1_all + tid * (max_m + 1)
+            t5 = t5_all + tid * (max_m + 1) if has_dir else NULL
+            t2 = t2_all + tid * (max_m + 1)
+            r3 = r3_all + tid
+            r5 = r5_all + tid
+            r2 = r2_all + tid
             lo = sent_offsets[s]
             m = sent_offsets[s + 1] - lo
             R = 0
+            bad[s] = 0
             for j in range(m):
                 x = scores[lo + j]
                 if not isfinite(x):
-                    status = _STATUS_NONFINITE
-                    index = s
-                    break
+                    bad[s] = 1
                 buf[j].key = x
                 buf[j].row = <int32_t>j
                 if ranks[lo + j] + 1 > R:
                     R = ranks[lo + j] + 1
-            if status != _STATUS_OK:
-                break
+            if bad[s]:
+                continue
             sort_keyed(buf, m)
             for j in range(m):
                 order[lo + j] = buf[j].row
@@ -396,8 +426,9 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                     t5[j].q = 0.0
                     t5[j].v = 0.0
                     t5[j].vv = 0.0
-            sent_loss = 0.0
-            sent_curv = 0.0
+            sl = 0.0
+            sc = 0.0
+            sa = 0
             # sweep 1: i descending; worse partners q with fl(h_i - h_q) < 1
             t = m - 1
             for pos in range(m - 1, -1, -1):
@@ -406,25 +437,25 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                 if has_dir:
                     while t >= 0 and hi_ - buf[t].key < 1.0:
                         fw5_add(t5, R, ranks[lo + buf[t].row], buf[t].key, direction[lo + buf[t].row])
-                        t -= 1
-                    fw5_prefix(t5, ranks[lo + i], &r5)
+                        t = t - 1
+                    fw5_prefix(t5, ranks[lo + i], r5)
                     r3.n = r5.n
                     r3.s = r5.s
                     r3.q = r5.q
                     vi = direction[lo + i]
                     # sum over Q1_i of (v_i - v_q)^2
-                    sent_curv += r5.n * vi * vi - 2.0 * vi * r5.v + r5.vv
+                    sc = sc + (r5.n * vi * vi - 2.0 * vi * r5.v + r5.vv)
                 else:
                     while t >= 0 and hi_ - buf[t].key < 1.0:
                         fw3_add(t1, R, ranks[lo + buf[t].row], buf[t].key)
-                        t -= 1
-                    fw3_prefix(t1, ranks[lo + i], &r3)
+                        t = t - 1
+                    fw3_prefix(t1, ranks[lo + i], r3)
                 fill1[lo + pos] = <int32_t>(m - 1 - t)
                 a = 1.0 - hi_
-                sent_loss += r3.n * a * a + 2.0 * a * r3.s + r3.q
+                sl = sl + (r3.n * a * a + 2.0 * a * r3.s + r3.q)
                 grad[lo + i] = -2.0 * (r3.n * a + r3.s)
                 partners[lo + i] = <int32_t>r3.n
-                active += <int64_t>r3.n
+                sa = sa + <int64_t>r3.n
             # sweep 2: i ascending; better partners p with fl(h_p - h_i) < 1
             t = 0
             for pos in range(m):
@@ -432,17 +463,33 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                 hi_ = buf[pos].key
                 while t < m and buf[t].key - hi_ < 1.0:
                     fw2_add(t2, R, R - 1 - ranks[lo + buf[t].row], buf[t].key)
-                    t += 1
+                    t = t + 1
                 fill2[lo + pos] = <int32_t>t
-                fw2_prefix(t2, R - 1 - ranks[lo + i], &r2)
+                fw2_prefix(t2, R - 1 - ranks[lo + i], r2)
                 grad[lo + i] += 2.0 * (r2.n * (1.0 + hi_) - r2.s)
                 partners[lo + i] += <int32_t>r2.n
-            neumaier_add(&total, &comp, sent_loss)
-            neumaier_add(&curv, &curv_comp, sent_curv)
-    free(buf)
-    free(t1)
-    free(t5)
-    free(t2)
+            sent_out[2 * s] = sl
+            sent_out[2 * s + 1] = sc
+            sent_act[s] = sa
+        # sums in sentence order; the first sentence with a non-finite score stops it
+        for s in range(S):
+            if bad[s]:
+                status = _STATUS_NONFINITE
+                index = s
+                break
+            neumaier_add(&total, &comp, sent_out[2 * s])
+            neumaier_add(&curv, &curv_comp, sent_out[2 * s + 1])
+            active += sent_act[s]
+    free(buf_all)
+    free(t1_all)
+    free(t5_all)
+    free(t2_all)
+    free(r3_all)
+    free(r5_all)
+    free(r2_all)
+    free(sent_out)
+    free(sent_act)
+    free(bad)
     if status != _STATUS_OK:
         return float("nan"), float("nan"), 0, status, index
     return total + comp, 2.0 * (curv + curv_comp), active, status, index
@@ -450,27 +497,31 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
 
 def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t[::1] sent_offsets,
                     const int32_t[::1] order, const int32_t[::1] fill1, const int32_t[::1] fill2,
-                    const int32_t[::1] partners, double[::1] out):
+                    const int32_t[::1] partners, double[::1] out, int n_threads=1):
     """Generalized Hessian of sum_s L_s with respect to the scores, times v.
 
     v: float64 [n], the scores of a direction (X d). ranks, sent_offsets as for
     :func:`loss_gradient`; order, fill1, fill2, partners: int32 [n] as that call left
     them (they fix the active set). out: float64 [n], overwritten with
-    (H v)_i = 2 (partners_i v_i - sum of v over the active partners of i).
+    (H v)_i = 2 (partners_i v_i - sum of v over the active partners of i). n_threads:
+    OpenMP threads over sentences (each writes only its own rows).
     """
     cdef Py_ssize_t n = v.shape[0], S = sent_offsets.shape[0] - 1
     _check_offsets(sent_offsets, n)
     if (ranks.shape[0] != n or order.shape[0] != n or fill1.shape[0] != n or fill2.shape[0] != n
             or partners.shape[0] != n or out.shape[0] != n):
         raise ValueError("every argument must have one entry per hypothesis")
+    cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t max_m = _max_sentence(sent_offsets)
-    cdef double* tree = <double*>malloc((max_m + 1) * sizeof(double))
-    if tree == NULL:
+    cdef double* tree_all = <double*>malloc(T * (max_m + 1) * sizeof(double))
+    if tree_all == NULL:
         raise MemoryError()
+    cdef double* tree
     cdef Py_ssize_t s, j, m, R, pos, t, i, q
     cdef int64_t lo
     with nogil:
-        for s in range(S):
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=8):
+            tree = tree_all + threadid() * (max_m + 1)
             lo = sent_offsets[s]
             m = sent_offsets[s + 1] - lo
             R = 0
@@ -487,7 +538,7 @@ def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t
                 while m - 1 - t < fill1[lo + pos]:
                     q = order[lo + t]
                     fw1_add(tree, R, ranks[lo + q], v[lo + q])
-                    t -= 1
+                    t = t - 1
                 i = order[lo + pos]
                 out[lo + i] -= 2.0 * fw1_prefix(tree, ranks[lo + i])
             # sweep 2
@@ -498,10 +549,10 @@ def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t
                 while t < fill2[lo + pos]:
                     q = order[lo + t]
                     fw1_add(tree, R, R - 1 - ranks[lo + q], v[lo + q])
-                    t += 1
+                    t = t + 1
                 i = order[lo + pos]
                 out[lo + i] -= 2.0 * fw1_prefix(tree, R - 1 - ranks[lo + i])
-    free(tree)
+    free(tree_all)
 
 
 def centred_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,

@@ -21,6 +21,7 @@ def loss_gradient(
     fill1: np.ndarray,  # int32_t[::1], [n], overwritten: sweep-1 pointer at each sorted position
     fill2: np.ndarray,  # int32_t[::1], [n], overwritten: sweep-2 pointer at each sorted position
     partners: np.ndarray,  # int32_t[::1], [n], overwritten: active partners of each row
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> tuple[float, float, int, int, int]: ...  # (loss, v^T H v, active pairs, STATUS_*, sentence)
 def hessian_product(
     v: np.ndarray,  # const float64_t[::1], [n], direction scores
@@ -31,6 +32,7 @@ def hessian_product(
     fill2: np.ndarray,  # const int32_t[::1], [n]
     partners: np.ndarray,  # const int32_t[::1], [n]
     out: np.ndarray,  # float64_t[::1], [n], overwritten: H v (generalized Hessian wrt h)
+    n_threads: int = ...,  # OpenMP threads over sentences
 ) -> None: ...
 def centred_scores(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]

@@ -24,13 +24,14 @@ means the same thing for any start point; when it is 0 (no sentence has a prefer
 pair) the tolerance is absolute.
 
 There is no randomness: the result is bit-identical on every run for the same corpus,
-start and options (the seed is only recorded). The kernels run in one thread; ``threads``
-is accepted and ignored.
+start and options (the seed is only recorded) and for any number of ``threads``: the loss
+and Hessian kernels run sentences in OpenMP threads and sum their parts in sentence order.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -80,7 +81,7 @@ class AproObjective:
     X^T products), ``hessian_products``.
     """
 
-    def __init__(self, corpus, metric_scores: np.ndarray, c: float):
+    def __init__(self, corpus, metric_scores: np.ndarray, c: float, threads: int = 1):
         n = corpus.n_hypotheses
         b = np.ascontiguousarray(metric_scores, dtype=np.float64)
         if b.shape != (n,):
@@ -90,6 +91,7 @@ class AproObjective:
         if not (math.isfinite(c) and c > 0):
             raise ValueError(f"C must be positive and finite, got {c!r}")
         self.n_features = corpus.n_features
+        self.threads = max(1, int(threads))
         self.offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
         if np.any(np.diff(self.offsets) >= 2**31):
             raise ValueError("a sentence has 2^31 or more hypotheses")
@@ -144,7 +146,7 @@ class AproObjective:
         order, fill1, fill2, partners = (np.empty(n, dtype=np.int32) for _ in range(4))
         direction = v if v is not None else np.empty(0, dtype=np.float64)
         loss, curvature, pairs, status, index = _apro.loss_gradient(
-            h, direction, self.ranks, self.offsets, g, order, fill1, fill2, partners)
+            h, direction, self.ranks, self.offsets, g, order, fill1, fill2, partners, self.threads)
         if status != _apro.STATUS_OK:
             raise FloatingPointError(f"a model score of sentence {index} is not finite; "
                                      f"the features or weights are too large")
@@ -173,7 +175,7 @@ class AproObjective:
         p = point._pass
         hv = np.empty(self.n, dtype=np.float64)
         _apro.hessian_product(self.scores(d), self.ranks, self.offsets, p.order, p.fill1, p.fill2,
-                              p.partners, hv)
+                              p.partners, hv, self.threads)
         self.hessian_products += 1
         return d + self.scale * self.transpose_product(hv)
 
@@ -351,15 +353,16 @@ class Apro(Optimizer):
         self.tolerance = float(tolerance)
         self.max_iterations = int(max_iterations)
 
-    def objective(self, corpus) -> AproObjective:
-        """The objective F of this configuration on ``corpus``."""
-        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric), self.c)
+    def objective(self, corpus, threads: int = 1) -> AproObjective:
+        """The objective F of this configuration on ``corpus`` (kernels on ``threads`` threads)."""
+        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric), self.c, threads)
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """Minimize F from ``start`` (float64 [n_features]); return psi w' + (1 - psi) start.
 
-        seed: recorded only (APRO is deterministic). threads: ignored (one thread).
+        seed: recorded only (APRO is deterministic). threads: of the loss and Hessian kernels
+        (default: all cores; the result does not depend on it).
         ranges: ignored (no random start points). progress: called once, with 1, at the end.
         info: iterations (Newton), function_evaluations (loss kernel passes, line search
         included), gradient_evaluations (gradients formed, X^T products),
@@ -369,7 +372,7 @@ class Apro(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        obj = self.objective(corpus)
+        obj = self.objective(corpus, threads=max(1, threads or os.cpu_count() or 1))
         g0 = float(np.linalg.norm(obj.at(np.zeros(corpus.n_features)).grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance
         point, report = newton_cg(obj, start, gtol, g0, self.max_iterations)

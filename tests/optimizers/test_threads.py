@@ -47,3 +47,17 @@ def test_expected_bleu_gradient_does_not_depend_on_threads(seed, n_sent, mu):
     for t in (2, 5):
         v, g = expected_bleu_gradient(corpus, w, mu, threads=t)
         assert np.float64(v).tobytes() == np.float64(v1).tobytes() and g.tobytes() == g1.tobytes()
+
+
+def test_apro_does_not_depend_on_threads():
+    from mtplug.optimizers.apro import Apro
+
+    corpus = random_store(4, sizes=tuple(range(1, 60)), gaussian=True)
+    start = np.zeros(corpus.n_features)
+    results = [Apro().optimize(corpus, start, seed=0, threads=t) for t in (1, 2, 3)]
+    assert all(r.weights.tobytes() == results[0].weights.tobytes() for r in results)
+    obj = [Apro().objective(corpus, threads=t) for t in (1, 3)]
+    w = np.random.default_rng(0).normal(size=corpus.n_features)
+    points = [o.at(w) for o in obj]
+    assert points[0].grad.tobytes() == points[1].grad.tobytes()
+    assert obj[0].hessian_product(points[0], w).tobytes() == obj[1].hessian_product(points[1], w).tobytes()
