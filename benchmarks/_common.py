@@ -46,3 +46,22 @@ def load_store(path: str, fallback):
         corpus, source = fallback(), "in-memory synthetic store (seed 0)"
     corpus.hyp_indptr = corpus.hyp_bytes = None
     return corpus, source
+
+
+def synthetic_store(S: int, k: int, n_dense: int = 15, seed: int = 2):
+    """An NbestCorpus of S sentences × k hypotheses with ``n_dense`` normal features and
+    random valid BLEU statistics (matches <= totals, decreasing with the order)."""
+    from mtplug.corpus import NbestCorpus
+
+    rng = np.random.default_rng(seed)
+    n = S * k
+    stats = np.zeros((n, 9), dtype=np.int32)
+    stats[:, 1] = rng.integers(10, 40, n)
+    for j in (3, 5, 7):
+        stats[:, j] = np.maximum(stats[:, j - 2] - 1, 0)
+    for j in (0, 2, 4, 6):
+        stats[:, j] = rng.integers(1, 10, n) * (stats[:, j + 1] > 0)
+        stats[:, j] = np.minimum(stats[:, j], stats[:, j + 1])
+    stats[:, 8] = rng.integers(10, 40, n)
+    return NbestCorpus.from_arrays(np.repeat(np.arange(S), k), rng.normal(size=(n, n_dense)),
+                                   [f"F{j}" for j in range(n_dense)], stats)

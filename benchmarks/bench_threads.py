@@ -10,6 +10,10 @@
    them.
 4. The forest line search (envelope semiring per sentence in threads, then the sweep) on
    synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
+5. Hope/fear selection (pyx/_hopefear.pyx, MIRA / RAMPION): the per-sentence argmax of
+   model score + α·gain over the S × k hypotheses.
+6. Sentence BLEU of every row (pyx/_bleu.pyx sentence_bleu_rows, bleu+1) over the S × k
+   statistics rows: the gains of PRO, APRO, MIRA and RAMPION.
 Prints the best of ``repeat`` timings per thread count and the speed-up.
 """
 
@@ -23,7 +27,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from _common import best_time, peak_rss_mb  # noqa: E402
+from _common import best_time, peak_rss_mb, synthetic_store  # noqa: E402
 
 
 def nbest_sweep(S: int, k: int, repeat: int) -> None:
@@ -44,21 +48,11 @@ def nbest_sweep(S: int, k: int, repeat: int) -> None:
 
 
 def expbleu_gradient(S: int, k: int, repeat: int) -> None:
-    from mtplug.corpus import NbestCorpus
     from mtplug.metrics.expected_bleu import expected_bleu_gradient
 
     rng = np.random.default_rng(2)
     n = S * k
-    stats = np.zeros((n, 9), dtype=np.int32)
-    stats[:, 1] = rng.integers(10, 40, n)
-    for j in (3, 5, 7):
-        stats[:, j] = np.maximum(stats[:, j - 2] - 1, 0)
-    for j in (0, 2, 4, 6):
-        stats[:, j] = rng.integers(1, 10, n) * (stats[:, j + 1] > 0)
-        stats[:, j] = np.minimum(stats[:, j], stats[:, j + 1])
-    stats[:, 8] = rng.integers(10, 40, n)
-    corpus = NbestCorpus.from_arrays(np.repeat(np.arange(S), k), rng.normal(size=(n, 15)),
-                                     [f"F{j}" for j in range(15)], stats)
+    corpus = synthetic_store(S, k, 15, seed=2)
     w = rng.normal(size=15) * 0.1
     times = {}
     for t in (1, 2):
@@ -109,6 +103,43 @@ def forest_search(n_forests: int, repeat: int) -> None:
     print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x  (peak RSS {peak_rss_mb():.0f} MB)")
 
 
+def hopefear_select(S: int, k: int, repeat: int) -> None:
+    from mtplug._ext import _hopefear
+
+    rng = np.random.default_rng(4)
+    n = S * k
+    offsets = np.arange(S + 1, dtype=np.int64) * k
+    scores, gains = rng.normal(size=n), rng.random(n)
+    out = np.empty(S, dtype=np.int64)
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: _hopefear.select(scores, gains, offsets, 1.0, 10.0, out, t), repeat)
+        print(f"hope/fear select, {S} x {k} = {n:,} hypotheses, {t} thread(s): {times[t] * 1e3:8.1f} ms")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
+def sentence_bleu_rows(S: int, k: int, repeat: int) -> None:
+    from mtplug._ext import _bleu
+
+    rng = np.random.default_rng(5)
+    n = S * k
+    stats = np.zeros((n, 9), dtype=np.int32)
+    stats[:, 1] = rng.integers(10, 40, n)
+    for j in (3, 5, 7):
+        stats[:, j] = np.maximum(stats[:, j - 2] - 1, 0)
+    for j in (0, 2, 4, 6):
+        stats[:, j] = rng.integers(0, stats[:, j + 1] + 1)
+    stats[:, 8] = rng.integers(10, 40, n)
+    out = np.empty(n)
+    code = _bleu.VARIANT_CODES["bleu+1"]
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: _bleu.sentence_bleu_rows(stats, 1.0, code, out, t), repeat)
+        print(f"sentence BLEU rows (bleu+1), {n:,} rows, {t} thread(s): {times[t] * 1e3:8.1f} ms "
+              f"({n / times[t] / 1e6:.1f} M rows/s)")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sentences", type=int, default=2000)
@@ -120,6 +151,8 @@ def main() -> None:
     expbleu_gradient(args.sentences, args.nbest, args.repeat)
     apro_kernels(args.sentences, args.nbest, args.repeat)
     forest_search(args.forests, args.repeat)
+    hopefear_select(args.sentences, args.nbest, args.repeat)
+    sentence_bleu_rows(args.sentences, args.nbest, args.repeat)
 
 
 if __name__ == "__main__":

@@ -237,8 +237,16 @@ def cmd_optimize(args) -> int:
         raise InputError(f"{args.algorithm}: {err}") from None
     update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
     try:
-        result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
-                                    progress=update)
+        if getattr(args, "scheduler", None):
+            from .distributed import connect
+
+            with connect(args.scheduler, quiet=args.quiet) as engine:
+                _log(args, engine.describe())
+                result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
+                                            progress=update, engine=engine)
+        else:
+            result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
+                                        progress=update)
     finally:
         close()
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
@@ -445,6 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "written as 'sparse')")
         g.add_argument("--seed", type=int, default=0, help="random seed (default 0); written to the log")
         g.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+        if cls.distributes:
+            g.add_argument("--scheduler", metavar="ADDRESS",
+                           help="run the per-sentence work on the workers of this dask scheduler (tcp://host:port, "
+                                "a scheduler file, or local:N); needs pip install mtplug[distributed]; same result")
         if cls.options:
             g = a.add_argument_group(f"{name} options")
             for opt, kwargs in cls.options.items():

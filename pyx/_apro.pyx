@@ -317,7 +317,8 @@ def metric_ranks(const double[::1] b, const int64_t[::1] sent_offsets, int32_t[:
 
 def loss_gradient(const double[::1] scores, const double[::1] direction, const int32_t[::1] ranks,
                   const int64_t[::1] sent_offsets, double[::1] grad, int32_t[::1] order, int32_t[::1] fill1,
-                  int32_t[::1] fill2, int32_t[::1] partners, int n_threads=1):
+                  int32_t[::1] fill2, int32_t[::1] partners, int n_threads=1,
+                  double[::1] sent_loss=None, double[::1] sent_curv=None, int64_t[::1] sent_active=None):
     """Summed APRO loss sum_s L_s, its gradient with respect to the scores and, given a
     direction, the curvature along it.
 
@@ -330,7 +331,11 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     rows 0..k-1 sorted by score), fill1/fill2 int32 (pointer positions of sweeps 1 and 2
     at each sorted position), partners int32 (A_i + B_i, active partners of each row).
     n_threads: OpenMP threads over sentences; the per-sentence losses are summed in
-    sentence order afterwards, so the result does not depend on it.
+    sentence order afterwards, so the result does not depend on it. sent_loss,
+    sent_curv float64 [S] and sent_active int64 [S], all or none: when given, receive
+    each sentence's loss, half-curvature and active pairs (undefined for sentences with
+    a non-finite score), so that a caller that splits the sentences over machines can
+    form the same totals with :func:`ordered_totals`.
 
     Returns ``(loss, curvature, active_pairs, status, index)``: loss float (sum of squared
     hinges, unscaled); curvature float, v^T H v = 2 sum over active pairs (v_p - v_q)^2
@@ -357,11 +362,20 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef Node3* r3_all = <Node3*>malloc(T * sizeof(Node3))
     cdef Node5* r5_all = <Node5*>malloc(T * sizeof(Node5))
     cdef Node2* r2_all = <Node2*>malloc(T * sizeof(Node2))
-    cdef double* sent_out = <double*>malloc((2 * S + 1) * sizeof(double))  # loss, curvature
-    cdef int64_t* sent_act = <int64_t*>malloc((S + 1) * sizeof(int64_t))   # active pairs
+    cdef bint given = sent_loss is not None
+    if given != (sent_curv is not None) or given != (sent_active is not None):
+        raise ValueError("give all of sent_loss, sent_curv and sent_active, or none")
+    if given and (sent_loss.shape[0] != S or sent_curv.shape[0] != S or sent_active.shape[0] != S):
+        raise ValueError("sent_loss, sent_curv and sent_active must have one entry per sentence")
+    # per-sentence loss, curvature and active pairs: the caller's arrays, or scratch
+    cdef double* s_loss = &sent_loss[0] if given and S else <double*>malloc((S + 1) * sizeof(double))
+    cdef double* s_curv = &sent_curv[0] if given and S else <double*>malloc((S + 1) * sizeof(double))
+    cdef int64_t* sent_act = &sent_active[0] if given and S else <int64_t*>malloc((S + 1) * sizeof(int64_t))
+    cdef bint own = not (given and S)
     cdef char* bad = <char*>malloc(S + 1)
     if (buf_all == NULL or t1_all == NULL or t2_all == NULL or (has_dir and t5_all == NULL) or r3_all == NULL
-            or r5_all == NULL or r2_all == NULL or sent_out == NULL or sent_act == NULL or bad == NULL):
+            or r5_all == NULL or r2_all == NULL or s_loss == NULL or s_curv == NULL or sent_act == NULL
+            or bad == NULL):
         free(buf_all)
         free(t1_all)
         free(t5_all)
@@ -369,14 +383,16 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
         free(r3_all)
         free(r5_all)
         free(r2_all)
-        free(sent_out)
-        free(sent_act)
+        if own:
+            free(s_loss)
+            free(s_curv)
+            free(sent_act)
         free(bad)
         raise MemoryError()
     cdef Py_ssize_t s, j, m, R, pos, t, i, tid
     cdef int64_t lo
-    cdef double total = 0.0, comp = 0.0, sl, hi_, a, x, vi
-    cdef double curv = 0.0, curv_comp = 0.0, sc
+    cdef double total = 0.0, sl, hi_, a, x, vi
+    cdef double curv = 0.0, sc
     cdef int64_t active = 0, sa
     cdef int status = _STATUS_OK
     cdef Py_ssize_t index = 0
@@ -468,18 +484,16 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                 fw2_prefix(t2, R - 1 - ranks[lo + i], r2)
                 grad[lo + i] += 2.0 * (r2.n * (1.0 + hi_) - r2.s)
                 partners[lo + i] += <int32_t>r2.n
-            sent_out[2 * s] = sl
-            sent_out[2 * s + 1] = sc
+            s_loss[s] = sl
+            s_curv[s] = sc
             sent_act[s] = sa
-        # sums in sentence order; the first sentence with a non-finite score stops it
         for s in range(S):
             if bad[s]:
                 status = _STATUS_NONFINITE
                 index = s
                 break
-            neumaier_add(&total, &comp, sent_out[2 * s])
-            neumaier_add(&curv, &curv_comp, sent_out[2 * s + 1])
-            active += sent_act[s]
+        if status == _STATUS_OK:
+            _ordered_totals(s_loss, s_curv, sent_act, S, &total, &curv, &active)
     free(buf_all)
     free(t1_all)
     free(t5_all)
@@ -487,12 +501,44 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     free(r3_all)
     free(r5_all)
     free(r2_all)
-    free(sent_out)
-    free(sent_act)
+    if own:
+        free(s_loss)
+        free(s_curv)
+        free(sent_act)
     free(bad)
     if status != _STATUS_OK:
         return float("nan"), float("nan"), 0, status, index
-    return total + comp, 2.0 * (curv + curv_comp), active, status, index
+    return total, curv, active, status, index
+
+
+cdef void _ordered_totals(const double* sent_loss, const double* sent_curv, const int64_t* sent_act,
+                          Py_ssize_t S, double* loss, double* curvature, int64_t* active) noexcept nogil:
+    # Neumaier sums in sentence order: the one reduction behind every loss total
+    cdef double total = 0.0, comp = 0.0, curv = 0.0, curv_comp = 0.0
+    cdef int64_t act = 0
+    cdef Py_ssize_t s
+    for s in range(S):
+        neumaier_add(&total, &comp, sent_loss[s])
+        neumaier_add(&curv, &curv_comp, sent_curv[s])
+        act += sent_act[s]
+    loss[0] = total + comp
+    curvature[0] = 2.0 * (curv + curv_comp)
+    active[0] = act
+
+
+def ordered_totals(const double[::1] sent_loss, const double[::1] sent_curv, const int64_t[::1] sent_active):
+    """``(loss, curvature, active_pairs)`` from the per-sentence outputs of
+    :func:`loss_gradient` (float64 [S], float64 [S], int64 [S]), summed exactly as that
+    call sums them: the totals of sentences split over several calls, bit for bit."""
+    cdef Py_ssize_t S = sent_loss.shape[0]
+    if sent_curv.shape[0] != S or sent_active.shape[0] != S:
+        raise ValueError("sent_loss, sent_curv and sent_active must have the same length")
+    cdef double loss = 0.0, curv = 0.0
+    cdef int64_t active = 0
+    if S:
+        with nogil:
+            _ordered_totals(&sent_loss[0], &sent_curv[0], &sent_active[0], S, &loss, &curv, &active)
+    return loss, curv, active
 
 
 def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t[::1] sent_offsets,

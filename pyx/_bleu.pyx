@@ -7,6 +7,7 @@ shapes once per call (not per element) so that a wrong shape cannot read out of 
 values and variant codes are validated in Python.
 """
 
+from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t
 
 from _bleu cimport (
@@ -29,19 +30,23 @@ ORDER = BLEU_ORDER
 
 
 def sentence_bleu_rows(const int32_t[:, ::1] stats, double ref_divisor, int variant,
-                       double[::1] out):
+                       double[::1] out, int n_threads=1):
     """out[i] = sentence BLEU (0..1) of stats row i under the variant code.
 
     stats: int32 [n_rows, 9], C-contiguous; ref_divisor: > 0; out: float64 [n_rows],
-    C-contiguous, filled in place. Returns None.
+    C-contiguous, filled in place. Rows are split over n_threads OpenMP threads (static
+    schedule); each writes only out[i], so the result does not depend on it. Returns None.
     """
     cdef Py_ssize_t i, n_rows = stats.shape[0]
+    cdef int T = n_threads if n_threads > 1 else 1
     if stats.shape[1] != BLEU_N_STATS:
         raise ValueError(f"stats must have {BLEU_N_STATS} columns, got {stats.shape[1]}")
     if out.shape[0] != n_rows:
         raise ValueError(f"out has {out.shape[0]} entries for {n_rows} stats rows")
+    if T > n_rows:
+        T = n_rows if n_rows > 0 else 1
     with nogil:
-        for i in range(n_rows):
+        for i in prange(n_rows, num_threads=T, schedule="static"):
             out[i] = sentence_bleu(&stats[i, 0], ref_divisor, variant)
 
 

@@ -38,11 +38,12 @@
 # features, which are not centred), which shrinks with the gradient itself as mu grows,
 # instead of a few ulps of E[g] E[f], which does not. Long sums (T over
 # sentences, the gradient over all hypotheses) use Neumaier compensation; sums within one
-# sentence (<= a few thousand terms) are plain. Summation order is fixed: no threads.
+# sentence (<= a few thousand terms) are plain. Summation order is fixed (sentence order),
+# whatever the threads or partitions.
 
 from _compensated cimport neumaier_add
 from libc.math cimport INFINITY, NAN, exp, log
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int8_t, int32_t, int64_t
 
 from cython.parallel cimport prange
 
@@ -125,49 +126,83 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     sum); the sums across sentences then run in sentence order, so the result is the
     same bit for bit for any number of threads.
 
+    It is the four steps below in a row: :func:`sentence_moments` and
+    :func:`hypothesis_coefficients` work sentence by sentence (a caller may split the
+    sentences over machines and join their outputs), :func:`expected_totals` and
+    :func:`gradient_sum` sum across sentences in sentence order.
+
     Returns ``(J, status, index)``: a STATUS_* code and its index (see the top of the
     file); on a non-OK status the gradient is all zero. Shapes are checked once here;
     values (offsets, ids, mu, norm, divisor) are not: mtplug.metrics.expected_bleu does.
     """
     cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t n_stats = stats.shape[1], n_dense = dense.shape[1]
-    cdef Py_ssize_t n_features = gradient.shape[0]
     if metric not in METRIC_N_STATS:
         raise ValueError(f"unknown metric code {metric}")
+    cdef Py_ssize_t n_stats = stats.shape[1], n_dense = dense.shape[1]
     if n_stats != METRIC_N_STATS[metric]:
         raise ValueError(
             f"metric code {metric} needs {METRIC_N_STATS[metric]} stats columns, got {n_stats}")
-    if S < 0 or sent_offsets[S] != n or sent_offsets[0] != 0:
-        raise ValueError("sent_offsets must run from 0 to the number of scores")
+    _check_rows(sent_offsets, n)
     if stats.shape[0] != n or sp_indptr.shape[0] != n + 1 or (n and dense.shape[0] != n):
         raise ValueError("scores, stats, dense and sp_indptr disagree on the number of hypotheses")
-    if sp_ids.shape[0] != sp_values.shape[0] or sp_indptr[n] != sp_ids.shape[0]:
-        raise ValueError("sp_indptr, sp_ids and sp_values disagree on the number of entries")
-    if n_dense > n_features or totals.shape[0] != n_stats:
+    if n_dense > gradient.shape[0] or totals.shape[0] != n_stats:
         raise ValueError("gradient must hold every dense feature and totals every stats column")
+    sent_max, sent_z = np.empty(S, dtype=np.float64), np.empty(S, dtype=np.float64)
+    sent_best, sent_bad = np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int8)
+    sent_dev = np.empty((S, n_stats), dtype=np.float64)
+    sentence_moments(scores, mu, sent_offsets, stats, sent_max, sent_z, sent_best, sent_dev, sent_bad, n_threads)
+    slope = np.zeros(n_stats, dtype=np.float64)
+    value, status, index = expected_totals(stats, sent_offsets, sent_best, sent_dev, sent_bad, ref_divisor,
+                                           metric, norm, totals, slope)
+    if status != _STATUS_OK:
+        gradient[:] = 0.0
+        return value, status, index
+    coef = np.empty(n, dtype=np.float64)
+    dense_acc = np.empty((S, n_dense), dtype=np.float64)
+    hypothesis_coefficients(scores, mu, sent_offsets, stats, dense, sent_max, sent_z, sent_best, sent_dev,
+                            slope, coef, dense_acc, n_threads)
+    gradient_sum(sent_offsets, coef, dense_acc, sp_indptr, sp_ids, sp_values, mu, gradient)
+    return value, status, index
+
+
+cdef _check_rows(const int64_t[::1] sent_offsets, Py_ssize_t n):
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1
+    if S < 0 or sent_offsets[S] != n or sent_offsets[0] != 0:
+        raise ValueError("sent_offsets must run from 0 to the number of scores")
+
+
+def sentence_moments(const double[::1] scores, double mu, const int64_t[::1] sent_offsets,
+                     const int32_t[:, ::1] stats, double[::1] sent_max, double[::1] sent_z,
+                     int64_t[::1] sent_best, double[:, ::1] sent_dev, int8_t[::1] sent_bad, int n_threads=1):
+    """Pass 1, per sentence: the softmax and the expected statistics.
+
+    scores, mu, sent_offsets (S + 1 entries from 0), stats as for
+    :func:`expected_gradient`. Outputs, overwritten, one row per sentence: sent_max
+    float64 [S] (max_h mu x_h), sent_z float64 [S] (sum_h exp(mu x_h - max)), sent_best
+    int64 [S] (b: the first row at the max, counted from row 0 of these arrays),
+    sent_dev float64 [S, n_stats] (E_s[stats] - stats_b), sent_bad int8 [S] (1 where
+    mu x_h is not finite). An empty sentence gets max 0, z 1, b 0, dev 0. n_threads:
+    OpenMP threads over sentences (each writes only its own rows).
+    """
+    cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1, n_stats = stats.shape[1]
+    _check_rows(sent_offsets, n)
+    if stats.shape[0] != n:
+        raise ValueError("scores and stats disagree on the number of hypotheses")
+    if (sent_max.shape[0] != S or sent_z.shape[0] != S or sent_best.shape[0] != S or sent_bad.shape[0] != S
+            or sent_dev.shape[0] != S or sent_dev.shape[1] != n_stats):
+        raise ValueError("every output must have one row per sentence (sent_dev: n_stats columns)")
     cdef int T = n_threads if n_threads > 1 else 1
-
-    # Per-sentence results of pass 1, reused by pass 2 (S rows: small next to the n rows).
-    cdef double[::1] sent_max = np.zeros(S, dtype=np.float64)   # max_h mu x_h
-    cdef double[::1] sent_z = np.ones(S, dtype=np.float64)      # sum_h exp(mu x_h - max)
-    cdef int64_t[::1] sent_best = np.zeros(S, dtype=np.int64)  # b, first row at the max
-    cdef double[:, ::1] sent_dev = np.zeros((S, n_stats), dtype=np.float64)  # E_s[stats] - stats_b
-    cdef char[::1] sent_bad = np.zeros(S, dtype=np.int8)       # mu x overflowed
-    cdef double[::1] comp = np.zeros(n_features, dtype=np.float64)  # Neumaier terms of gradient
-    cdef double[:, ::1] dense_acc = np.zeros((S, n_dense), dtype=np.float64)  # each sentence's dense sum
-    cdef double[::1] coef = np.zeros(n, dtype=np.float64)       # p_h (g_h - E_s[g]) per hypothesis
-    cdef double[::1] t_comp = np.zeros(n_stats, dtype=np.float64)
-    cdef double u[16]
-    cdef double value = NAN, m, x, z, p, g, g_dev, c
-    cdef int status = _STATUS_OK
-    cdef Py_ssize_t index = 0, s, k, j
-    cdef int64_t h, lo, hi, b, e
-    gradient[:] = 0.0
-    totals[:] = 0.0
-
+    cdef Py_ssize_t s, k
+    cdef int64_t h, lo, hi, b
+    cdef double m, x, z, p
     with nogil:
-        # ---- pass 1: per-sentence softmax and expected statistics (in parallel) ----
         for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+            sent_max[s] = 0.0
+            sent_z[s] = 1.0
+            sent_best[s] = 0
+            sent_bad[s] = 0
+            for k in range(n_stats):
+                sent_dev[s, k] = 0.0
             lo = sent_offsets[s]
             hi = sent_offsets[s + 1]
             if hi <= lo:
@@ -195,7 +230,38 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
                 for k in range(n_stats):
                     # int32 differences are exact in double
                     sent_dev[s, k] += p * (<double>stats[h, k] - <double>stats[b, k])
-        # ... summed in sentence order; the first overflowing sentence stops it
+
+
+def expected_totals(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] sent_best,
+                    const double[:, ::1] sent_dev, const int8_t[::1] sent_bad, double ref_divisor, int metric,
+                    double norm, double[::1] totals, double[::1] slope):
+    """The expected statistics T (summed in sentence order), J = M(T) and u = dM/dT.
+
+    stats int32 [n, n_stats] and sent_offsets int64 [S + 1] of the whole corpus; the
+    per-sentence outputs of :func:`sentence_moments` with sent_best counted from row 0 of
+    ``stats``. ref_divisor, metric, norm as for :func:`expected_gradient`. Outputs:
+    totals float64 [n_stats] (T; NaN after STATUS_OVERFLOW), slope float64 [n_stats] (u;
+    meaningful when the status is OK). Returns ``(J, status, index)``.
+    """
+    cdef Py_ssize_t n = stats.shape[0], S = sent_offsets.shape[0] - 1, n_stats = stats.shape[1]
+    if metric not in METRIC_N_STATS:
+        raise ValueError(f"unknown metric code {metric}")
+    if n_stats != METRIC_N_STATS[metric]:
+        raise ValueError(
+            f"metric code {metric} needs {METRIC_N_STATS[metric]} stats columns, got {n_stats}")
+    _check_rows(sent_offsets, n)
+    if (sent_best.shape[0] != S or sent_bad.shape[0] != S or sent_dev.shape[0] != S
+            or sent_dev.shape[1] != n_stats or totals.shape[0] != n_stats or slope.shape[0] != n_stats):
+        raise ValueError("sentence outputs, totals and slope disagree in shape")
+    cdef double[::1] t_comp = np.zeros(n_stats, dtype=np.float64)
+    cdef double u[16]
+    cdef double value = NAN
+    cdef int status = _STATUS_OK
+    cdef Py_ssize_t index = 0, s, k
+    cdef int64_t b
+    totals[:] = 0.0
+    with nogil:
+        # summed in sentence order; the first overflowing sentence stops it
         for s in range(S):
             if sent_bad[s]:
                 status = _STATUS_OVERFLOW
@@ -206,7 +272,6 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
             b = sent_best[s]
             for k in range(n_stats):
                 neumaier_add(&totals[k], &t_comp[k], <double>stats[b, k] + sent_dev[s, k])
-
         if status == _STATUS_OK:
             for k in range(n_stats):
                 totals[k] += t_comp[k]
@@ -217,52 +282,106 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
             else:
                 value = totals[0] / norm
                 u[0] = 1.0 / norm
-
-        # ---- pass 2: dJ/dw = mu sum_s sum_h p_h (g_h - E_s[g]) (f_h - f_b) ----
-        if status == _STATUS_OK:
-            for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
-                lo = sent_offsets[s]
-                hi = sent_offsets[s + 1]
-                if hi - lo < 2:
-                    continue  # one hypothesis: p = 1, zero covariance
-                b = sent_best[s]
-                m = sent_max[s]
-                z = sent_z[s]
-                # E_s[g] - g_b, from exact stat differences (see "Accuracy" at the top)
-                g_dev = 0.0
+            if status == _STATUS_OK:
                 for k in range(n_stats):
-                    g_dev = g_dev + u[k] * sent_dev[s, k]
-                for h in range(lo, hi):
-                    p = _exp_shifted(mu * scores[h] - m) / z
-                    g = 0.0
-                    for k in range(n_stats):
-                        g = g + u[k] * (<double>stats[h, k] - <double>stats[b, k])
-                    c = p * (g - g_dev)   # p_h (g_h - E_s[g])
-                    coef[h] = c
-                    if c == 0.0:
-                        continue          # underflowed p (large mu): nothing to add
-                    if h != b:            # f_b - f_b = 0 for the dense block
-                        for j in range(n_dense):
-                            dense_acc[s, j] += c * (dense[h, j] - dense[b, j])
-            # the sums across sentences, in sentence order
-            for s in range(S):
-                lo = sent_offsets[s]
-                hi = sent_offsets[s + 1]
-                if hi - lo < 2:
-                    continue
-                for h in range(lo, hi):
-                    c = coef[h]
-                    if c == 0.0:
-                        continue
-                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                        neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
-                for j in range(n_dense):
-                    neumaier_add(&gradient[j], &comp[j], dense_acc[s, j])
-            for j in range(n_features):
-                gradient[j] = mu * (gradient[j] + comp[j])
-
-    if status != _STATUS_OK:
-        gradient[:] = 0.0
+                    slope[k] = u[k]
     if status == _STATUS_OVERFLOW:
         totals[:] = NAN  # T was left half-summed
     return value, status, index
+
+
+def hypothesis_coefficients(const double[::1] scores, double mu, const int64_t[::1] sent_offsets,
+                            const int32_t[:, ::1] stats, const double[:, ::1] dense,
+                            const double[::1] sent_max, const double[::1] sent_z, const int64_t[::1] sent_best,
+                            const double[:, ::1] sent_dev, const double[::1] slope,
+                            double[::1] coef, double[:, ::1] dense_acc, int n_threads=1):
+    """Pass 2, per sentence: each hypothesis's weight in dJ/dw and each sentence's dense sum.
+
+    Inputs as for :func:`sentence_moments` and its outputs (same rows), dense float64
+    [n, n_dense], slope float64 [n_stats] (u from :func:`expected_totals`). Outputs,
+    overwritten: coef float64 [n], c_h = p_h (g_h - E_s[g]) with g = u . stats (0 in
+    sentences of fewer than two hypotheses); dense_acc float64 [S, n_dense], sum_h c_h
+    (f_h - f_b) over the dense block. n_threads: OpenMP threads over sentences.
+    """
+    cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t n_stats = stats.shape[1], n_dense = dense.shape[1]
+    _check_rows(sent_offsets, n)
+    if stats.shape[0] != n or coef.shape[0] != n or (n and dense.shape[0] != n):
+        raise ValueError("scores, stats, dense and coef disagree on the number of hypotheses")
+    if (sent_max.shape[0] != S or sent_z.shape[0] != S or sent_best.shape[0] != S or sent_dev.shape[0] != S
+            or sent_dev.shape[1] != n_stats or slope.shape[0] != n_stats or dense_acc.shape[0] != S
+            or dense_acc.shape[1] != n_dense):
+        raise ValueError("sentence inputs, slope and dense_acc disagree in shape")
+    cdef int T = n_threads if n_threads > 1 else 1
+    cdef Py_ssize_t s, k, j
+    cdef int64_t h, lo, hi, b
+    cdef double m, z, p, g, g_dev, c
+    with nogil:
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+            lo = sent_offsets[s]
+            hi = sent_offsets[s + 1]
+            for j in range(n_dense):
+                dense_acc[s, j] = 0.0
+            for h in range(lo, hi):
+                coef[h] = 0.0
+            if hi - lo < 2:
+                continue  # one hypothesis: p = 1, zero covariance
+            b = sent_best[s]
+            m = sent_max[s]
+            z = sent_z[s]
+            # E_s[g] - g_b, from exact stat differences (see "Accuracy" at the top)
+            g_dev = 0.0
+            for k in range(n_stats):
+                g_dev = g_dev + slope[k] * sent_dev[s, k]
+            for h in range(lo, hi):
+                p = _exp_shifted(mu * scores[h] - m) / z
+                g = 0.0
+                for k in range(n_stats):
+                    g = g + slope[k] * (<double>stats[h, k] - <double>stats[b, k])
+                c = p * (g - g_dev)   # p_h (g_h - E_s[g])
+                coef[h] = c
+                if c == 0.0:
+                    continue          # underflowed p (large mu): nothing to add
+                if h != b:            # f_b - f_b = 0 for the dense block
+                    for j in range(n_dense):
+                        dense_acc[s, j] += c * (dense[h, j] - dense[b, j])
+
+
+def gradient_sum(const int64_t[::1] sent_offsets, const double[::1] coef, const double[:, ::1] dense_acc,
+                 const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
+                 double mu, double[::1] gradient):
+    """dJ/dw = mu (sum over sentences, in order, of dense_acc and of c_h times the sparse
+    features), Neumaier-compensated. Inputs from :func:`hypothesis_coefficients` for the
+    whole corpus (sent_offsets int64 [S + 1], coef float64 [n], dense_acc float64 [S,
+    n_dense]) and the CSR sparse features; gradient float64 [n_features], overwritten.
+    """
+    cdef Py_ssize_t n = coef.shape[0], S = sent_offsets.shape[0] - 1, n_dense = dense_acc.shape[1]
+    cdef Py_ssize_t n_features = gradient.shape[0]
+    _check_rows(sent_offsets, n)
+    if sp_indptr.shape[0] != n + 1 or dense_acc.shape[0] != S:
+        raise ValueError("coef, dense_acc and sp_indptr disagree on the number of hypotheses")
+    if sp_ids.shape[0] != sp_values.shape[0] or sp_indptr[n] != sp_ids.shape[0]:
+        raise ValueError("sp_indptr, sp_ids and sp_values disagree on the number of entries")
+    if n_dense > n_features:
+        raise ValueError("gradient must hold every dense feature")
+    cdef double[::1] comp = np.zeros(n_features, dtype=np.float64)  # Neumaier terms
+    cdef Py_ssize_t s, j
+    cdef int64_t h, lo, hi, e
+    cdef double c
+    gradient[:] = 0.0
+    with nogil:
+        for s in range(S):
+            lo = sent_offsets[s]
+            hi = sent_offsets[s + 1]
+            if hi - lo < 2:
+                continue
+            for h in range(lo, hi):
+                c = coef[h]
+                if c == 0.0:
+                    continue
+                for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                    neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
+            for j in range(n_dense):
+                neumaier_add(&gradient[j], &comp[j], dense_acc[s, j])
+        for j in range(n_features):
+            gradient[j] = mu * (gradient[j] + comp[j])

@@ -32,3 +32,26 @@ def write(tmp_path):
         return str(p)
 
     return _write
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A dask LocalCluster of 2 worker processes (one thread each), shared by the session."""
+    import logging
+
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           silence_logs=logging.ERROR)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_engine(dask_cluster):
+    """A :class:`mtplug.distributed.dask_engine.DaskEngine` on :func:`dask_cluster`."""
+    from mtplug.distributed import connect
+
+    engine = connect(dask_cluster.scheduler_address, quiet=True)
+    yield engine
+    engine.close()

@@ -22,7 +22,15 @@ def loss_gradient(
     fill2: np.ndarray,  # int32_t[::1], [n], overwritten: sweep-2 pointer at each sorted position
     partners: np.ndarray,  # int32_t[::1], [n], overwritten: active partners of each row
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+    sent_loss: np.ndarray | None = ...,  # float64_t[::1], [S], overwritten: each sentence's loss
+    sent_curv: np.ndarray | None = ...,  # float64_t[::1], [S], overwritten: half its v^T H v
+    sent_active: np.ndarray | None = ...,  # int64_t[::1], [S], overwritten: its active pairs
 ) -> tuple[float, float, int, int, int]: ...  # (loss, v^T H v, active pairs, STATUS_*, sentence)
+def ordered_totals(
+    sent_loss: np.ndarray,  # const float64_t[::1], [S], per-sentence outputs of loss_gradient
+    sent_curv: np.ndarray,  # const float64_t[::1], [S]
+    sent_active: np.ndarray,  # const int64_t[::1], [S]
+) -> tuple[float, float, int]: ...  # (loss, v^T H v, active pairs), summed as loss_gradient does
 def hessian_product(
     v: np.ndarray,  # const float64_t[::1], [n], direction scores
     ranks: np.ndarray,  # const int32_t[::1], [n]

@@ -14,6 +14,7 @@ def sentence_bleu_rows(
     ref_divisor: float,  # > 0
     variant: int,  # a VARIANT_CODES value
     out: np.ndarray,  # float64_t[::1], [n_rows], filled in place with BLEU in [0, 1]
+    n_threads: int = 1,  # OpenMP threads over rows; the result does not depend on it
 ) -> None: ...
 def corpus_log_bleu(
     totals: np.ndarray,  # const int64_t[::1], [9]

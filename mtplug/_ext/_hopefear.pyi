@@ -8,4 +8,5 @@ def select(
     model_coef: float,
     gain_coef: float,
     out: np.ndarray,  # int64_t[::1] [S]
+    n_threads: int = 1,  # OpenMP threads over sentences; the result does not depend on it
 ) -> None: ...

@@ -25,6 +25,7 @@ examples:
   mtplug dtrain -c dtrain.ini --epochs 2 --pair_sampling all --loss_margin 1 --gamma 0.001 --output w.txt
   mtplug dtrain -c dtrain.ini --l1_reg cumul --l1_reg_strength 0.0001 --select_weights avg --output w.txt
   mtplug dtrain -c dtrain.ini --shards 4 --workers 2 --output w.txt   # as parallelize.rb -s 4 (mixed each epoch)
+  mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 --output w.txt  # shards on dask workers
   mtplug dtrain -c dtrain.ini > weights.txt                           # output=- : weights on stdout
 
 dtrain.ini holds key=value lines ('#' comments, flags alone); the keys are the --KEY flags below.
@@ -41,6 +42,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, metavar="N",
                    help="threads running shards in parallel (default: min(shards, cores)); does not change "
                         "the result")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the shards (--shards > 1) on the workers of this dask scheduler (tcp://host:port, "
+                        "a scheduler file, or local:N); needs pip install mtplug[distributed], the same mtplug, "
+                        "decoder and paths on every worker; does not change the result")
     p.add_argument("--verbose", "-v", action="store_true", help="log one line per sentence")
     groups = {name: p.add_argument_group(f"dtrain: {name}") for name in GROUPS}
     for name, f in KEYS.items():
@@ -86,8 +91,12 @@ def run(args, log, counter) -> int:
     if cfg.fselect != -1:
         log("warning: fselect is not implemented (dtrain does not implement it either); ignored")
     out_dir = os.path.dirname(os.path.abspath(cfg.output)) if cfg.output != "-" else "."
-    result = run_dtrain(cfg, command, log=log, verbose=log if args.verbose else None,
-                        progress_factory=lambda total: counter(total), workers=workers, keep_dir=out_dir)
+    from ..distributed import engine_for
+
+    with engine_for(args.scheduler, quiet=getattr(args, "quiet", False)) as engine:
+        result = run_dtrain(cfg, command, log=log, verbose=log if args.verbose else None,
+                            progress_factory=lambda total: counter(total), workers=workers, keep_dir=out_dir,
+                            engine=engine if args.scheduler else None)
     comment = (f"mtplug {__version__} dtrain seed={cfg.seed} select_weights={cfg.select_weights} "
                f"epochs={cfg.epochs} shards={result.shards} best_epoch={result.best_epoch}")
     if result.weights is not None:

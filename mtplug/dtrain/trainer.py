@@ -218,6 +218,19 @@ def _shard_epoch(cfg, decoder, inputs, refs, positions, start, progress, verbose
     return trainer.weights(), stats, trainer.learner.check_lines
 
 
+def _remote_shard_epoch(job) -> tuple:
+    """One shard's epoch on a dask worker: its own decoder calls in a temporary folder
+    there. job: (cfg, decoder argv, inputs, refs, positions, weights). Returns
+    (weights, EpochStats, check lines, decoder calls)."""
+    cfg, argv, inputs, refs, positions, weights = job
+    decoder = CdecCalls(argv, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    try:
+        out = _shard_epoch(cfg, decoder, inputs, refs, positions, weights, None, None)
+        return (*out, decoder.calls)
+    finally:
+        decoder.close()
+
+
 # ---------------------------------------------------------------------------- the run
 @dataclass
 class DtrainResult:
@@ -266,14 +279,17 @@ class _Selector:
 
 def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Optional[Log] = None,
                progress_factory: Optional[Callable[[int], tuple]] = None, workers: int = 1,
-               keep_dir: Optional[str] = None, stdin=None) -> DtrainResult:
+               keep_dir: Optional[str] = None, stdin=None, engine=None) -> DtrainResult:
     """Train as cdec's dtrain (and parallelize.rb for ``shards > 1``) with the decoder in the loop.
 
     ``decoder_command``: the cdec program (or command line). ``log``: per-epoch lines;
     ``verbose``: per-sentence lines; ``progress_factory(total)``: returns ``(update, close)``,
     update called with 1 per sentence (e.g. a tqdm bar);
-    ``workers``: threads for shards (the result does not depend on it); ``keep_dir``:
-    where ``keep`` writes ``weights.<epoch>.gz`` (default: the current directory).
+    ``workers``: threads for shards (the result does not depend on it); ``engine``: a dask
+    engine (:func:`mtplug.distributed.connect`) runs the shards (``shards > 1``) on its
+    workers instead, each with its own decoder calls there (same result; no per-sentence
+    ``verbose`` lines, progress per shard); ``keep_dir``: where ``keep`` writes
+    ``weights.<epoch>.gz`` (default: the current directory).
     """
     log = log or (lambda m: None)
     t_run = time.perf_counter()
@@ -313,12 +329,18 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
                 check(single.learner.check_lines)
                 single.learner.check_lines = []
             else:
-                jobs = [(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
-                if workers > 1:
+                if engine is not None:
+                    remote = engine.map(_remote_shard_epoch,
+                                        [(cfg, decoder.argv, inputs, refs, s, weights) for s in shards])
+                    decoder.calls += sum(r[3] for r in remote)
+                    results = [r[:3] for r in remote]
+                    tick(sum(min(len(s), cfg.stop_after) if cfg.stop_after else len(s) for s in shards))
+                elif workers > 1:
+                    jobs = [(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
                     with ThreadPoolExecutor(max_workers=workers) as pool:
                         results = list(pool.map(lambda job: _shard_epoch(*job), jobs))
                 else:
-                    results = [_shard_epoch(*job) for job in jobs]
+                    results = [_shard_epoch(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
                 stats = EpochStats()
                 for _, shard_stats, lines in results:  # shard order, whatever finished first
                     stats.merge(shard_stats)

@@ -222,12 +222,14 @@ def corpus_bleu_from_stats(stats, ref_len_divisor: float = 1) -> BleuScore:
     )
 
 
-def sentence_bleu(stats, variant: str = "bleu+1", ref_len_divisor: float = 1) -> np.ndarray:
+def sentence_bleu(stats, variant: str = "bleu+1", ref_len_divisor: float = 1, *,
+                  threads: int = 1) -> np.ndarray:
     """Sentence-level BLEU of every stats row: float64 array [n_rows], values in [0, 1].
 
     stats: integer array [n_rows, 9] in :data:`STATS_LAYOUT` order (a single row [9] is
     scored as [1, 9]); values must fit in int32. variant: a key of
     :data:`SENTENCE_BLEU_VARIANTS`. ref_len_divisor: positive; ``r = ref_len / divisor``.
+    threads: OpenMP threads over the rows (default 1); the result does not depend on it.
 
     With ``m_n``, ``t_n`` the matches and n-grams of order n, ``h = t_1`` and
     ``log BP(h, r) = min(0, 1 - r / h)`` (0 when ``h >= r``, -inf when ``h = 0 < r``),
@@ -267,5 +269,5 @@ def sentence_bleu(stats, variant: str = "bleu+1", ref_len_divisor: float = 1) ->
         raise ValueError(f"sentence BLEU statistics must fit in int32 (max {_INT32_MAX})")
     rows = np.ascontiguousarray(arr, dtype=np.int32)
     out = np.empty(rows.shape[0], dtype=np.float64)
-    _bleu.sentence_bleu_rows(rows, divisor, SENTENCE_BLEU_VARIANTS[variant], out)
+    _bleu.sentence_bleu_rows(rows, divisor, SENTENCE_BLEU_VARIANTS[variant], out, max(1, int(threads)))
     return out

@@ -13,10 +13,14 @@ import numpy as np
 from .bleu import SENTENCE_BLEU_VARIANTS, sentence_bleu
 
 
-def hypothesis_scores(corpus, variant: str = "bleu+1") -> np.ndarray:
-    """Sentence-level metric of every hypothesis: float64 [n_hyp], higher is better."""
+def hypothesis_scores(corpus, variant: str = "bleu+1", *, threads: int = 1) -> np.ndarray:
+    """Sentence-level metric of every hypothesis: float64 [n_hyp], higher is better.
+
+    threads: OpenMP threads for the sentence-BLEU kernel (default 1); the result does not
+    depend on it.
+    """
     if corpus.metric == "linear":
         return corpus.stats[:, 0].astype(np.float64) * (corpus.n_sentences / corpus.metric_norm)
     if variant not in SENTENCE_BLEU_VARIANTS:
         raise ValueError(f"unknown sentence metric {variant!r}; known: {', '.join(SENTENCE_BLEU_VARIANTS)}")
-    return sentence_bleu(corpus.stats, variant, corpus.ref_len_divisor)
+    return sentence_bleu(corpus.stats, variant, corpus.ref_len_divisor, threads=threads)

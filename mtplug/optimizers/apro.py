@@ -24,8 +24,10 @@ means the same thing for any start point; when it is 0 (no sentence has a prefer
 pair) the tolerance is absolute.
 
 There is no randomness: the result is bit-identical on every run for the same corpus,
-start and options (the seed is only recorded) and for any number of ``threads``: the loss
-and Hessian kernels run sentences in OpenMP threads and sum their parts in sentence order.
+start and options (the seed is only recorded), for any number of ``threads`` and on any
+engine: the loss and Hessian kernels run sentences in OpenMP threads, or in partitions on
+dask workers (``engine``), and every per-hypothesis result is independent of the split;
+the per-sentence losses are summed in sentence order and X^T g is formed here.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._ext import _apro
+from ..distributed import LocalEngine
+from ..distributed.partition import partition_sentences
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
 from .base import Optimizer, Result
@@ -51,10 +55,47 @@ class _Pass:
     curvature: float          # v^T H v for the direction passed (0 without one)
     active_pairs: int
     g: np.ndarray | None      # float64, dL/dh (dropped once the gradient is formed)
-    order: np.ndarray         # int32: the active set, for Hessian products
-    fill1: np.ndarray
-    fill2: np.ndarray
-    partners: np.ndarray
+    state: list               # per partition, the active set (stays where it was computed)
+
+
+@dataclass
+class _PairPart:
+    """The pair data of a run of sentences: ranks int32 [n_p], offsets int64 [S_p + 1] from 0."""
+
+    ranks: np.ndarray
+    offsets: np.ndarray
+
+
+_NO_DIRECTION = np.empty(0, dtype=np.float64)
+
+
+def _part_loss(part: _PairPart, h: np.ndarray, v: np.ndarray | None, threads: int):
+    """The loss kernel on one partition: ((g, sent_loss, sent_curv, sent_active, status,
+    index), active-set arrays). Runs wherever the partition lives."""
+    n, S = part.ranks.shape[0], part.offsets.shape[0] - 1
+    g = np.empty(n, dtype=np.float64)
+    state = tuple(np.empty(n, dtype=np.int32) for _ in range(4))  # order, fill1, fill2, partners
+    sent_loss, sent_curv = np.empty(S, dtype=np.float64), np.empty(S, dtype=np.float64)
+    sent_active = np.empty(S, dtype=np.int64)
+    _, _, _, status, index = _apro.loss_gradient(h, _NO_DIRECTION if v is None else v, part.ranks, part.offsets,
+                                                 g, *state, threads, sent_loss, sent_curv, sent_active)
+    return (g, sent_loss, sent_curv, sent_active, status, index), state
+
+
+def _public(result):
+    """The part of a :func:`_part_loss` result that travels back (the state stays)."""
+    return result[0]
+
+
+def _part_hessian(part: _PairPart, result, v: np.ndarray, threads: int) -> np.ndarray:
+    """The Hessian kernel on one partition, on the active set of a :func:`_part_loss` result."""
+    hv = np.empty(part.ranks.shape[0], dtype=np.float64)
+    _apro.hessian_product(v, part.ranks, part.offsets, *result[1], hv, threads)
+    return hv
+
+
+def _joined(arrays: list) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 @dataclass
@@ -78,10 +119,12 @@ class AproObjective:
     metric_scores: float64 [n_hypotheses], finite, higher is better (b). c: C > 0.
     Weight vectors and directions are float64 [n_features].
     Counters: ``evaluations`` (loss kernel passes), ``gradients`` (gradients formed,
-    X^T products), ``hessian_products``.
+    X^T products), ``hessian_products``. engine: where the per-sentence kernels run (a
+    :class:`mtplug.distributed.LocalEngine` by default; a dask engine splits the sentences
+    into one partition per worker); the results do not depend on it.
     """
 
-    def __init__(self, corpus, metric_scores: np.ndarray, c: float, threads: int = 1):
+    def __init__(self, corpus, metric_scores: np.ndarray, c: float, threads: int = 1, engine=None):
         n = corpus.n_hypotheses
         b = np.ascontiguousarray(metric_scores, dtype=np.float64)
         if b.shape != (n,):
@@ -107,6 +150,18 @@ class AproObjective:
             raise ValueError("feature values must be finite")
         self.ranks = np.empty(n, dtype=np.int32)
         _apro.metric_ranks(b, self.offsets, self.ranks)
+        self.engine = engine if engine is not None else LocalEngine()
+        self.rows = []          # (first hypothesis, end) of each partition
+        self.first_sentence = []
+        parts = []
+        for s_lo, s_hi in partition_sentences(self.offsets, self.engine.n_workers):
+            lo, hi = int(self.offsets[s_lo]), int(self.offsets[s_hi])
+            self.rows.append((lo, hi))
+            self.first_sentence.append(s_lo)
+            parts.append(_PairPart(self.ranks[lo:hi].copy(), self.offsets[s_lo:s_hi + 1] - lo)
+                         if len(self.rows) > 1 or hi - lo < n else _PairPart(self.ranks, self.offsets))
+        self.parts = self.engine.put(parts)
+        self.part_threads = [self.engine.threads_of(i) or self.threads for i in range(len(parts))]
         self.n = n
         self.c = float(c)
         #: C / N, the factor of the summed loss
@@ -139,19 +194,22 @@ class AproObjective:
             raise ValueError(f"{what} must be finite")
         return w
 
+    def _split(self, x: np.ndarray | None) -> list:
+        return [None if x is None else x[lo:hi] for lo, hi in self.rows]
+
     def loss_pass(self, h: np.ndarray, v: np.ndarray | None = None) -> _Pass:
         """Run the loss kernel on scores ``h`` (float64 [n]), with curvature along ``v``."""
-        n = self.n
-        g = np.empty(n, dtype=np.float64)
-        order, fill1, fill2, partners = (np.empty(n, dtype=np.int32) for _ in range(4))
-        direction = v if v is not None else np.empty(0, dtype=np.float64)
-        loss, curvature, pairs, status, index = _apro.loss_gradient(
-            h, direction, self.ranks, self.offsets, g, order, fill1, fill2, partners, self.threads)
-        if status != _apro.STATUS_OK:
-            raise FloatingPointError(f"a model score of sentence {index} is not finite; "
-                                     f"the features or weights are too large")
+        engine = self.engine
+        results = engine.run(_part_loss, self.parts, self._split(h), self._split(v), self.part_threads)
+        public = engine.fetch(engine.run(_public, results))
+        for first, (_, _, _, _, status, index) in zip(self.first_sentence, public):
+            if status != _apro.STATUS_OK:
+                raise FloatingPointError(f"a model score of sentence {first + index} is not finite; "
+                                         f"the features or weights are too large")
+        g, sent_loss, sent_curv, sent_active = (_joined([p[k] for p in public]) for k in range(4))
+        loss, curvature, pairs = _apro.ordered_totals(sent_loss, sent_curv, sent_active)
         self.evaluations += 1
-        return _Pass(loss, curvature, int(pairs), g, order, fill1, fill2, partners)
+        return _Pass(loss, curvature, int(pairs), g, results)
 
     def point_from_pass(self, w: np.ndarray, p: _Pass) -> AproPoint:
         """The point ``w`` whose scores gave the pass ``p``: forms F and grad F."""
@@ -172,10 +230,10 @@ class AproObjective:
     def hessian_product(self, point: AproPoint, d) -> np.ndarray:
         """Generalized Hessian of F at ``point`` times ``d``: float64 [n_features]."""
         d = self._vector(d, "direction")
-        p = point._pass
-        hv = np.empty(self.n, dtype=np.float64)
-        _apro.hessian_product(self.scores(d), self.ranks, self.offsets, p.order, p.fill1, p.fill2,
-                              p.partners, hv, self.threads)
+        engine = self.engine
+        parts = engine.run(_part_hessian, self.parts, point._pass.state, self._split(self.scores(d)),
+                           self.part_threads)
+        hv = _joined(engine.fetch(parts))
         self.hessian_products += 1
         return d + self.scale * self.transpose_product(hv)
 
@@ -318,6 +376,7 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
 
 class Apro(Optimizer):
     name = "apro"
+    distributes = True
     help = ("all-pairs ranking optimization (Dreyer & Dong 2015): squared-hinge loss over every "
             "preference pair, O(k log k) per sentence, truncated Newton")
     options = {
@@ -353,16 +412,19 @@ class Apro(Optimizer):
         self.tolerance = float(tolerance)
         self.max_iterations = int(max_iterations)
 
-    def objective(self, corpus, threads: int = 1) -> AproObjective:
-        """The objective F of this configuration on ``corpus`` (kernels on ``threads`` threads)."""
-        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric), self.c, threads)
+    def objective(self, corpus, threads: int = 1, engine=None) -> AproObjective:
+        """The objective F of this configuration on ``corpus`` (kernels on ``threads``
+        threads, partitions on ``engine``'s workers)."""
+        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric), self.c, threads, engine)
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
-                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:
         """Minimize F from ``start`` (float64 [n_features]); return psi w' + (1 - psi) start.
 
         seed: recorded only (APRO is deterministic). threads: of the loss and Hessian kernels
-        (default: all cores; the result does not depend on it).
+        (default: all cores; the result does not depend on it). engine: a dask engine
+        (:func:`mtplug.distributed.connect`) runs the kernels on its workers, one partition
+        of sentences each (workers use their own thread counts); same result.
         ranges: ignored (no random start points). progress: called once, with 1, at the end.
         info: iterations (Newton), function_evaluations (loss kernel passes, line search
         included), gradient_evaluations (gradients formed, X^T products),
@@ -372,7 +434,7 @@ class Apro(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        obj = self.objective(corpus, threads=max(1, threads or os.cpu_count() or 1))
+        obj = self.objective(corpus, threads=max(1, threads or os.cpu_count() or 1), engine=engine)
         g0 = float(np.linalg.norm(obj.at(np.zeros(corpus.n_features)).grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance
         point, report = newton_cg(obj, start, gtol, g0, self.max_iterations)

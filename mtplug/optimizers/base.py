@@ -34,6 +34,9 @@ class Optimizer:
     name = ""
     help = ""
     options: dict[str, dict] = {}
+    #: whether :meth:`optimize` takes ``engine=`` (a :mod:`mtplug.distributed` engine whose
+    #: workers run its per-sentence or per-shard work)
+    distributes = False
 
     def __init__(self, **options):
         self.options = options

@@ -42,6 +42,7 @@ class _Search:
     max_iterations: int
     w: np.ndarray
     threads: int = 1            # of the line-search kernels
+    expected: object = None     # ExpectedBleu on the corpus (n-best, expbleu directions)
     objective: float = -math.inf
     line_searches: int = 0
     lines: int = 0
@@ -154,7 +155,7 @@ class _Search:
         the cooling pass repeats while it improves, then one coordinate round, and the
         gradient passes go on if that round helped (their footnote 8). Over forests the
         expectation is taken over each forest's 100 best distinct strings at the current point."""
-        from ..metrics.expected_bleu import expected_bleu_gradient
+        from ..metrics.expected_bleu import ExpectedBleu
 
         while self.iterations < self.max_iterations:
             pass_start = self.objective
@@ -163,9 +164,8 @@ class _Search:
                 self.iterations += 1
                 scale = float(np.sum(np.abs(self.w))) or 1.0
                 # forests: the gradient over their k-best lists at the current point
-                kbest_view = getattr(self.corpus, "kbest_corpus", None)
-                corpus = self.corpus if kbest_view is None else kbest_view(self.w)
-                _, grad = _quiet_gradient(expected_bleu_gradient, corpus, self.w / scale, mu, self.threads)
+                expected = self.expected or ExpectedBleu(self.corpus.kbest_corpus(self.w), threads=self.threads)
+                _, grad = _quiet_gradient(expected, self.w / scale, mu)
                 d = np.zeros(len(self.w))
                 d[self.active] = grad[self.active]
                 norm = np.linalg.norm(d)
@@ -184,20 +184,21 @@ class _Search:
                 break                         # an optimum for coordinate moves too
 
 
-def _quiet_gradient(fn, corpus, w, mu, threads=1):
-    """The expected-BLEU gradient; a degenerate point (some expected match count 0)
-    simply offers no direction."""
+def _quiet_gradient(expected, w, mu):
+    """The expected-BLEU gradient (``expected``: an ExpectedBleu); a degenerate point (some
+    expected match count 0) simply offers no direction."""
     import warnings
 
     from ..metrics.expected_bleu import DegenerateObjectiveWarning
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DegenerateObjectiveWarning)
-        return fn(corpus, w, mu, threads=threads)
+        return expected.gradient(w, mu)
 
 
 class Mert(Optimizer):
     name = "mert"
+    distributes = True
     help = "minimum error rate training: exact envelope line searches (Och 2003), optionally regularised"
     options = {
         "directions": dict(choices=DIRECTION_FINDERS, default="coordinate",
@@ -305,8 +306,8 @@ class Mert(Optimizer):
         return points
 
     # ------------------------------------------------------------------ run
-    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1) -> _Search:
-        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads)
+    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1, expected=None) -> _Search:
+        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected)
         s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
         if len(active) == 0:
             return s
@@ -325,12 +326,15 @@ class Mert(Optimizer):
         return self.restarts + 1 + self.random_walks
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
-                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:
         """Tune from ``start`` (float64 [n_features]) plus ``restarts`` random points.
 
         ranges: optional (mins, maxs) over the dense features for the random points
         (init.opt's second and third lines). threads: restarts searched at once
-        (default: all cores). Returns the best point over all starts (ties: the earliest).
+        (default: all cores). engine: with expbleu directions on an n-best store, a dask
+        engine (:func:`mtplug.distributed.connect`) computes the expected-BLEU gradients
+        on its workers, one partition of sentences each (same result). Returns the best
+        point over all starts (ties: the earliest).
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
@@ -343,9 +347,14 @@ class Mert(Optimizer):
         # restarts share the threads; what is left over goes to each search's kernels
         workers = min(threads, len(points))
         kernel_threads = max(1, threads // workers)
+        expected = None
+        if self.directions == "expbleu" and not hasattr(corpus, "kbest_corpus"):
+            from ..metrics.expected_bleu import ExpectedBleu
+
+            expected = ExpectedBleu(corpus, threads=kernel_threads, engine=engine)
 
         def run(i):
-            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads)
+            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads, expected)
             if progress is not None:
                 progress(1)
             return search
@@ -361,7 +370,7 @@ class Mert(Optimizer):
             w = best.w.copy()
             scale = np.abs(w[active]).mean() or 1.0
             w[active] += walk_rng.normal(scale=scale, size=len(active))
-            s = self._run_one(corpus, w, reg, active, walk_rng, threads)
+            s = self._run_one(corpus, w, reg, active, walk_rng, threads, expected)
             if progress is not None:
                 progress(1)
             searches.append(s)

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._ext import _hopefear, _mira
+from ..distributed import LocalEngine
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..forests.corpus import ForestCorpus
 from ..metrics.sentence import hypothesis_scores
@@ -52,17 +53,74 @@ def _features(corpus):
 
 
 
-def select(corpus_scores, gains, sent_offsets, model_coef, gain_coef) -> np.ndarray:
+def select(corpus_scores, gains, sent_offsets, model_coef, gain_coef, *, threads: int = 1) -> np.ndarray:
     """Per-sentence argmax of model_coef·score + gain_coef·gain: int64 [S] row indices
-    (ties: larger score, then lowest row). scores, gains float64 [n]; sent_offsets int64 [S + 1]."""
+    (ties: larger score, then lowest row). scores, gains float64 [n]; sent_offsets int64 [S + 1].
+    threads: OpenMP threads over the sentences (default 1); the result does not depend on it."""
     out = np.empty(len(sent_offsets) - 1, dtype=np.int64)
     _hopefear.select(np.ascontiguousarray(corpus_scores, np.float64), np.ascontiguousarray(gains, np.float64),
-                     np.ascontiguousarray(sent_offsets, np.int64), float(model_coef), float(gain_coef), out)
+                     np.ascontiguousarray(sent_offsets, np.int64), float(model_coef), float(gain_coef), out,
+                     max(1, int(threads)))
     return out
+
+
+@dataclass(frozen=True)
+class _PassParams:
+    """What every shard of an online-MIRA pass needs besides its data and the weights."""
+
+    order: str
+    seed_key: int
+    hope_model: float
+    hope_gain: float
+    fear_model: float
+    fear_gain: float
+    c: float
+    ref_divisor: float
+    decay: float
+    max_size: int
+
+
+@dataclass
+class _Shard:
+    """One block of sentences, first..first+S_b-1, with its rows (offsets from 0)."""
+
+    feats: tuple            # dense, sparse indptr, ids, values of the block's rows
+    gains: np.ndarray
+    stats: np.ndarray | None
+    offsets: np.ndarray     # int64 [S_b + 1]
+    first: int
+
+
+def _shard(feats, gains, stats, offsets, block: np.ndarray) -> _Shard:
+    """The data of the sentences ``block`` (contiguous, int64) as a :class:`_Shard`."""
+    s_lo, s_hi = int(block[0]), int(block[-1]) + 1
+    lo, hi = int(offsets[s_lo]), int(offsets[s_hi])
+    dense, indptr, ids, values = feats
+    a, b = int(indptr[lo]), int(indptr[hi])
+    part = (dense[lo:hi], indptr[lo:hi + 1] - a, ids[a:b], values[a:b])
+    return _Shard(part, gains[lo:hi], None if stats is None else stats[lo:hi], offsets[s_lo:s_hi + 1] - lo, s_lo)
+
+
+def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: int, params: _PassParams):
+    """One pass of shard ``b`` from ``w``: (last weights, K·w − u for averaging, K, loss, background)."""
+    S_b = shard.offsets.shape[0] - 1
+    sentences = np.arange(shard.first, shard.first + S_b, dtype=np.int64)
+    if params.order == "shuffle":
+        sentences = np.random.default_rng([params.seed_key, p, b]).permutation(sentences)
+    ws, u = w.copy(), np.zeros(w.shape[0])
+    state = np.zeros(2, dtype=np.int64)
+    shard_bg = None if bg is None else bg.copy()  # every shard starts from the pass's background
+    lo = _mira.mira_pass(*shard.feats, shard.gains, shard.offsets, sentences - shard.first,
+                         params.hope_model, params.hope_gain, params.fear_model, params.fear_gain, params.c,
+                         ws, u, np.empty(2 * params.max_size), state, shard.stats, params.ref_divisor,
+                         params.decay, shard_bg)
+    k = int(state[0])
+    return ws, k * ws - u, k, lo, shard_bg
 
 
 class Mira(Optimizer):
     name = "mira"
+    distributes = True
     help = "online MIRA (Eidelman 2012): per-sentence PA-I hope/fear updates, averaging, parameter mixing"
     options = {
         "passes": dict(type=int, default=10, metavar="N", help="passes over the sentences (default 10)"),
@@ -108,14 +166,16 @@ class Mira(Optimizer):
     def progress_total(self) -> int:
         return self.passes
 
-    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
+    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None, engine=None) -> Result:
         """Online MIRA from ``start`` (float64 [n_features]); ``ranges`` unused.
 
         Each pass: the sentences are split into ``shards`` contiguous blocks; every shard
         starts from the current (mixed) weights and visits its sentences (in store order,
         or shuffled by a generator seeded with (seed, pass, shard)); the new weights are
         the shards' last weights averaged with weights = sentence counts. ``threads`` runs
-        shards concurrently; the result does not depend on it.
+        shards concurrently; ``engine`` (:func:`mtplug.distributed.connect`) runs them on
+        dask workers instead, each shard's data placed on one worker once. The result
+        does not depend on either.
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
@@ -129,56 +189,39 @@ class Mira(Optimizer):
         feats = _features(corpus)
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
         S, F = corpus.n_sentences, corpus.n_features
-        hm, hg = HOPE[self.hope](self.alpha)
-        fm, fg = FEAR[self.fear](self.alpha)
         blocks = [b for b in np.array_split(np.arange(S, dtype=np.int64), min(self.shards, max(S, 1))) if len(b)]
-        max_size = int(np.diff(offsets).max()) if S else 1
+        params = _PassParams(self.order, int(seed) & ((1 << 64) - 1), *HOPE[self.hope](self.alpha),
+                             *FEAR[self.fear](self.alpha), self.c, float(corpus.ref_len_divisor), self.decay,
+                             int(np.diff(offsets).max()) if S else 1)
         w = start.copy()
         total_sum = np.zeros(F)
         total_k = 0
         steps = 0
         loss = 0.0
         per_pass = []
-        threads = max(1, min(threads or os.cpu_count() or 1, len(blocks)))
-        seed_key = int(seed) & ((1 << 64) - 1)
-
-        def run_shard(args):
-            p, b, sentences = args
-            if self.order == "shuffle":
-                sentences = np.random.default_rng([seed_key, p, b]).permutation(sentences)
-            ws, u = w.copy(), np.zeros(F)
-            state = np.zeros(2, dtype=np.int64)
-            shard_bg = bg.copy() if pseudo else None  # every shard starts from the pass's background
-            lo = _mira.mira_pass(*feats, gains, offsets, np.ascontiguousarray(sentences, np.int64),
-                                 hm, hg, fm, fg, self.c, ws, u, np.empty(2 * max_size), state,
-                                 stats, float(corpus.ref_len_divisor), self.decay, shard_bg)
-            k = int(state[0])
-            return ws, k * ws - u, k, lo, shard_bg
-
-        pool = ThreadPoolExecutor(max_workers=threads) if threads > 1 else None
-        try:
-            for p in range(self.passes):
-                jobs = [(p, b, blk) for b, blk in enumerate(blocks)]
-                outs = list(pool.map(run_shard, jobs)) if pool else [run_shard(j) for j in jobs]
-                mixed = np.zeros(F)
-                mixed_bg = np.zeros(9)
-                for (ws, wsum, k, lo, shard_bg), blk in zip(outs, blocks):
-                    mixed += (len(blk) / S) * ws
-                    if pseudo:
-                        mixed_bg += (len(blk) / S) * shard_bg
-                    total_sum += wsum
-                    total_k += k
-                    loss += lo
-                    steps += k
-                per_pass.append(sum(o[2] for o in outs))
-                w = mixed if outs else w
-                if pseudo and outs:
-                    bg = mixed_bg
-                if progress is not None:
-                    progress(1)
-        finally:
-            if pool:
-                pool.shutdown()
+        if engine is None:
+            engine = LocalEngine(max(1, min(threads or os.cpu_count() or 1, len(blocks))))
+        shards = engine.put([_shard(feats, gains, stats, offsets, blk) for blk in blocks])
+        B = len(blocks)
+        for p in range(self.passes):
+            outs = engine.fetch(engine.run(_shard_pass, shards, [w] * B, [bg if pseudo else None] * B, [p] * B,
+                                           range(B), [params] * B))
+            mixed = np.zeros(F)
+            mixed_bg = np.zeros(9)
+            for (ws, wsum, k, lo, shard_bg), blk in zip(outs, blocks):
+                mixed += (len(blk) / S) * ws
+                if pseudo:
+                    mixed_bg += (len(blk) / S) * shard_bg
+                total_sum += wsum
+                total_k += k
+                loss += lo
+                steps += k
+            per_pass.append(sum(o[2] for o in outs))
+            w = mixed if outs else w
+            if pseudo and outs:
+                bg = mixed_bg
+            if progress is not None:
+                progress(1)
         if self.average == "average" and total_k:
             weights = total_sum / total_k
         else:

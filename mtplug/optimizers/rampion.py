@@ -41,6 +41,7 @@ NumPy oracle.
 
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -101,12 +102,15 @@ def ramp_objective(scores, gains, offsets, loss: str, alpha: float, c: float, we
     return float(0.5 * c * (d @ d) + np.sum(M(v_minus, offsets) - M(v_plus, offsets)))
 
 
-def impute_hope(scores, gains, offsets, hope, soft: bool) -> np.ndarray:
-    """The CCCP step: hope distribution q float64 [n_hyp] (one-hot per sentence when hard)."""
+def impute_hope(scores, gains, offsets, hope, soft: bool, threads: int = 1) -> np.ndarray:
+    """The CCCP step: hope distribution q float64 [n_hyp] (one-hot per sentence when hard).
+
+    threads: OpenMP threads of the hard hope selection (the result does not depend on it).
+    """
     if soft:
         return softmax_per_sentence(hope[0] * scores + hope[1] * gains, offsets)
     rows = np.empty(len(offsets) - 1, dtype=np.int64)
-    _hopefear.select(scores, gains, offsets, hope[0], hope[1], rows)
+    _hopefear.select(scores, gains, offsets, hope[0], hope[1], rows, max(1, int(threads)))
     q = np.zeros(len(scores), dtype=np.float64)
     q[rows] = 1.0
     return q
@@ -175,12 +179,16 @@ class Rampion(Optimizer):
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0.
 
-        Deterministic: ``seed`` (only recorded), ``threads`` and ``ranges`` are not used.
+        Deterministic: ``seed`` (only recorded) and ``ranges`` are not used. The hope/fear
+        selection over the whole corpus (the hard hope of each CCCP step, pyx/_hopefear.pyx)
+        runs on ``threads`` OpenMP threads (None: all cores); the SSD epochs stay sequential.
+        The result does not depend on ``threads``.
         info: objective (O(θ) after each CCCP iteration), objective_start, seconds,
         seconds_per_epoch, loss.
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
+        threads = max(1, threads or os.cpu_count() or 1)
         N = corpus.n_sentences
         if self.eta * self.c / N >= 1.0:
             raise ValueError(f"eta·c/N must be < 1 (got {self.eta}·{self.c}/{N}): the shrink would flip θ − θ0")
@@ -195,7 +203,7 @@ class Rampion(Optimizer):
         epoch_seconds = []
         for _ in range(self.cccp_iterations):
             scores = corpus.scores(start + u)
-            q = impute_hope(scores, gains, offsets, hope, soft)
+            q = impute_hope(scores, gains, offsets, hope, soft, threads)
             for _ in range(self.epochs):
                 te = time.perf_counter()
                 ssd_epoch(corpus, base, gains, q, fear, soft, self.eta, self.c, u, work)

@@ -52,6 +52,11 @@ _OPTIONS: dict[str, tuple] = {
     "final_weights": ("best", dict(choices=("best", "last"), help="DIR/final: the weights of the iteration with "
                                                                   "the best decoded BLEU (default), or the last "
                                                                   "optimizer's")),
+    "scheduler": (None, dict(metavar="ADDRESS",
+                             help="dask scheduler (tcp://host:port, a scheduler file, or local:N): decoding "
+                                  "shards (--jobs of them, default one per worker) and the MIRA shards, APRO "
+                                  "and expected-BLEU passes run on its workers; needs pip install "
+                                  "mtplug[distributed] and the same paths on every worker (no effect on the result)")),
     "threads": (None, dict(type=int, metavar="N", help="optimizer threads (default: all cores; no effect on "
                                                        "the result)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
@@ -80,14 +85,15 @@ class TuneConfig:
     interpolate: float = 1.0
     final_weights: str = "best"
     threads: Optional[int] = None
+    scheduler: Optional[str] = None
     reflen: str = "closest"
     lowercase: bool = False
     optimizer_options: dict = field(default_factory=dict)
     resume: bool = False
 
     def fingerprint(self) -> dict:
-        """What must not change between a run and its ``--resume`` (jobs, threads and
-        the iteration limit may)."""
+        """What must not change between a run and its ``--resume`` (jobs, threads, the
+        scheduler and the iteration limit may)."""
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
@@ -366,6 +372,8 @@ interpolate: 1.0               # next weights = interpolate*new + (1-interpolate
                                # --historic-interpolation); below 1 damps PRO/MIRA oscillation
 final_weights: best            # final: weights of the best decoded BLEU (best) or of the last iteration (last)
 threads: null                  # optimizer threads (null: all cores)
+scheduler: null                # dask scheduler address (tcp://host:8786, scheduler file, local:N): decode
+                               # shards and optimizer partitions on its workers (shared file system)
 reflen: closest                # BLEU reference length: closest, shortest or average
 lowercase: false               # case-insensitive BLEU
 """

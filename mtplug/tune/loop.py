@@ -87,6 +87,11 @@ def _count_lines(path: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ decoding
+def _shard_count(cfg, engine) -> int:
+    """Shards of the input: ``jobs``; on a dask cluster at least one per worker."""
+    return max(cfg.jobs, engine.n_workers) if engine is not None else cfg.jobs
+
+
 def _shards(lines: list[str], jobs: int) -> list[tuple[int, list[str]]]:
     """Contiguous shards as (first sentence, lines); at most ``jobs``, none empty."""
     jobs = max(1, min(jobs, len(lines)))
@@ -104,24 +109,60 @@ def _positions(ids: list[int], where: str) -> dict[int, int]:
     return position
 
 
-def decode(decoder, cfg, folder: str, lines: list[str], update) -> tuple[str, str]:
-    """Run the decoder on every shard (``cfg.jobs`` processes at once), then concatenate
-    the n-best lists with sentence ids renumbered. Returns (n-best path, 1-best path)."""
+def run_shard_remotely(job) -> tuple[int, str]:
+    """Run one decoder shard where this is called (a dask worker): job = (ShardRun, stderr
+    path). Returns (exit status, the end of its stderr or why it could not start)."""
+    run, err_path = job
+    import socket
+
+    try:
+        stdin = open(run.stdin, "rb") if run.stdin else subprocess.DEVNULL
+        with open(run.stdout, "wb") as out, open(err_path, "wb") as err:
+            try:
+                rc = subprocess.run(run.argv, stdin=stdin, stdout=out, stderr=err).returncode
+            finally:
+                if stdin is not subprocess.DEVNULL:
+                    stdin.close()
+    except OSError as exc:
+        return -1, (f"on worker {socket.gethostname()}: {exc} (is the working directory on a file system "
+                    f"every worker shares, and the decoder installed there?)")
+    with open(err_path, encoding="utf-8", errors="replace") as fh:
+        return rc, fh.read()[-2000:].strip()
+
+
+def _decode_on(engine, runs: list, tmp: str, update) -> None:
+    """The shards' decoder processes on the dask workers; raises for the first that failed."""
+    results = engine.map(run_shard_remotely, [(run, os.path.join(tmp, f"shard{k}.err"))
+                                              for k, (_, _, run) in enumerate(runs)])
+    for k, (rc, tail) in enumerate(results):
+        if rc != 0:
+            raise InputError(f"the decoder exited with status {rc} on shard {k}: "
+                             f"{' '.join(runs[k][2].argv)}\n{tail}")
+    if update:
+        update(len(runs))
+
+
+def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> tuple[str, str]:
+    """Run the decoder on every shard (``cfg.jobs`` processes at once here, or on the
+    workers of a dask ``engine``), then concatenate the n-best lists with sentence ids
+    renumbered. Returns (n-best path, 1-best path)."""
     # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
     # earlier attempt may still be writing into theirs
     for stale in os.listdir(folder):
         if stale.startswith("decode-"):
             shutil.rmtree(os.path.join(folder, stale), ignore_errors=True)
     tmp = tempfile.mkdtemp(prefix="decode-", dir=folder)
-    shards = _shards(lines, cfg.jobs)
+    shards = _shards(lines, _shard_count(cfg, engine))
     runs = []
     for k, (first, part) in enumerate(shards):
         path = os.path.join(tmp, f"shard{k}.in")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("".join(t + "\n" for t in part))
         runs.append((first, part, decoder.shard_run(tmp, path, f"shard{k}")))
-    pending = list(range(len(runs)))
+    pending = [] if engine is not None else list(range(len(runs)))
     active: dict[int, tuple] = {}
+    if engine is not None:
+        _decode_on(engine, runs, tmp, update)
     try:
         while pending or active:
             while pending and len(active) < cfg.jobs:
@@ -243,6 +284,23 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     cls = get_optimizer(cfg.optimizer)
     weights = _weights_of(state["weights"])
     n = state["completed"]
+    engine = None
+    if cfg.scheduler and state["stop"] is None and n < cfg.iterations:
+        from ..distributed import connect
+
+        engine = connect(cfg.scheduler)
+        hooks.log(engine.describe())
+    try:
+        state, weights, n = _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n,
+                                     engine)
+    finally:
+        if engine is not None:
+            engine.close()
+    return _finish(cfg, hooks, decoder, state, state_path)
+
+
+def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n, engine):
+    """The iterations of :func:`run_tuning`; returns (state, weights, last iteration)."""
     while state["stop"] is None and n < cfg.iterations:
         n += 1
         t0 = time.perf_counter()
@@ -250,9 +308,10 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
         os.makedirs(folder, exist_ok=True)
         decoder.prepare(folder, weights)
         optimizer = cls(**cfg.optimizer_options)
-        update, close = hooks.counter(min(cfg.jobs, len(lines)) + optimizer.progress_total(), f"iteration {n}")
+        update, close = hooks.counter(len(_shards(lines, _shard_count(cfg, engine))) + optimizer.progress_total(),
+                                      f"iteration {n}")
         try:
-            nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update)
+            nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine)
             t_decode = time.perf_counter() - t0
             decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
             decoded_bleu = decoded.bleu_of_rows(decoded.sent_offsets[:-1]).score
@@ -270,7 +329,8 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
             if added == 0:
                 new, tuned_bleu, stop = weights, None, "no new hypotheses"
             else:
-                result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update)
+                on_cluster = {"engine": engine} if engine is not None and optimizer.distributes else {}
+                result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
                 tuned_bleu = float(result.score)
                 new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
@@ -305,6 +365,11 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
                   f"{corpus.n_hypotheses} unique hypotheses (+{added}), max weight change {change:.3g}, "
                   f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s)")
         weights = new
+    return state, weights, n
+
+
+def _finish(cfg, hooks, decoder, state, state_path) -> dict:
+    """Mark the run stopped, write the final weights; the summary of :func:`run_tuning`."""
     if state["stop"] is None:
         state = {**state, "stop": "iteration limit"}
         _write_json(state_path, state)

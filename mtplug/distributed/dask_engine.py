@@ -1,0 +1,151 @@
+"""The dask.distributed engine (``--scheduler ADDRESS``): tasks run on the cluster's workers.
+
+Partitions are placed once, one per worker in turn (``put``), and every task on a
+partition runs on the worker that holds it (``run``), so the data crosses the network
+once and per-call traffic is the per-hypothesis vectors only. Workers must have the same
+mtplug installed (they import it to run the kernels) and, for decoding, see the same
+paths as this machine (a shared file system).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+from distributed import Client, LocalCluster
+
+from .. import __version__
+from ..errors import InputError
+
+#: arrays larger than this (bytes) are scattered to their worker instead of riding in
+#: the task message, which dask warns about and copies through the scheduler
+_SCATTER_BYTES = 1 << 20
+
+
+class Placed:
+    """A future on the cluster and the worker that holds (or computes) it."""
+
+    __slots__ = ("future", "worker")
+
+    def __init__(self, future, worker: str):
+        self.future = future
+        self.worker = worker
+
+
+def worker_version() -> str:
+    """mtplug's version on the machine that calls this (run on every worker)."""
+    return __version__
+
+
+class DaskEngine:
+    """Runs tasks on the workers of a dask.distributed cluster (see :mod:`mtplug.distributed`)."""
+
+    def __init__(self, client: Client, cluster: LocalCluster | None = None, address: str = ""):
+        self.client = client
+        self._cluster = cluster
+        self.address = address
+        info = client.scheduler_info()["workers"]
+        if not info:
+            raise InputError(f"the dask scheduler at {address} has no workers")
+        self.workers = sorted(info)
+        nthreads = client.nthreads()
+        self._nthreads = [max(1, int(nthreads.get(w, 1))) for w in self.workers]
+        versions = client.run(worker_version)
+        other = {w: v for w, v in versions.items() if v != __version__}
+        if other:
+            w, v = next(iter(other.items()))
+            raise InputError(f"worker {w} runs mtplug {v}, this machine {__version__}: install the same "
+                             f"version everywhere")
+
+    @classmethod
+    def connect(cls, address: str, *, quiet: bool = False, timeout: float = 30.0) -> "DaskEngine":
+        """Connect to ``address``: ``tcp://host:port`` (or ``host:port``), a scheduler file
+        (``dask scheduler --scheduler-file F``), or ``local:N`` for a LocalCluster of N
+        worker processes with one thread each (N defaults to the number of cores).
+        timeout: seconds to wait for the scheduler."""
+        cluster = None
+        try:
+            if address.startswith("local"):
+                count = address.partition(":")[2]
+                n = int(count) if count else (os.cpu_count() or 1)
+                if n < 1:
+                    raise ValueError
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                       dashboard_address=None,
+                                       silence_logs=logging.ERROR if quiet else logging.WARNING)
+                client = Client(cluster)
+            elif os.path.isfile(address):
+                client = Client(scheduler_file=address, timeout=timeout)
+            else:
+                client = Client(address, timeout=timeout)
+        except ValueError:
+            raise InputError(f"expected local:N with N >= 1, got {address!r}") from None
+        except (OSError, TimeoutError) as exc:
+            if cluster is not None:
+                cluster.close()
+            raise InputError(f"cannot reach the dask scheduler at {address} ({exc})") from None
+        try:
+            engine = cls(client, cluster, address)
+        except Exception:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+            raise
+        return engine
+
+    def describe(self) -> str:
+        return (f"dask: {len(self.workers)} worker{'s' if len(self.workers) > 1 else ''} "
+                f"({sum(self._nthreads)} threads) at {self.client.scheduler.address}")
+
+    @property
+    def n_workers(self) -> int:
+        return len(self.workers)
+
+    def threads_of(self, i: int) -> int:
+        """Threads of the worker that holds partition i."""
+        return self._nthreads[i % len(self.workers)]
+
+    def put(self, items: Sequence) -> list:
+        handles = []
+        for i, item in enumerate(items):
+            w = self.workers[i % len(self.workers)]
+            handles.append(Placed(self.client.scatter(item, workers=[w], direct=False, hash=False), w))
+        return handles
+
+    def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
+        out = []
+        for i, h in enumerate(handles):
+            w = h.worker
+            values = []
+            for a in args:
+                v = a[i]
+                if isinstance(v, Placed):
+                    v = v.future
+                elif isinstance(v, np.ndarray) and v.nbytes > _SCATTER_BYTES:
+                    v = self.client.scatter(v, workers=[w], direct=False, hash=False)
+                values.append(v)
+            fut = self.client.submit(fn, h.future, *values, workers=[w], allow_other_workers=False, pure=False)
+            out.append(Placed(fut, w))
+        return out
+
+    def fetch(self, handles: Sequence) -> list:
+        return self.client.gather([h.future for h in handles])
+
+    def map(self, fn: Callable, jobs: Iterable) -> list:
+        jobs = list(jobs)
+        if not jobs:
+            return []
+        return self.client.gather(self.client.map(fn, jobs, pure=False))
+
+    def close(self) -> None:
+        self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

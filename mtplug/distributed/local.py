@@ -1,0 +1,52 @@
+"""The in-process engine: every task runs here, at once, in order."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable, Sequence
+
+
+class LocalEngine:
+    """Runs tasks in this process (see :mod:`mtplug.distributed` for the calls); ``run``
+    and ``map`` use ``threads`` threads at once (tasks that matter release the GIL)."""
+
+    #: how many partitions the data should be cut into
+    n_workers = 1
+    address = None
+
+    def __init__(self, threads: int = 1):
+        self.threads = max(1, int(threads))
+
+    def _all(self, fn: Callable, calls: list) -> list:
+        if self.threads > 1 and len(calls) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.threads, len(calls))) as pool:
+                return list(pool.map(lambda a: fn(*a), calls))
+        return [fn(*a) for a in calls]
+
+    def put(self, items: Sequence) -> list:
+        return list(items)
+
+    def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
+        return self._all(fn, [(h, *(a[i] for a in args)) for i, h in enumerate(handles)])
+
+    def fetch(self, handles: Sequence) -> list:
+        return list(handles)
+
+    def map(self, fn: Callable, jobs: Iterable) -> list:
+        return self._all(fn, [(job,) for job in jobs])
+
+    def describe(self) -> str:
+        return f"running in this process ({self.threads} thread{'s' if self.threads > 1 else ''})"
+
+    def threads_of(self, i: int) -> int | None:
+        """Kernel threads for partition i (None: the caller's default)."""
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,29 @@
+"""``mtplug tune --scheduler``: decoding shards (and the optimizer's partitions) on dask
+workers give the same n-best lists and final weights as local processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.tune.test_tune import moses_args, run, system  # noqa: F401  (system: a fixture)
+
+
+@pytest.mark.parametrize("optimizer", ["apro", "mira"])
+def test_tune_on_a_dask_cluster_equals_local_processes(system, dask_cluster, optimizer, capsys):  # noqa: F811
+    local = run(moses_args(system, system / "local", "--jobs", "2", optimizer=optimizer), capsys)
+    remote = run(moses_args(system, system / "dask", "--scheduler", dask_cluster.scheduler_address,
+                            optimizer=optimizer), capsys)
+    assert (system / "local" / "final").read_bytes() == (system / "dask" / "final").read_bytes()
+    for it in ("iter001", "iter002"):
+        assert (system / "local" / it / "nbest.out").read_bytes() == (system / "dask" / it / "nbest.out").read_bytes()
+    assert local["history"] == remote["history"] and local["bleu"] > 0.2
+
+
+def test_decoder_failure_on_a_worker_names_the_shard(system, dask_cluster, capsys):  # noqa: F811
+    args = moses_args(system, system / "bad", "--scheduler", dask_cluster.scheduler_address)
+    args[args.index("--decoder-bin") + 1] = "false"
+    from mtplug.cli import main
+
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "the decoder exited with status 1 on shard 0" in err
