@@ -349,12 +349,13 @@ class NbestCorpus:
             raise InputError(f"sentence {int(empty[0])} has no hypotheses "
                              f"({len(empty)} of {self.n_sentences} sentences are empty)", where)
 
-    def scores(self, weights: np.ndarray) -> np.ndarray:
-        """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features])."""
+    def scores(self, weights: np.ndarray, threads: int = 1) -> np.ndarray:
+        """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features]), on
+        ``threads`` OpenMP threads (the same result for any number)."""
         w = checked_weights(weights, self.n_features)
         out = np.empty(self.n_hypotheses, dtype=np.float64)
         _rows.hyp_scores(self.dense, self.sparse_indptr, self.sparse_ids,
-                         self.sparse_values, w, out)
+                         self.sparse_values, w, out, max(1, int(threads)))
         return out
 
     def one_best(self, weights: np.ndarray) -> np.ndarray:

@@ -603,14 +603,15 @@ def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t
 
 def centred_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
                    const double[::1] sp_values, const int64_t[::1] sent_offsets, const double[::1] weights,
-                   double[::1] out):
+                   double[::1] out, int n_threads=1):
     """Model scores with the dense block centred on each sentence's first hypothesis.
 
     out[i] = (dense[i] - dense[first(s)]) . weights[:n_dense] + sum of sparse[i] * weights[ids]
     for i in sentence s: w . f_i minus a per-sentence constant. Shapes: dense float64
     [n, n_dense], sp_indptr int64 [n + 1], sp_ids int32 [nnz] (n_dense <= id <
     n_features), sp_values float64 [nnz], sent_offsets int64 [S + 1], weights float64
-    [n_features], out float64 [n].
+    [n_features], out float64 [n]. n_threads: OpenMP threads over sentences (each row is
+    summed on its own: the result does not depend on it).
     """
     cdef Py_ssize_t n = out.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
     _check_offsets(sent_offsets, n)
@@ -619,15 +620,17 @@ def centred_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr, con
     cdef Py_ssize_t s, k
     cdef int64_t lo, h, e
     cdef double acc
+    cdef int T = n_threads if n_threads > 1 else 1
     with nogil:
-        for s in range(S):
+        for s in prange(S, num_threads=T, schedule="static"):
             lo = sent_offsets[s]
             for h in range(lo, sent_offsets[s + 1]):
                 acc = 0.0
+                # "acc = acc + …", not "+=": in a prange, += would make acc a reduction
                 for k in range(d):
-                    acc += (dense[h, k] - dense[lo, k]) * weights[k]
+                    acc = acc + (dense[h, k] - dense[lo, k]) * weights[k]
                 for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    acc += sp_values[e] * weights[sp_ids[e]]
+                    acc = acc + sp_values[e] * weights[sp_ids[e]]
                 out[h] = acc
 
 

@@ -6,27 +6,32 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
+from cython.parallel cimport prange
+
 import numpy as np
 
 
 def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
                const int32_t[::1] sp_ids, const double[::1] sp_values,
-               const double[::1] weights, double[::1] out):
+               const double[::1] weights, double[::1] out, int n_threads=1):
     """out[h] = dense[h] · weights[:n_dense] + Σ sparse[h] · weights[ids].
 
     Shapes: dense [n_hyp, n_dense], sp_indptr [n_hyp + 1], weights [n_features]
-    (n_features > every sparse id), out [n_hyp].
+    (n_features > every sparse id), out [n_hyp]. n_threads: OpenMP threads over rows
+    (each row is summed on its own, so the result does not depend on it).
     """
     cdef Py_ssize_t n = dense.shape[0], d = dense.shape[1], h, k
     cdef int64_t j
     cdef double s
+    cdef int T = n_threads if n_threads > 1 else 1
     with nogil:
-        for h in range(n):
+        for h in prange(n, num_threads=T, schedule="static"):
             s = 0.0
+            # "s = s + …", not "+=": in a prange, += would make s a reduction
             for k in range(d):
-                s += dense[h, k] * weights[k]
+                s = s + dense[h, k] * weights[k]
             for j in range(sp_indptr[h], sp_indptr[h + 1]):
-                s += sp_values[j] * weights[sp_ids[j]]
+                s = s + sp_values[j] * weights[sp_ids[j]]
             out[h] = s
 
 

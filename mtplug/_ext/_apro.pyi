@@ -50,6 +50,7 @@ def centred_scores(
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1]
     weights: np.ndarray,  # const float64_t[::1], [n_features]
     out: np.ndarray,  # float64_t[::1], [n], overwritten: w.f minus w.dense[first of sentence]
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> None: ...
 def centred_transpose_product(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]

@@ -8,6 +8,7 @@ def hyp_scores(
     sp_values: np.ndarray,  # const double[::1]
     weights: np.ndarray,  # const double[::1] [n_features]
     out: np.ndarray,  # double[::1] [n_hyp]
+    n_threads: int = ...,  # OpenMP threads over rows; the result does not depend on it
 ) -> None: ...
 def argmax_per_sentence(
     scores: np.ndarray,  # const double[::1]

@@ -187,8 +187,9 @@ class ForestCorpus:
                           cat(self._nnz_val, np.float64))
         return self._flat
 
-    def scores(self, weights: np.ndarray) -> np.ndarray:
-        """w·f of every edge, float64 [n_edges], for ``weights`` float64 [n_features]."""
+    def scores(self, weights: np.ndarray, threads: int = 1) -> np.ndarray:
+        """w·f of every edge, float64 [n_edges], for ``weights`` float64 [n_features]
+        (``threads`` is accepted for the NbestCorpus interface; one bincount does it)."""
         w = checked_weights(weights, self.n_features)
         edge, fid, val = self._features()
         return np.bincount(edge, weights=val * w[fid], minlength=self.n_hypotheses).astype(np.float64, copy=False)

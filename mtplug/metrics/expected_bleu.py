@@ -200,7 +200,7 @@ class ExpectedBleu:
         """
         mu = _check_mu(mu)
         corpus, engine = self.corpus, self.engine
-        scores = corpus.scores(weights)  # checks the shape and finiteness of weights
+        scores = corpus.scores(weights, self.threads)  # checks the shape and finiteness of weights
         bad = np.flatnonzero(~np.isfinite(scores))
         if bad.size:
             h = int(bad[0])

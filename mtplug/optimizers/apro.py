@@ -176,7 +176,7 @@ class AproObjective:
         """Model scores float64 [n] of ``w``, shifted by a constant per sentence."""
         out = np.empty(self.n, dtype=np.float64)
         _apro.centred_scores(self.dense, self.sp_indptr, self.sp_ids, self.sp_values, self.offsets,
-                             self._vector(w, "weights"), out)
+                             self._vector(w, "weights"), out, self.threads)
         return out
 
     def transpose_product(self, coef: np.ndarray) -> np.ndarray:

@@ -136,8 +136,8 @@ def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regular
     scores; a coordinate direction's slopes are a feature column), else computed.
     ``threads``: threads of the sweep (any number gives the same result).
     """
-    a = corpus.scores(w) if intercepts is None else intercepts
-    b = corpus.scores(d) if slopes is None else slopes
+    a = corpus.scores(w, threads) if intercepts is None else intercepts
+    b = corpus.scores(d, threads) if slopes is None else slopes
     xs, scores, n_lines = sweep(corpus, a, b, threads=threads)
     gamma, score, objective = best_point(xs, scores, w, d, reg, tolerance)
     base_score = float(scores[int(np.searchsorted(xs, 0.0, side="right"))]) if not _on_breakpoint(xs, 0.0) \

@@ -52,7 +52,7 @@ class _Search:
 
     def intercepts(self) -> np.ndarray:
         if self._intercepts is None:
-            self._intercepts = self.corpus.scores(self.w)
+            self._intercepts = self.corpus.scores(self.w, self.threads)
         return self._intercepts
 
     def unit(self, j: int) -> np.ndarray:
@@ -64,7 +64,7 @@ class _Search:
         """d·f for the unit direction of feature j: a dense column needs no arithmetic."""
         if j < self.corpus.n_dense:
             return self.corpus.dense[:, j]
-        return self.corpus.scores(self.unit(j))
+        return self.corpus.scores(self.unit(j), self.threads)
 
     def search(self, d: np.ndarray, slopes: np.ndarray | None = None) -> LineResult:
         t = time.perf_counter()

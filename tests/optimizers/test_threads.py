@@ -136,3 +136,24 @@ def test_rampion_does_not_depend_on_threads(loss):
     assert results[1].weights.tobytes() == results[0].weights.tobytes()
     assert results[1].info["objective"] == results[0].info["objective"]
     assert not np.array_equal(results[0].weights, start)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sent=st.integers(1, 80))
+def test_model_scores_do_not_depend_on_threads(seed, n_sent):
+    from mtplug._ext import _apro
+
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 15, n_sent)), gaussian=True)
+    w = rng.normal(size=corpus.n_features)
+    one = corpus.scores(w, 1)
+    offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+    args = (np.ascontiguousarray(corpus.dense), corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+            offsets, w)
+    centred = np.empty(corpus.n_hypotheses)
+    _apro.centred_scores(*args, centred, 1)
+    for t in (2, 3, 8):
+        assert corpus.scores(w, t).tobytes() == one.tobytes()
+        other = np.empty(corpus.n_hypotheses)
+        _apro.centred_scores(*args, other, t)
+        assert other.tobytes() == centred.tobytes()
