@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tune.test_tune import moses_args, run, system  # noqa: F401  (system: a fixture)
+from tests.tune.test_tune import moses_args, run
 
 
 @pytest.mark.parametrize("optimizer", ["apro", "mira"])
-def test_tune_on_a_dask_cluster_equals_local_processes(system, dask_cluster, optimizer, capsys):  # noqa: F811
+def test_tune_on_a_dask_cluster_equals_local_processes(system, dask_cluster, optimizer, capsys):
     local = run(moses_args(system, system / "local", "--jobs", "2", optimizer=optimizer), capsys)
     remote = run(moses_args(system, system / "dask", "--scheduler", dask_cluster.scheduler_address,
                             optimizer=optimizer), capsys)
@@ -19,7 +19,7 @@ def test_tune_on_a_dask_cluster_equals_local_processes(system, dask_cluster, opt
     assert local["history"] == remote["history"] and local["bleu"] > 0.2
 
 
-def test_decoder_failure_on_a_worker_names_the_shard(system, dask_cluster, capsys):  # noqa: F811
+def test_decoder_failure_on_a_worker_names_the_shard(system, dask_cluster, capsys):
     args = moses_args(system, system / "bad", "--scheduler", dask_cluster.scheduler_address)
     args[args.index("--decoder-bin") + 1] = "false"
     from mtplug.cli import main

@@ -43,9 +43,9 @@ FAST = {"mert": ["--restarts", "2"], "pro": [], "apro": [], "mira": ["--passes",
         "kbmira": ["--passes", "10"], "rampion": []}
 
 
-@pytest.fixture
-def system(tmp_path):
-    """Files of a toy tuning set: dev.src (unique lines), moses.ini, cdec.ini, weights."""
+def make_system(tmp_path: Path) -> Path:
+    """Files of a toy tuning set in ``tmp_path``: dev.src (unique lines), moses.ini, cdec.ini,
+    weights (the ``system`` fixture of tests/tune/conftest.py)."""
     (tmp_path / "dev.src").write_text("".join(f"s{i}\n" for i in range(N_SENT)))
     (tmp_path / "moses.ini").write_text(INI)
     (tmp_path / "cdec.ini").write_text("formalism=scfg\n")
