@@ -1,13 +1,14 @@
 # Compiled reader for Moses n-best and cdec k-best lines.
 #
 # One pass over the bytes of each line: sentence id, hypothesis tokens interned into a
-# vocabulary, BLEU sufficient statistics against the sentence's reference n-gram table,
-# and the feature vector (dense block + sparse entries). Output goes to growable
+# vocabulary (and kept LEB128-coded), and the feature vector (dense block + sparse
+# entries). The BLEU sufficient statistics against each sentence's reference n-gram
+# table (pyx/_ngram.pxd) are computed at finish(), runs of sentences in OpenMP threads. Output goes to growable
 # buffers that become NumPy arrays without a copy. Errors are status codes with the
 # line number and the offending text; the Python wrapper turns them into InputError.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport strtod, free, malloc, realloc
+from libc.stdlib cimport calloc, strtod, free, malloc, realloc
 from libc.string cimport memcmp, memset, memcpy
 from libc.math cimport isfinite
 
@@ -16,6 +17,9 @@ import numpy as np
 include "_growbuf.pxi"
 
 from _intern cimport InternTable, hash_bytes, intern_add, intern_find, intern_free, intern_init
+from _ngram cimport NgramTable, ngram_hyp_stats, ngram_table_build, ngram_table_free, ngram_table_init
+
+from cython.parallel cimport prange, threadid
 
 # Status codes (mirrored in mtplug/formats/nbest.py, which words the messages).
 cdef enum:
@@ -128,25 +132,6 @@ cdef class Vocabulary:
         return v
 
 
-cdef struct NgramSlot:
-    int32_t w[4]
-    int32_t order          # 0 = empty slot
-    int32_t ref_max        # max count over the references
-    int32_t ref_cnt        # count in the reference being added
-    int32_t hyp_cnt        # count in the hypothesis being scored
-    int64_t ref_stamp
-    int64_t hyp_stamp
-
-
-cdef inline uint64_t hash_ngram(const int32_t* w, int order) noexcept nogil:
-    cdef uint64_t h = <uint64_t>order * 0x9E3779B97F4A7C15ULL
-    cdef int k
-    for k in range(order):
-        h = (h ^ <uint64_t><uint32_t>w[k]) * 0xBF58476D1CE4E5B9ULL
-        h ^= h >> 31
-    return h
-
-
 cdef class NbestScanner:
     """Streams n-best lines into arrays; see mtplug/formats/nbest.py for the contract.
 
@@ -172,14 +157,12 @@ cdef class NbestScanner:
     cdef const int64_t[::1] ref_tok_ptr
     cdef const int32_t[::1] ref_tokens
     cdef Py_ssize_t n_ref_sents
-    # n-gram table of the current sentence
-    cdef NgramSlot* table
-    cdef Py_ssize_t table_mask
-    cdef int64_t ref_stamp
-    cdef int64_t hyp_stamp
-    cdef int32_t ref_len_buf[256]
-    cdef int32_t* ref_lens
-    cdef Py_ssize_t n_ref_lens
+    # runs of hypotheses of one sentence (their statistics are computed in finish())
+    cdef GrowBuf run_start      # int64 first hypothesis of each run
+    cdef GrowBuf run_sid        # int64 its sentence
+    # n-gram table of sentence table_sid, for hypothesis_stats
+    cdef NgramTable ngrams
+    cdef int64_t table_sid
     cdef int64_t cur_sid
     cdef Py_ssize_t checked_words
     cdef Py_ssize_t checked_names
@@ -193,7 +176,7 @@ cdef class NbestScanner:
     cdef Py_ssize_t label_stamp_cap
     cdef int64_t line_stamp
     # outputs
-    cdef GrowBuf out_sid, out_dense, out_sp_ptr, out_sp_id, out_sp_val, out_stats
+    cdef GrowBuf out_sid, out_dense, out_sp_ptr, out_sp_id, out_sp_val
     cdef GrowBuf out_hyp_ptr, out_hyp_bytes
     cdef int64_t n_hyp
     # error report
@@ -202,7 +185,8 @@ cdef class NbestScanner:
     cdef readonly bytes err_text
 
     def __cinit__(self):
-        self.table = NULL
+        ngram_table_init(&self.ngrams)
+        self.table_sid = -1
         self.toks = NULL
         self.dense_row = NULL
         self.col_stamp = NULL
@@ -241,7 +225,6 @@ cdef class NbestScanner:
             self.ref_tokens = refs[2]
             self.n_ref_sents = self.ref_sent_ptr.shape[0] - 1
         self.cur_sid = -1
-        self.ref_lens = self.ref_len_buf
         self.toks_cap = 1024
         self.toks = <int32_t*>malloc(self.toks_cap * sizeof(int32_t))
         self.dense_row = <double*>malloc((self.n_dense + 1) * sizeof(double))
@@ -256,13 +239,13 @@ cdef class NbestScanner:
         self.err_code = OK
 
     def __dealloc__(self):
-        free(self.table)
+        ngram_table_free(&self.ngrams)
         free(self.toks)
         free(self.dense_row)
         free(self.col_stamp)
         free(self.label_stamp)
-        if self.ref_lens != self.ref_len_buf:
-            free(self.ref_lens)
+        growbuf_free(&self.run_start)
+        growbuf_free(&self.run_sid)
         growbuf_free(&self.label_base)
         growbuf_free(&self.label_count)
         growbuf_free(&self.word_class)
@@ -271,7 +254,6 @@ cdef class NbestScanner:
         growbuf_free(&self.out_sp_ptr)
         growbuf_free(&self.out_sp_id)
         growbuf_free(&self.out_sp_val)
-        growbuf_free(&self.out_stats)
         growbuf_free(&self.out_hyp_ptr)
         growbuf_free(&self.out_hyp_bytes)
 
@@ -334,118 +316,21 @@ cdef class NbestScanner:
         return 0
 
     cdef int _build_ref_table(self, int64_t sid) except -1:
-        """n-gram table (max count over references) and reference lengths of ``sid``."""
-        cdef int64_t r0 = self.ref_sent_ptr[sid], r1 = self.ref_sent_ptr[sid + 1]
-        cdef int64_t r, t0, t1, i
-        cdef Py_ssize_t total = 0, size, slot
-        cdef int order, k, L
-        cdef NgramSlot* s
-        cdef const int32_t* w
-        cdef uint64_t h
-        for r in range(r0, r1):
-            L = <int>(self.ref_tok_ptr[r + 1] - self.ref_tok_ptr[r])
-            for order in range(1, 5):
-                if L >= order:
-                    total += L - order + 1
-        size = 64
-        while size < 2 * total + 16:
-            size *= 2
-        if self.table == NULL or size - 1 > self.table_mask:
-            free(self.table)
-            self.table = <NgramSlot*>malloc(size * sizeof(NgramSlot))
-            if self.table == NULL:
-                raise MemoryError()
-            self.table_mask = size - 1
-        memset(self.table, 0, (self.table_mask + 1) * sizeof(NgramSlot))
-        if r1 - r0 > 256:
-            if self.ref_lens != self.ref_len_buf:
-                free(self.ref_lens)
-            self.ref_lens = <int32_t*>malloc((r1 - r0) * sizeof(int32_t))
-            if self.ref_lens == NULL:
-                raise MemoryError()
-        self.n_ref_lens = r1 - r0
-        for r in range(r0, r1):
-            self.ref_stamp += 1
-            t0 = self.ref_tok_ptr[r]
-            t1 = self.ref_tok_ptr[r + 1]
-            self.ref_lens[r - r0] = <int32_t>(t1 - t0)
-            for order in range(1, 5):
-                for i in range(t0, t1 - order + 1):
-                    w = &self.ref_tokens[i]
-                    h = hash_ngram(w, order)
-                    slot = h & self.table_mask
-                    while True:
-                        s = &self.table[slot]
-                        if s.order == 0:
-                            s.order = order
-                            for k in range(order):
-                                s.w[k] = w[k]
-                            break
-                        if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
-                            break
-                        slot = (slot + 1) & self.table_mask
-                    if s.ref_stamp != self.ref_stamp:
-                        s.ref_stamp = self.ref_stamp
-                        s.ref_cnt = 0
-                    s.ref_cnt += 1
-                    if s.ref_cnt > s.ref_max:
-                        s.ref_max = s.ref_cnt
+        """The n-gram table and reference lengths of ``sid`` (for hypothesis_stats)."""
+        cdef const int32_t* toks = &self.ref_tokens[0] if self.ref_tokens.shape[0] else NULL
+        if ngram_table_build(&self.ngrams, &self.ref_tok_ptr[0], self.ref_sent_ptr[sid],
+                             self.ref_sent_ptr[sid + 1], toks) != 0:
+            raise MemoryError()
+        self.table_sid = sid
         return 0
 
-    cdef void _hyp_stats(self, const int32_t* toks, Py_ssize_t n, int32_t* row) noexcept:
-        """BLEU statistics of one hypothesis (class ids) against the current table."""
-        cdef int order, k
-        cdef Py_ssize_t i, slot
-        cdef NgramSlot* s
-        cdef const int32_t* w
-        cdef int32_t best, diff, bestdiff, L
-        cdef int64_t total
-        self.hyp_stamp += 1
-        for order in range(1, 5):
-            row[2 * order - 2] = 0
-            row[2 * order - 1] = <int32_t>(n - order + 1) if n >= order else 0
-            for i in range(0, n - order + 1):
-                w = &toks[i]
-                slot = hash_ngram(w, order) & self.table_mask
-                while True:
-                    s = &self.table[slot]
-                    if s.order == 0:
-                        break
-                    if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
-                        if s.hyp_stamp != self.hyp_stamp:
-                            s.hyp_stamp = self.hyp_stamp
-                            s.hyp_cnt = 0
-                        s.hyp_cnt += 1
-                        if s.hyp_cnt <= s.ref_max:
-                            row[2 * order - 2] += 1
-                        break
-                    slot = (slot + 1) & self.table_mask
-        # effective reference length (times the number of references for 'average')
-        if self.reflen_mode == 0:          # closest, ties to the shorter
-            best = self.ref_lens[0]
-            bestdiff = best - <int32_t>n
-            if bestdiff < 0:
-                bestdiff = -bestdiff
-            for k in range(1, self.n_ref_lens):
-                L = self.ref_lens[k]
-                diff = L - <int32_t>n
-                if diff < 0:
-                    diff = -diff
-                if diff < bestdiff or (diff == bestdiff and L < best):
-                    best = L
-                    bestdiff = diff
-            row[8] = best
-        elif self.reflen_mode == 1:        # shortest
-            best = self.ref_lens[0]
-            for k in range(1, self.n_ref_lens):
-                if self.ref_lens[k] < best:
-                    best = self.ref_lens[k]
-            row[8] = best
-        else:                              # average: the sum, divided at scoring time
-            total = 0
-            for k in range(self.n_ref_lens):
-                total += self.ref_lens[k]
-            row[8] = <int32_t>total
+    cdef int _start_run(self, int64_t sid) except -1:
+        """Hypotheses from the next one on belong to sentence ``sid``."""
+        if growbuf_append(&self.run_start, &self.n_hyp, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        if growbuf_append(&self.run_sid, &sid, sizeof(int64_t)) != 0:
+            raise MemoryError()
+        return 0
 
     # ---------------------------------------------------------------- layout
     cdef int _discover_layout(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
@@ -646,7 +531,7 @@ cdef class NbestScanner:
             if sid >= self.n_ref_sents:
                 return self._fail(ERR_SENT_NO_REF, line_no, p + a, b - a)
             if sid != self.cur_sid:
-                self._build_ref_table(sid)
+                self._start_run(sid)
         self.cur_sid = sid
         # features first: the dense layout may come from this line
         if not self.layout_fixed:
@@ -661,7 +546,6 @@ cdef class NbestScanner:
         """Tokens of ``p[i:stop]``: interned, LEB128-coded, scored against the references."""
         cdef Py_ssize_t j, ntok = 0
         cdef int32_t wid
-        cdef int32_t row[9]
         cdef uint8_t vbuf[8]
         cdef uint32_t u
         cdef int nb
@@ -700,13 +584,6 @@ cdef class NbestScanner:
             raise MemoryError()
         if self._check_new_words(line_no) != 0:
             return self.err_code
-        if self.has_refs:
-            if self.lowercase:
-                for j in range(ntok):
-                    self.toks[j] = (<int32_t*>self.word_class.data)[self.toks[j]]
-            self._hyp_stats(self.toks, ntok, row)
-            if growbuf_append(&self.out_stats, row, 9 * sizeof(int32_t)) != 0:
-                raise MemoryError()
         sid32 = <int32_t>sid
         if growbuf_append(&self.out_sid, &sid32, sizeof(int32_t)) != 0:
             raise MemoryError()
@@ -720,7 +597,7 @@ cdef class NbestScanner:
         if self.has_refs:
             if sid >= self.n_ref_sents:
                 return self._fail(ERR_SENT_NO_REF, line_no, b"", 0)
-            self._build_ref_table(sid)
+            self._start_run(sid)
         self.cur_sid = sid
         end = self.out_sp_id.size // sizeof(int32_t)
         if growbuf_append(&self.out_sp_ptr, &end, sizeof(int64_t)) != 0:
@@ -740,9 +617,8 @@ cdef class NbestScanner:
             raise ValueError("out must have shape [n, 9]")
         if self._check_new_words(0) != 0:
             raise ValueError("invalid UTF-8 in a word")
-        if sid != self.cur_sid:
+        if sid != self.table_sid:
             self._build_ref_table(sid)
-            self.cur_sid = sid
         for i in range(n):
             L = ptr[i + 1] - ptr[i]
             if L > self.toks_cap:
@@ -753,7 +629,7 @@ cdef class NbestScanner:
             cls = <int32_t*>self.word_class.data
             for j in range(L):
                 self.toks[j] = cls[words[ptr[i] + j]] if self.lowercase else words[ptr[i] + j]
-            self._hyp_stats(self.toks, L, &out[i, 0])
+            ngram_hyp_stats(&self.ngrams, self.toks, L, self.reflen_mode, &out[i, 0])
 
     def new_file(self):
         """Start a new input file: sentence ids may begin again at 0."""
@@ -808,15 +684,16 @@ cdef class NbestScanner:
         lc = np.frombuffer(self.label_count.data[:self.label_count.size], dtype=np.int32).copy()
         return lb, lc
 
-    def finish(self):
-        """The arrays read so far (the scanner's buffers are handed over, not copied)."""
+    def finish(self, int n_threads=1):
+        """The arrays read so far (the scanner's buffers are handed over, not copied);
+        the BLEU statistics are computed here, sentences in ``n_threads`` OpenMP threads
+        (integers per hypothesis: the same for any number)."""
         out = {
             "sent_ids": growbuf_to_array(&self.out_sid, cnp.NPY_INT32, 4, 0),
             "dense": growbuf_to_array(&self.out_dense, cnp.NPY_FLOAT64, 8, max(self.n_dense, 1)),
             "sparse_indptr": growbuf_to_array(&self.out_sp_ptr, cnp.NPY_INT64, 8, 0),
             "sparse_ids": growbuf_to_array(&self.out_sp_id, cnp.NPY_INT32, 4, 0),
             "sparse_values": growbuf_to_array(&self.out_sp_val, cnp.NPY_FLOAT64, 8, 0),
-            "stats": growbuf_to_array(&self.out_stats, cnp.NPY_INT32, 4, 9),
             "hyp_indptr": growbuf_to_array(&self.out_hyp_ptr, cnp.NPY_INT64, 8, 0),
             "hyp_bytes": growbuf_to_array(&self.out_hyp_bytes, cnp.NPY_UINT8, 1, 0),
         }
@@ -824,7 +701,103 @@ cdef class NbestScanner:
             out["dense"] = np.zeros((self.n_hyp, 0), dtype=np.float64)
         if not self.has_refs:
             out["stats"] = np.zeros((self.n_hyp, 0), dtype=np.int32)
+            return out
+        n_runs = self.run_sid.size // sizeof(int64_t)
+        starts = np.empty(n_runs + 1, dtype=np.int64)
+        starts[:n_runs] = np.frombuffer(self.run_start.data[:self.run_start.size], dtype=np.int64)
+        starts[n_runs] = self.n_hyp
+        sids = np.frombuffer(self.run_sid.data[:self.run_sid.size], dtype=np.int64).copy()
+        classes = (np.frombuffer(self.word_class.data[:self.word_class.size], dtype=np.int32).copy()
+                   if self.lowercase else np.zeros(0, dtype=np.int32))
+        stats = np.empty((self.n_hyp, 9), dtype=np.int32)
+        if bleu_stats(out["hyp_indptr"], out["hyp_bytes"], starts, sids, classes, self.ref_sent_ptr,
+                      self.ref_tok_ptr, self.ref_tokens, self.reflen_mode, stats, n_threads) != 0:
+            raise MemoryError()
+        out["stats"] = stats
+        growbuf_free(&self.run_start)
+        growbuf_free(&self.run_sid)
         return out
+
+
+def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, const int64_t[::1] run_start,
+               const int64_t[::1] run_sid, const int32_t[::1] word_class, const int64_t[::1] ref_sent_ptr,
+               const int64_t[::1] ref_tok_ptr, const int32_t[::1] ref_tokens, int reflen_mode,
+               int32_t[:, ::1] out, int n_threads=1):
+    """BLEU statistics of LEB128-coded hypotheses, runs of sentences in OpenMP threads.
+
+    hyp_indptr int64 [n + 1] and hyp_bytes uint8: hypothesis h's word ids (as the
+    scanner codes them); run_start int64 [R + 1] (0 .. n, non-decreasing) and run_sid
+    int64 [R]: hypotheses run_start[r]..run_start[r+1]-1 are scored against the
+    references of sentence run_sid[r] (< the number of reference sentences);
+    word_class int32 [n_words] maps word ids to classes (lowercasing) or is empty;
+    references as CSR (sentence → references → class ids); reflen_mode as row[8] wants
+    it; out int32 [n, 9]. Returns 0, or -1 when memory runs out.
+    """
+    cdef Py_ssize_t n = hyp_indptr.shape[0] - 1, R = run_sid.shape[0], r, h, max_len = 0
+    if out.shape[0] != n or out.shape[1] != 9 or run_start.shape[0] != R + 1:
+        raise ValueError("out must be [n, 9] and run_start have one more entry than run_sid")
+    if R and (run_start[0] != 0 or run_start[R] != n):
+        raise ValueError("runs must cover the hypotheses")
+    for r in range(R):
+        if run_start[r + 1] < run_start[r] or not 0 <= run_sid[r] < ref_sent_ptr.shape[0] - 1:
+            raise ValueError(f"run {r} is out of order or names a sentence without references")
+    for h in range(n):
+        if hyp_indptr[h + 1] - hyp_indptr[h] > max_len:
+            max_len = hyp_indptr[h + 1] - hyp_indptr[h]  # a token takes at least one byte
+    cdef int T = n_threads if n_threads > 1 else 1
+    cdef NgramTable* tables = <NgramTable*>malloc(T * sizeof(NgramTable))
+    cdef int32_t* toks_all = <int32_t*>malloc(T * (max_len + 1) * sizeof(int32_t))
+    cdef char* failed = <char*>calloc(T, 1)   # per thread: a plain flag would be lastprivate
+    if tables == NULL or toks_all == NULL or failed == NULL:
+        free(tables)
+        free(toks_all)
+        free(failed)
+        return -1
+    cdef Py_ssize_t t
+    for t in range(T):
+        ngram_table_init(&tables[t])
+    cdef const int64_t* tok_ptr = &ref_tok_ptr[0]
+    cdef const int32_t* ref_toks = &ref_tokens[0] if ref_tokens.shape[0] else NULL
+    cdef const int32_t* cls = &word_class[0] if word_class.shape[0] else NULL
+    cdef const uint8_t* data = &hyp_bytes[0] if hyp_bytes.shape[0] else NULL
+    cdef int status = 0
+    cdef NgramTable* tab
+    cdef int32_t* toks
+    cdef Py_ssize_t ntok
+    cdef int64_t pos, sid
+    cdef uint32_t u
+    cdef int shift
+    with nogil:
+        for r in prange(R, num_threads=T, schedule="dynamic", chunksize=4):
+            tab = &tables[threadid()]
+            toks = toks_all + threadid() * (max_len + 1)
+            sid = run_sid[r]
+            if ngram_table_build(tab, tok_ptr, ref_sent_ptr[sid], ref_sent_ptr[sid + 1], ref_toks) != 0:
+                failed[threadid()] = 1
+                continue
+            for h in range(run_start[r], run_start[r + 1]):
+                ntok = 0
+                pos = hyp_indptr[h]
+                while pos < hyp_indptr[h + 1]:
+                    u = 0
+                    shift = 0
+                    while data[pos] & 0x80:
+                        u = u | ((data[pos] & 0x7F) << shift)
+                        shift = shift + 7
+                        pos = pos + 1
+                    u = u | (data[pos] << shift)
+                    pos = pos + 1
+                    toks[ntok] = cls[u] if cls != NULL else <int32_t>u
+                    ntok = ntok + 1
+                ngram_hyp_stats(tab, toks, ntok, reflen_mode, &out[h, 0])
+    for t in range(T):
+        ngram_table_free(&tables[t])
+        if failed[t]:
+            status = -1
+    free(tables)
+    free(toks_all)
+    free(failed)
+    return status
 
 
 cdef inline bint memchr_(const char* s, char c, Py_ssize_t n) noexcept nogil:

@@ -44,7 +44,21 @@ class NbestScanner:
     def new_file(self) -> None: ...
     def scan(self, chunk: bytes, first_line: int, plain: bool = ...) -> int: ...
     def layout(self) -> tuple[np.ndarray, np.ndarray]: ...
-    def finish(self) -> dict[str, np.ndarray]: ...
+    def finish(self, n_threads: int = ...) -> dict[str, np.ndarray]: ...  # BLEU stats on n_threads threads
+
+def bleu_stats(
+    hyp_indptr: np.ndarray,  # const int64_t[::1] [n + 1]
+    hyp_bytes: np.ndarray,  # const uint8_t[::1], LEB128 word ids
+    run_start: np.ndarray,  # const int64_t[::1] [R + 1], 0 .. n: runs of one sentence each
+    run_sid: np.ndarray,  # const int64_t[::1] [R], the sentence of each run
+    word_class: np.ndarray,  # const int32_t[::1] [n_words] (lowercasing) or [0]
+    ref_sent_ptr: np.ndarray,  # const int64_t[::1] [S + 1]
+    ref_tok_ptr: np.ndarray,  # const int64_t[::1] [R_refs + 1]
+    ref_tokens: np.ndarray,  # const int32_t[::1], class ids
+    reflen_mode: int,  # 0 closest, 1 shortest, 2 average (sum)
+    out: np.ndarray,  # int32_t[:, ::1] [n, 9], filled
+    n_threads: int = ...,  # OpenMP threads over runs; the result does not depend on it
+) -> int: ...  # 0, or -1 when memory runs out
 
 def decode_hypotheses(
     data: np.ndarray,  # const uint8_t[::1]

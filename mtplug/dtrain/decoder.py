@@ -98,7 +98,7 @@ class CdecCalls:
             with open(kpath, "wb") as fh:
                 fh.write(b"".join(lines))
             enc = encode_references(References([[r] for r in refs], "refs"), words)
-            arrays = scan_nbest(kpath, words=words, space=space, refs=enc)
+            arrays = scan_nbest(kpath, words=words, space=space, refs=enc, threads=1)
             return split_scan(arrays, len(inputs), self.k, texts)
         finally:
             for p in (wpath, kpath):

@@ -57,6 +57,7 @@ def scan_nbest(
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     plain: bool = False,
+    threads: int | None = None,
 ) -> dict:
     """Parse one n-best/k-best file into arrays.
 
@@ -67,7 +68,9 @@ def scan_nbest(
     ``space``: the store's FeatureSpace (its dense layout is fixed by the first line
     read if still empty, and checked otherwise); ``refs``: encoded references
     ``(sent_ptr, tok_ptr, tokens)`` or None (then no BLEU statistics are computed).
-    ``progress`` is called with the number of bytes read after each chunk.
+    ``progress`` is called with the number of bytes read after each chunk. ``threads``:
+    OpenMP threads of the BLEU statistics (sentences in parallel once the file is read;
+    default all cores; the result does not depend on it).
 
     Returns a dict of arrays: ``sent_ids`` int32 [n], ``dense`` float64 [n, n_dense],
     ``sparse_indptr`` int64 [n + 1], ``sparse_ids`` int32, ``sparse_values`` float64,
@@ -94,7 +97,7 @@ def scan_nbest(
     if plain and refs is not None and scanner.n_hypotheses != len(refs[0]) - 1:
         raise InputError(f"has {scanner.n_hypotheses} lines, the references have {len(refs[0]) - 1}", path)
     space.set_layout(scanner.n_dense, *scanner.layout())
-    return scanner.finish()
+    return scanner.finish(max(1, threads or os.cpu_count() or 1))
 
 
 def _raise(scanner, path: str, space, refs, plain: bool) -> None:

@@ -162,6 +162,33 @@ def test_statistics_equal_reference_oracle(tmp_path_factory, data, n_refs, refle
     assert c.ref_len_divisor == (n_refs if reflen == "average" else 1)
 
 
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sent=st.integers(1, 120), reflen=st.sampled_from(["closest", "shortest",
+                                                                                         "average"]),
+       lowercase=st.booleans())
+def test_statistics_do_not_depend_on_threads(tmp_path_factory, seed, n_sent, reflen, lowercase):
+    """Sentences are scored in OpenMP threads after the file is read: any count, same rows,
+    and the rows still equal the oracle's (a second file restarts the sentence ids)."""
+    from mtplug.corpus import REFLEN_CODES
+    from mtplug.formats.nbest import scan_nbest
+
+    rng = np.random.default_rng(seed)
+    words = np.array(WORDS)
+    refs = [[" ".join(rng.choice(words, rng.integers(0, 10))) for _ in range(2)] for _ in range(n_sent)]
+    hyps = [[list(rng.choice(words, rng.integers(0, 10))) for _ in range(rng.integers(1, 6))] for _ in range(n_sent)]
+    d = tmp_path_factory.mktemp("t")
+    (d / "nb").write_text("".join(f"{s} ||| {' '.join(h)} ||| F0= 1 ||| 0\n" for s, hs in enumerate(hyps)
+                                  for h in hs), encoding="utf-8")
+    store = NbestCorpus.from_nbest([], References(refs, "refs"), BleuConfig(reflen, lowercase))
+    rows = [scan_nbest(str(d / "nb"), words=store.words, space=store.space, refs=store.references,
+                       reflen_code=REFLEN_CODES[reflen], lowercase=lowercase, threads=t)["stats"]
+            for t in (1, 2, 3, 8)]
+    assert all(r.tobytes() == rows[0].tobytes() for r in rows[1:])
+    low = (lambda t: [w.lower() for w in t]) if lowercase else (lambda t: t)
+    want = [bleu_stats(low(h), [low(r.split()) for r in refs[s]], reflen) for s, hs in enumerate(hyps) for h in hs]
+    assert rows[0].tolist() == want
+
+
 # ------------------------------------------------------------------ bad input
 BAD = [
     ("0 ||| a b\n", 1, "fewer than three '|||' fields"),
