@@ -14,6 +14,9 @@
    model score + α·gain over the S × k hypotheses.
 6. Sentence BLEU of every row (pyx/_bleu.pyx sentence_bleu_rows, bleu+1) over the S × k
    statistics rows: the gains of PRO, APRO, MIRA and RAMPION.
+7. BLEU statistics of n-best hypotheses (pyx/_nbest_scan.pyx bleu_stats, what reading an
+   n-best file does after the scan): S × k hypotheses of 15-34 tokens against 4
+   references per sentence.
 Prints the best of ``repeat`` timings per thread count and the speed-up.
 """
 
@@ -140,6 +143,34 @@ def sentence_bleu_rows(S: int, k: int, repeat: int) -> None:
     print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
 
 
+def ngram_statistics(S: int, k: int, repeat: int) -> None:
+    from mtplug._ext import _nbest_scan
+
+    rng = np.random.default_rng(6)
+    n = S * k
+    lengths = rng.integers(15, 35, n)
+    hyp_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=hyp_indptr[1:])
+    # a 120-word vocabulary: every id is one LEB128 byte
+    hyp_bytes = rng.integers(0, 120, int(hyp_indptr[-1])).astype(np.uint8)
+    run_start = np.arange(S + 1, dtype=np.int64) * k
+    run_sid = np.arange(S, dtype=np.int64)
+    ref_lengths = rng.integers(15, 35, 4 * S)
+    ref_tok_ptr = np.zeros(4 * S + 1, dtype=np.int64)
+    np.cumsum(ref_lengths, out=ref_tok_ptr[1:])
+    ref_tokens = rng.integers(0, 120, int(ref_tok_ptr[-1])).astype(np.int32)
+    ref_sent_ptr = np.arange(S + 1, dtype=np.int64) * 4
+    out = np.empty((n, 9), dtype=np.int32)
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(lambda: _nbest_scan.bleu_stats(hyp_indptr, hyp_bytes, run_start, run_sid,
+                                                             np.zeros(0, np.int32), ref_sent_ptr, ref_tok_ptr,
+                                                             ref_tokens, 0, out, t), repeat)
+        print(f"BLEU statistics, {n:,} hypotheses of 15-34 tokens x 4 references, {t} thread(s): "
+              f"{times[t] * 1e3:8.1f} ms ({n / times[t] / 1e6:.2f} M hyp/s)")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sentences", type=int, default=2000)
@@ -153,6 +184,7 @@ def main() -> None:
     forest_search(args.forests, args.repeat)
     hopefear_select(args.sentences, args.nbest, args.repeat)
     sentence_bleu_rows(args.sentences, args.nbest, args.repeat)
+    ngram_statistics(args.sentences, args.nbest, args.repeat)
 
 
 if __name__ == "__main__":

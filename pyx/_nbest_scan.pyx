@@ -745,7 +745,10 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
         if hyp_indptr[h + 1] - hyp_indptr[h] > max_len:
             max_len = hyp_indptr[h + 1] - hyp_indptr[h]  # a token takes at least one byte
     cdef int T = n_threads if n_threads > 1 else 1
-    cdef NgramTable* tables = <NgramTable*>malloc(T * sizeof(NgramTable))
+    # each thread's table 128 bytes from the next: its stamps change at every hypothesis,
+    # and tables sharing a cache line would make the threads fight over it
+    cdef Py_ssize_t stride = (128 + sizeof(NgramTable) - 1) // sizeof(NgramTable) + 1
+    cdef NgramTable* tables = <NgramTable*>malloc(T * stride * sizeof(NgramTable))
     cdef int32_t* toks_all = <int32_t*>malloc(T * (max_len + 1) * sizeof(int32_t))
     cdef char* failed = <char*>calloc(T, 1)   # per thread: a plain flag would be lastprivate
     if tables == NULL or toks_all == NULL or failed == NULL:
@@ -755,7 +758,7 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
         return -1
     cdef Py_ssize_t t
     for t in range(T):
-        ngram_table_init(&tables[t])
+        ngram_table_init(&tables[t * stride])
     cdef const int64_t* tok_ptr = &ref_tok_ptr[0]
     cdef const int32_t* ref_toks = &ref_tokens[0] if ref_tokens.shape[0] else NULL
     cdef const int32_t* cls = &word_class[0] if word_class.shape[0] else NULL
@@ -769,7 +772,7 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
     cdef int shift
     with nogil:
         for r in prange(R, num_threads=T, schedule="dynamic", chunksize=4):
-            tab = &tables[threadid()]
+            tab = &tables[threadid() * stride]
             toks = toks_all + threadid() * (max_len + 1)
             sid = run_sid[r]
             if ngram_table_build(tab, tok_ptr, ref_sent_ptr[sid], ref_sent_ptr[sid + 1], ref_toks) != 0:
@@ -791,7 +794,7 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
                     ntok = ntok + 1
                 ngram_hyp_stats(tab, toks, ntok, reflen_mode, &out[h, 0])
     for t in range(T):
-        ngram_table_free(&tables[t])
+        ngram_table_free(&tables[t * stride])
         if failed[t]:
             status = -1
     free(tables)

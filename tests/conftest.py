@@ -41,7 +41,7 @@ def dask_cluster():
 
     from distributed import LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                            silence_logs=logging.ERROR)
     yield cluster
     cluster.close()

@@ -73,7 +73,7 @@ class DaskEngine:
                 if n < 1:
                     raise ValueError
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                       dashboard_address=None,
+                                       dashboard_address=":0",
                                        silence_logs=logging.ERROR if quiet else logging.WARNING)
                 client = Client(cluster)
             elif os.path.isfile(address):
