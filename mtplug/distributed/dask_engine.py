@@ -14,7 +14,7 @@ import os
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
-from distributed import Client, LocalCluster
+from distributed import Client, LocalCluster, wait
 
 from .. import __version__
 from ..errors import InputError
@@ -22,6 +22,8 @@ from ..errors import InputError
 #: arrays larger than this (bytes) are scattered to their worker instead of riding in
 #: the task message, which dask warns about and copies through the scheduler
 _SCATTER_BYTES = 1 << 20
+#: how often a wait for results checks that the workers holding the data are still there
+_ALIVE_CHECK_SECONDS = 5.0
 
 
 class Placed:
@@ -131,7 +133,20 @@ class DaskEngine:
         return out
 
     def fetch(self, handles: Sequence) -> list:
-        return self.client.gather([h.future for h in handles])
+        """The values, in order. A task pinned to a worker that has left the cluster would
+        wait for it forever, so while waiting the workers are checked every few seconds."""
+        futures = [h.future for h in handles]
+        while True:
+            try:
+                wait(futures, timeout=_ALIVE_CHECK_SECONDS)
+                break
+            except TimeoutError:
+                alive = set(self.client.scheduler_info()["workers"])
+                gone = sorted({h.worker for h in handles if not h.future.done()} - alive)
+                if gone:
+                    raise InputError(f"dask worker {gone[0]} left the cluster with data of this run; "
+                                     f"start again (with --resume for mtplug tune)") from None
+        return self.client.gather(futures)
 
     def map(self, fn: Callable, jobs: Iterable) -> list:
         jobs = list(jobs)

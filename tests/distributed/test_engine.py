@@ -119,3 +119,23 @@ def test_optimize_command_on_a_cluster_writes_the_same_weights(dask_cluster, tmp
     assert main([*common, "--out", str(tmp_path / "local"), "--threads", "1"]) == 0
     assert main([*common, "--out", str(tmp_path / "dask"), "--scheduler", dask_cluster.scheduler_address]) == 0
     assert (tmp_path / "local").read_bytes() == (tmp_path / "dask").read_bytes()
+
+
+def test_a_worker_leaving_with_data_is_an_error_not_a_hang(monkeypatch):
+    """Tasks are pinned to the worker that holds their partition; if it goes, fetch says so."""
+    import logging
+    import operator
+
+    from distributed import LocalCluster
+
+    import mtplug.distributed.dask_engine as dask_engine
+
+    monkeypatch.setattr(dask_engine, "_ALIVE_CHECK_SECONDS", 0.5)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL) as cluster:
+        with connect(cluster.scheduler_address, quiet=True) as engine:
+            handles = engine.put([np.arange(2), np.arange(3)])
+            assert [int(x) for x in engine.fetch(engine.run(operator.length_hint, handles))] == [2, 3]
+            engine.client.retire_workers([handles[1].worker], close_workers=True)
+            with pytest.raises(InputError, match="left the cluster"):
+                engine.fetch(engine.run(operator.length_hint, handles))
