@@ -124,15 +124,8 @@ def hopefear_select(S: int, k: int, repeat: int) -> None:
 def sentence_bleu_rows(S: int, k: int, repeat: int) -> None:
     from mtplug._ext import _bleu
 
-    rng = np.random.default_rng(5)
     n = S * k
-    stats = np.zeros((n, 9), dtype=np.int32)
-    stats[:, 1] = rng.integers(10, 40, n)
-    for j in (3, 5, 7):
-        stats[:, j] = np.maximum(stats[:, j - 2] - 1, 0)
-    for j in (0, 2, 4, 6):
-        stats[:, j] = rng.integers(0, stats[:, j + 1] + 1)
-    stats[:, 8] = rng.integers(10, 40, n)
+    stats = np.ascontiguousarray(synthetic_store(S, k, 1, seed=5).stats, dtype=np.int32)
     out = np.empty(n)
     code = _bleu.VARIANT_CODES["bleu+1"]
     times = {}

@@ -352,9 +352,21 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef bint has_dir = direction.shape[0] > 0
     if has_dir and direction.shape[0] != n:
         raise ValueError("direction must be empty or have one entry per hypothesis")
+    cdef bint given = sent_loss is not None
+    if given != (sent_curv is not None) or given != (sent_active is not None):
+        raise ValueError("give all of sent_loss, sent_curv and sent_active, or none")
+    if given and (sent_loss.shape[0] != S or sent_curv.shape[0] != S or sent_active.shape[0] != S):
+        raise ValueError("sent_loss, sent_curv and sent_active must have one entry per sentence")
+    # per-sentence loss, curvature and active pairs: the caller's arrays, or scratch
+    cdef double[::1] loss_v = sent_loss if given else np.empty(S, dtype=np.float64)
+    cdef double[::1] curv_v = sent_curv if given else np.empty(S, dtype=np.float64)
+    cdef int64_t[::1] act_v = sent_active if given else np.empty(S, dtype=np.int64)
+    cdef double* s_loss = &loss_v[0] if S else NULL
+    cdef double* s_curv = &curv_v[0] if S else NULL
+    cdef int64_t* sent_act = &act_v[0] if S else NULL
     cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t max_m = _max_sentence(sent_offsets)
-    # scratch per thread; results per sentence
+    # scratch per thread
     cdef Keyed* buf_all = <Keyed*>malloc(T * max_m * sizeof(Keyed))
     cdef Node3* t1_all = <Node3*>malloc(T * (max_m + 1) * sizeof(Node3))
     cdef Node5* t5_all = <Node5*>malloc(T * (max_m + 1) * sizeof(Node5)) if has_dir else NULL
@@ -362,20 +374,24 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef Node3* r3_all = <Node3*>malloc(T * sizeof(Node3))
     cdef Node5* r5_all = <Node5*>malloc(T * sizeof(Node5))
     cdef Node2* r2_all = <Node2*>malloc(T * sizeof(Node2))
-    cdef bint given = sent_loss is not None
-    if given != (sent_curv is not None) or given != (sent_active is not None):
-        raise ValueError("give all of sent_loss, sent_curv and sent_active, or none")
-    if given and (sent_loss.shape[0] != S or sent_curv.shape[0] != S or sent_active.shape[0] != S):
-        raise ValueError("sent_loss, sent_curv and sent_active must have one entry per sentence")
-    # per-sentence loss, curvature and active pairs: the caller's arrays, or scratch
-    cdef double* s_loss = &sent_loss[0] if given and S else <double*>malloc((S + 1) * sizeof(double))
-    cdef double* s_curv = &sent_curv[0] if given and S else <double*>malloc((S + 1) * sizeof(double))
-    cdef int64_t* sent_act = &sent_active[0] if given and S else <int64_t*>malloc((S + 1) * sizeof(int64_t))
-    cdef bint own = not (given and S)
     cdef char* bad = <char*>malloc(S + 1)
-    if (buf_all == NULL or t1_all == NULL or t2_all == NULL or (has_dir and t5_all == NULL) or r3_all == NULL
-            or r5_all == NULL or r2_all == NULL or s_loss == NULL or s_curv == NULL or sent_act == NULL
-            or bad == NULL):
+    cdef Py_ssize_t s
+    cdef double total = 0.0, curv = 0.0
+    cdef int64_t active = 0
+    cdef int status = _STATUS_OK
+    cdef Py_ssize_t index = 0
+    try:
+        if (buf_all == NULL or t1_all == NULL or t2_all == NULL or (has_dir and t5_all == NULL)
+                or r3_all == NULL or r5_all == NULL or r2_all == NULL or bad == NULL):
+            raise MemoryError()
+        _loss_sweeps(scores, direction, ranks, sent_offsets, grad, order, fill1, fill2, partners, has_dir, T,
+                     max_m, buf_all, t1_all, t5_all, t2_all, r3_all, r5_all, r2_all, s_loss, s_curv, sent_act, bad)
+        for s in range(S):
+            if bad[s]:
+                status = _STATUS_NONFINITE
+                index = s
+                break
+    finally:
         free(buf_all)
         free(t1_all)
         free(t5_all)
@@ -383,19 +399,24 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
         free(r3_all)
         free(r5_all)
         free(r2_all)
-        if own:
-            free(s_loss)
-            free(s_curv)
-            free(sent_act)
         free(bad)
-        raise MemoryError()
+    if status != _STATUS_OK:
+        return float("nan"), float("nan"), 0, status, index
+    _ordered_totals(s_loss, s_curv, sent_act, S, &total, &curv, &active)
+    return total, curv, active, status, index
+
+
+cdef void _loss_sweeps(const double[::1] scores, const double[::1] direction, const int32_t[::1] ranks,
+                       const int64_t[::1] sent_offsets, double[::1] grad, int32_t[::1] order, int32_t[::1] fill1,
+                       int32_t[::1] fill2, int32_t[::1] partners, bint has_dir, int T, Py_ssize_t max_m,
+                       Keyed* buf_all, Node3* t1_all, Node5* t5_all, Node2* t2_all, Node3* r3_all, Node5* r5_all,
+                       Node2* r2_all, double* s_loss, double* s_curv, int64_t* sent_act, char* bad) noexcept:
+    # the per-sentence work of loss_gradient (which checked the shapes and owns the scratch)
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1
     cdef Py_ssize_t s, j, m, R, pos, t, i, tid
     cdef int64_t lo
-    cdef double total = 0.0, sl, hi_, a, x, vi
-    cdef double curv = 0.0, sc
-    cdef int64_t active = 0, sa
-    cdef int status = _STATUS_OK
-    cdef Py_ssize_t index = 0
+    cdef double sl, hi_, a, x, vi, sc
+    cdef int64_t sa
     cdef Keyed* buf
     cdef Node3* t1
     cdef Node5* t5
@@ -487,28 +508,6 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
             s_loss[s] = sl
             s_curv[s] = sc
             sent_act[s] = sa
-        for s in range(S):
-            if bad[s]:
-                status = _STATUS_NONFINITE
-                index = s
-                break
-        if status == _STATUS_OK:
-            _ordered_totals(s_loss, s_curv, sent_act, S, &total, &curv, &active)
-    free(buf_all)
-    free(t1_all)
-    free(t5_all)
-    free(t2_all)
-    free(r3_all)
-    free(r5_all)
-    free(r2_all)
-    if own:
-        free(s_loss)
-        free(s_curv)
-        free(sent_act)
-    free(bad)
-    if status != _STATUS_OK:
-        return float("nan"), float("nan"), 0, status, index
-    return total, curv, active, status, index
 
 
 cdef void _ordered_totals(const double* sent_loss, const double* sent_curv, const int64_t* sent_act,
