@@ -415,7 +415,8 @@ class Apro(Optimizer):
     def objective(self, corpus, threads: int = 1, engine=None) -> AproObjective:
         """The objective F of this configuration on ``corpus`` (kernels on ``threads``
         threads, partitions on ``engine``'s workers)."""
-        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric), self.c, threads, engine)
+        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric, threads=threads), self.c, threads,
+                             engine)
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:

@@ -183,7 +183,8 @@ class Mira(Optimizer):
         if pseudo and corpus.metric != "bleu":
             raise ValueError("pseudo-doc gains need a store with BLEU statistics")
         gains = np.zeros(corpus.n_hypotheses) if pseudo else \
-            np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+            np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1)),
+                                 dtype=np.float64)
         stats = np.ascontiguousarray(corpus.stats, dtype=np.int32) if pseudo else None
         bg = KBMIRA_BG0.copy()
         feats = _features(corpus)

@@ -204,7 +204,7 @@ class Pro(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        b = hypothesis_scores(corpus, self.sentence_metric)
+        b = hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1))
         sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
                               threads=threads)
         t_sample = time.perf_counter() - t0

@@ -193,7 +193,7 @@ class Rampion(Optimizer):
         if self.eta * self.c / N >= 1.0:
             raise ValueError(f"eta·c/N must be < 1 (got {self.eta}·{self.c}/{N}): the shrink would flip θ − θ0")
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
-        gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric), dtype=np.float64)
+        gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric, threads=threads), dtype=np.float64)
         hope, fear, soft = loss_sides(self.loss, self.alpha)
         base = corpus.scores(start)
         u = np.zeros(corpus.n_features, dtype=np.float64)
