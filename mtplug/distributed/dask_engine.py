@@ -54,7 +54,10 @@ class DaskEngine:
         self.workers = sorted(info)
         nthreads = client.nthreads()
         self._nthreads = [max(1, int(nthreads.get(w, 1))) for w in self.workers]
-        versions = client.run(worker_version)
+        try:
+            versions = client.run(worker_version)
+        except ImportError as exc:  # the worker cannot unpickle a function of mtplug
+            raise InputError(f"a dask worker cannot import mtplug ({exc}): install it on every worker") from None
         other = {w: v for w, v in versions.items() if v != __version__}
         if other:
             w, v = next(iter(other.items()))
@@ -89,6 +92,10 @@ class DaskEngine:
                 cluster.close()
             raise InputError(f"cannot reach the dask scheduler at {address} ({exc})") from None
         try:
+            try:
+                client.wait_for_workers(1, timeout=timeout)  # a cluster that is still starting
+            except TimeoutError:
+                pass                                         # reported below as "no workers"
             engine = cls(client, cluster, address)
         except Exception:
             client.close()

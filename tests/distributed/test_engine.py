@@ -139,3 +139,13 @@ def test_a_worker_leaving_with_data_is_an_error_not_a_hang(monkeypatch):
             engine.client.retire_workers([handles[1].worker], close_workers=True)
             with pytest.raises(InputError, match="left the cluster"):
                 engine.fetch(engine.run(operator.length_hint, handles))
+
+
+def test_a_scheduler_without_workers_is_a_clear_error():
+    import logging
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=False, dashboard_address=":0", silence_logs=logging.CRITICAL) as cl:
+        with pytest.raises(InputError, match="has no workers"):
+            connect(cl.scheduler_address, quiet=True, timeout=1)
