@@ -33,6 +33,17 @@ sys.path.insert(0, HERE)
 from _common import best_time, peak_rss_mb, synthetic_store  # noqa: E402
 
 
+def compare_threads(label: str, call_for, repeat: int, items: int = 0, unit: str = "", extra=lambda: "") -> None:
+    """Print the best of ``repeat`` timings of ``call_for(t)()`` for t = 1 and 2 threads and
+    the speed-up; with ``items``, also the rate in millions of ``unit`` per second."""
+    times = {}
+    for t in (1, 2):
+        times[t] = best_time(call_for(t), repeat)
+        rate = f" ({items / times[t] / 1e6:.2f} M {unit}/s)" if items else ""
+        print(f"{label}, {t} thread(s): {times[t] * 1e3:8.1f} ms{rate}")
+    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x{extra()}")
+
+
 def nbest_sweep(S: int, k: int, repeat: int) -> None:
     from mtplug._ext import _linesearch
 
@@ -42,12 +53,9 @@ def nbest_sweep(S: int, k: int, repeat: int) -> None:
     a, b = rng.normal(size=n), rng.normal(size=n)
     stats = rng.integers(0, 20, size=(n, 9)).astype(np.int32)
     stats[:, 8] = rng.integers(10, 40, n)
-    times = {}
-    for t in (1, 2):
-        times[t] = best_time(lambda: _linesearch.line_sweep(a, b, offsets, stats, 0, 1.0, 1.0, 0, t), repeat)
-        print(f"n-best line sweep, {S} x {k} = {n:,} lines, {t} thread(s): {times[t] * 1e3:8.1f} ms "
-              f"({n / times[t] / 1e6:.1f} M lines/s)")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    compare_threads(f"n-best line sweep, {S} x {k} = {n:,} lines",
+                    lambda t: lambda: _linesearch.line_sweep(a, b, offsets, stats, 0, 1.0, 1.0, 0, t), repeat,
+                    n, "lines")
 
 
 def expbleu_gradient(S: int, k: int, repeat: int) -> None:
@@ -56,12 +64,10 @@ def expbleu_gradient(S: int, k: int, repeat: int) -> None:
     n = S * k
     corpus = synthetic_store(S, k, 15, seed=2)
     w = np.random.default_rng(2).normal(size=15) * 0.1
-    times = {}
-    for t in (1, 2):
-        objective = ExpectedBleu(corpus, threads=t)  # checked once, as MERT's direction finder does
-        times[t] = best_time(lambda: objective.gradient(w, 1.0), repeat)
-        print(f"expected-BLEU gradient, {n:,} hypotheses x 15 features, {t} thread(s): {times[t] * 1e3:8.1f} ms")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    # the store is checked once, as MERT's direction finder does
+    compare_threads(f"expected-BLEU gradient, {n:,} hypotheses x 15 features",
+                    lambda t: (lambda objective: lambda: objective.gradient(w, 1.0))(ExpectedBleu(corpus, threads=t)),
+                    repeat)
 
 
 def apro_kernels(S: int, k: int, repeat: int) -> None:
@@ -78,11 +84,7 @@ def apro_kernels(S: int, k: int, repeat: int) -> None:
     for name, fn in (("APRO loss + gradient", lambda t: _apro.loss_gradient(h, np.empty(0), ranks, offsets, g,
                                                                           *bufs, t)),
                      ("APRO Hessian product", lambda t: _apro.hessian_product(v, ranks, offsets, *bufs, out, t))):
-        times = {}
-        for t in (1, 2):
-            times[t] = best_time(lambda: fn(t), repeat)
-            print(f"{name}, {n:,} hypotheses, {t} thread(s): {times[t] * 1e3:8.1f} ms")
-        print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+        compare_threads(f"{name}, {n:,} hypotheses", lambda t: lambda: fn(t), repeat)
 
 
 def forest_search(n_forests: int, repeat: int) -> None:
@@ -99,11 +101,9 @@ def forest_search(n_forests: int, repeat: int) -> None:
         corpus.add(s, synthetic_forest(rng, 10_000))
     a = corpus.scores(rng.normal(size=corpus.n_features))
     b = corpus.scores(rng.normal(size=corpus.n_features))
-    times = {}
-    for t in (1, 2):
-        times[t] = best_time(lambda: sweep(corpus, a, b, threads=t), repeat)
-        print(f"forest line search, {n_forests} forests of ~10^4 edges, {t} thread(s): {times[t] * 1e3:8.1f} ms")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x  (peak RSS {peak_rss_mb():.0f} MB)")
+    compare_threads(f"forest line search, {n_forests} forests of ~10^4 edges",
+                    lambda t: lambda: sweep(corpus, a, b, threads=t), repeat,
+                    extra=lambda: f"  (peak RSS {peak_rss_mb():.0f} MB)")
 
 
 def hopefear_select(S: int, k: int, repeat: int) -> None:
@@ -114,11 +114,8 @@ def hopefear_select(S: int, k: int, repeat: int) -> None:
     offsets = np.arange(S + 1, dtype=np.int64) * k
     scores, gains = rng.normal(size=n), rng.random(n)
     out = np.empty(S, dtype=np.int64)
-    times = {}
-    for t in (1, 2):
-        times[t] = best_time(lambda: _hopefear.select(scores, gains, offsets, 1.0, 10.0, out, t), repeat)
-        print(f"hope/fear select, {S} x {k} = {n:,} hypotheses, {t} thread(s): {times[t] * 1e3:8.1f} ms")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    compare_threads(f"hope/fear select, {S} x {k} = {n:,} hypotheses",
+                    lambda t: lambda: _hopefear.select(scores, gains, offsets, 1.0, 10.0, out, t), repeat)
 
 
 def sentence_bleu_rows(S: int, k: int, repeat: int) -> None:
@@ -128,12 +125,8 @@ def sentence_bleu_rows(S: int, k: int, repeat: int) -> None:
     stats = np.ascontiguousarray(synthetic_store(S, k, 1, seed=5).stats, dtype=np.int32)
     out = np.empty(n)
     code = _bleu.VARIANT_CODES["bleu+1"]
-    times = {}
-    for t in (1, 2):
-        times[t] = best_time(lambda: _bleu.sentence_bleu_rows(stats, 1.0, code, out, t), repeat)
-        print(f"sentence BLEU rows (bleu+1), {n:,} rows, {t} thread(s): {times[t] * 1e3:8.1f} ms "
-              f"({n / times[t] / 1e6:.1f} M rows/s)")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+    compare_threads(f"sentence BLEU rows (bleu+1), {n:,} rows",
+                    lambda t: lambda: _bleu.sentence_bleu_rows(stats, 1.0, code, out, t), repeat, n, "rows")
 
 
 def ngram_statistics(S: int, k: int, repeat: int) -> None:
@@ -154,14 +147,10 @@ def ngram_statistics(S: int, k: int, repeat: int) -> None:
     ref_tokens = rng.integers(0, 120, int(ref_tok_ptr[-1])).astype(np.int32)
     ref_sent_ptr = np.arange(S + 1, dtype=np.int64) * 4
     out = np.empty((n, 9), dtype=np.int32)
-    times = {}
-    for t in (1, 2):
-        times[t] = best_time(lambda: _nbest_scan.bleu_stats(hyp_indptr, hyp_bytes, run_start, run_sid,
+    compare_threads(f"BLEU statistics, {n:,} hypotheses of 15-34 tokens x 4 references",
+                    lambda t: lambda: _nbest_scan.bleu_stats(hyp_indptr, hyp_bytes, run_start, run_sid,
                                                              np.zeros(0, np.int32), ref_sent_ptr, ref_tok_ptr,
-                                                             ref_tokens, 0, out, t), repeat)
-        print(f"BLEU statistics, {n:,} hypotheses of 15-34 tokens x 4 references, {t} thread(s): "
-              f"{times[t] * 1e3:8.1f} ms ({n / times[t] / 1e6:.2f} M hyp/s)")
-    print(f"    speed-up 1 -> 2 threads: {times[1] / times[2]:.2f}x")
+                                                             ref_tokens, 0, out, t), repeat, n, "hyp")
 
 
 def main() -> None:

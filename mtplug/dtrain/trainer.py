@@ -218,6 +218,11 @@ def _shard_epoch(cfg, decoder, inputs, refs, positions, start, progress, verbose
     return trainer.weights(), stats, trainer.learner.check_lines
 
 
+def _sentences_per_epoch(cfg, shards) -> int:
+    """Sentences an epoch visits: every shard's, or its first ``stop_after``."""
+    return sum(min(len(s), cfg.stop_after) if cfg.stop_after else len(s) for s in shards)
+
+
 def _remote_shard_epoch(job) -> tuple:
     """One shard's epoch on a dask worker: its own decoder calls in a temporary folder
     there. job: (cfg, decoder argv, inputs, refs, positions, weights). Returns
@@ -300,8 +305,7 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
     summaries = []
     prev_score = 0.0
     lock = threading.Lock()
-    per_epoch = sum(min(len(s), cfg.stop_after) if cfg.stop_after else len(s)
-                    for s in (make_shards(len(inputs), cfg.shards) if cfg.shards > 1 else [inputs]))
+    per_epoch = _sentences_per_epoch(cfg, make_shards(len(inputs), cfg.shards) if cfg.shards > 1 else [inputs])
     progress, close_progress = (progress_factory(per_epoch * (1 if cfg.noup else cfg.epochs))
                                 if progress_factory else (None, lambda: None))
 
@@ -334,7 +338,7 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
                                         [(cfg, decoder.argv, inputs, refs, s, weights) for s in shards])
                     decoder.calls += sum(r[3] for r in remote)
                     results = [r[:3] for r in remote]
-                    tick(sum(min(len(s), cfg.stop_after) if cfg.stop_after else len(s) for s in shards))
+                    tick(_sentences_per_epoch(cfg, shards))
                 elif workers > 1:
                     jobs = [(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
                     with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -130,42 +130,29 @@ def run_shard_remotely(job) -> tuple[int, str]:
         return rc, fh.read()[-2000:].strip()
 
 
+def _shard_failed(k: int, run, rc: int, tail: str) -> InputError:
+    return InputError(f"the decoder exited with status {rc} on shard {k}: {' '.join(run.argv)}\n{tail}")
+
+
 def _decode_on(engine, runs: list, tmp: str, update) -> None:
     """The shards' decoder processes on the dask workers; raises for the first that failed."""
     results = engine.map(run_shard_remotely, [(run, os.path.join(tmp, f"shard{k}.err"))
                                               for k, (_, _, run) in enumerate(runs)])
     for k, (rc, tail) in enumerate(results):
         if rc != 0:
-            raise InputError(f"the decoder exited with status {rc} on shard {k}: "
-                             f"{' '.join(runs[k][2].argv)}\n{tail}")
+            raise _shard_failed(k, runs[k][2], rc, tail)
     if update:
         update(len(runs))
 
 
-def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> tuple[str, str]:
-    """Run the decoder on every shard (``cfg.jobs`` processes at once here, or on the
-    workers of a dask ``engine``), then concatenate the n-best lists with sentence ids
-    renumbered. Returns (n-best path, 1-best path)."""
-    # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
-    # earlier attempt may still be writing into theirs
-    for stale in os.listdir(folder):
-        if stale.startswith("decode-"):
-            shutil.rmtree(os.path.join(folder, stale), ignore_errors=True)
-    tmp = tempfile.mkdtemp(prefix="decode-", dir=folder)
-    shards = _shards(lines, _shard_count(cfg, engine))
-    runs = []
-    for k, (first, part) in enumerate(shards):
-        path = os.path.join(tmp, f"shard{k}.in")
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write("".join(t + "\n" for t in part))
-        runs.append((first, part, decoder.shard_run(tmp, path, f"shard{k}")))
-    pending = [] if engine is not None else list(range(len(runs)))
+def _decode_here(runs: list, tmp: str, jobs: int, update) -> None:
+    """The shards' decoder processes on this machine, ``jobs`` at once; raises for the
+    first that fails (and kills the others)."""
+    pending = list(range(len(runs)))
     active: dict[int, tuple] = {}
-    if engine is not None:
-        _decode_on(engine, runs, tmp, update)
     try:
         while pending or active:
-            while pending and len(active) < cfg.jobs:
+            while pending and len(active) < jobs:
                 k = pending.pop(0)
                 run = runs[k][2]
                 stdin = open(run.stdin, "rb") if run.stdin else subprocess.DEVNULL
@@ -186,14 +173,36 @@ def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> 
             if rc != 0:
                 with open(os.path.join(tmp, f"shard{k}.err"), encoding="utf-8", errors="replace") as fh:
                     tail = fh.read()[-2000:].strip()
-                raise InputError(f"the decoder exited with status {rc} on shard {k}: "
-                                 f"{' '.join(runs[k][2].argv)}\n{tail}")
+                raise _shard_failed(k, runs[k][2], rc, tail)
             if update:
                 update(1)
     finally:
         for proc, in active.values():
             proc.kill()
             proc.wait()
+
+
+def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> tuple[str, str]:
+    """Run the decoder on every shard (``cfg.jobs`` processes at once here, or on the
+    workers of a dask ``engine``), then concatenate the n-best lists with sentence ids
+    renumbered. Returns (n-best path, 1-best path)."""
+    # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
+    # earlier attempt may still be writing into theirs
+    for stale in os.listdir(folder):
+        if stale.startswith("decode-"):
+            shutil.rmtree(os.path.join(folder, stale), ignore_errors=True)
+    tmp = tempfile.mkdtemp(prefix="decode-", dir=folder)
+    shards = _shards(lines, _shard_count(cfg, engine))
+    runs = []
+    for k, (first, part) in enumerate(shards):
+        path = os.path.join(tmp, f"shard{k}.in")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("".join(t + "\n" for t in part))
+        runs.append((first, part, decoder.shard_run(tmp, path, f"shard{k}")))
+    if engine is not None:
+        _decode_on(engine, runs, tmp, update)
+    else:
+        _decode_here(runs, tmp, cfg.jobs, update)
     nbest_path = os.path.join(folder, "nbest.out")
     onebest_path = os.path.join(folder, "onebest.txt")
     onebest: dict[int, str] = {}
