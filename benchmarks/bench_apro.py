@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 from _common import best_time, peak_rss_mb  # noqa: E402
 from mtplug._ext import _apro  # noqa: E402
 from mtplug.corpus import NbestCorpus
+from mtplug.exact_sum import accumulator  # noqa: E402
 from mtplug.synthetic import make_bleu_corpus  # noqa: E402
 from mtplug.optimizers.apro import Apro, AproObjective  # noqa: E402
 
@@ -57,20 +58,32 @@ def bench_sentence(ks, n_dense: int, seed: int) -> None:
         corpus = make_bleu_corpus(m, k, n_dense, seed=seed)
         obj = Apro().objective(corpus)
         w = np.random.default_rng(seed + 1).normal(scale=0.3, size=corpus.n_features)
-        h = obj.scores(w)
+        ap = the_partition(obj)
+        h = np.empty(m * k)
+        _apro.centred_scores(ap.part.dense, ap.part.sp_indptr, ap.part.sp_ids, ap.part.sp_values, ap.part.offsets, w,
+                             h)
         g = np.empty(m * k)
         bufs = [np.empty(m * k, np.int32) for _ in range(4)]
-        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), obj.ranks, obj.offsets, g, *bufs), 3) / m
+        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), ap.ranks, ap.part.offsets, g, *bufs,
+                                                         accumulator(3)), 3) / m
         t_eval = best_time(lambda: obj.at(w), 3) / m
         print(f"{k:>8} {m:>6} {k * (k - 1) // 2:>14,} {t_kernel * 1e3:>10.3f} {t_eval * 1e3:>10.3f} "
               f"{t_kernel * 1e9 / (k * math.log2(k)):>21.2f}")
 
 
+def the_partition(obj: AproObjective):
+    """The one partition of an objective on a LocalEngine (ranks and the PoolPart)."""
+    (ap,) = obj.pool.engine.fetch(obj.parts)
+    return ap
+
+
 def count_pairs(obj: AproObjective) -> int:
     """Preference pairs (b_p > b_q) over the corpus, from the metric ranks."""
     total = 0
-    for s in range(len(obj.offsets) - 1):
-        counts = np.bincount(obj.ranks[obj.offsets[s]:obj.offsets[s + 1]])
+    ap = the_partition(obj)
+    offsets = ap.part.offsets
+    for s in range(len(offsets) - 1):
+        counts = np.bincount(ap.ranks[offsets[s]:offsets[s + 1]])
         total += (int(counts.sum()) ** 2 - int(counts @ counts)) // 2
     return total
 

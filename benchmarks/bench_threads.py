@@ -6,8 +6,8 @@
    lines with BLEU statistics, as in a MERT line search over the 2,000 × 1,000 set.
 2. The expected-BLEU gradient (pyx/_expbleu.pyx; model scores, both per-sentence passes)
    over the same S × k hypotheses with 15 dense features, the store checked once.
-3. The APRO loss + gradient kernel and a Hessian-vector product (pyx/_apro.pyx) over
-   them.
+3. The APRO loss + gradient kernel, a Hessian-vector product (pyx/_apro.pyx) and the
+   exact X^T c (pyx/_rows.pyx transpose_exact, per-thread exact accumulators) over them.
 4. The forest line search (envelope semiring per sentence in threads, then the sweep) on
    synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
 5. Hope/fear selection (pyx/_hopefear.pyx, MIRA / RAMPION): the per-sentence argmax of
@@ -71,7 +71,8 @@ def expbleu_gradient(S: int, k: int, repeat: int) -> None:
 
 
 def apro_kernels(S: int, k: int, repeat: int) -> None:
-    from mtplug._ext import _apro
+    from mtplug._ext import _apro, _rows
+    from mtplug.exact_sum import accumulator
 
     rng = np.random.default_rng(3)
     n = S * k
@@ -81,9 +82,13 @@ def apro_kernels(S: int, k: int, repeat: int) -> None:
     h, v = rng.normal(size=n) * 0.3, rng.normal(size=n)
     g, out = np.empty(n), np.empty(n)
     bufs = [np.empty(n, dtype=np.int32) for _ in range(4)]
+    dense = rng.normal(size=(n, 15))
+    no_sparse = (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0))
     for name, fn in (("APRO loss + gradient", lambda t: _apro.loss_gradient(h, np.empty(0), ranks, offsets, g,
-                                                                          *bufs, t)),
-                     ("APRO Hessian product", lambda t: _apro.hessian_product(v, ranks, offsets, *bufs, out, t))):
+                                                                          *bufs, accumulator(3), t)),
+                     ("APRO Hessian product", lambda t: _apro.hessian_product(v, ranks, offsets, *bufs, out, t)),
+                     ("X^T c (exact sums), 15 dense features",
+                      lambda t: _rows.transpose_exact(dense, *no_sparse, offsets, offsets[:-1], v, accumulator(15), t))):
         compare_threads(f"{name}, {n:,} hypotheses", lambda t: lambda: fn(t), repeat)
 
 

@@ -8,6 +8,7 @@ is half-written because every writer goes through a temporary file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -207,48 +208,56 @@ def cmd_optimize(args) -> int:
     algorithm = get_optimizer(args.algorithm)
     options = {name: getattr(args, name) for name in algorithm.options}
     in_fmt = detect_weights_format(args.init)
-    if getattr(args, "forests", None):
-        if in_fmt in ("init-opt", "weights-txt", "dense-init"):
-            raise InputError("forests name their features: give the start weights as 'name value' lines, a cdec "
-                             "weights file or a moses.ini", args.init)
-        start_w = read_weights(args.init, in_fmt)
-        # the start weights' features come first and stay in the output even if no forest has them
-        corpus = _load_forests(args, start_w.names)
-        corpus.check_complete(", ".join(args.forests))
-    else:
-        corpus = _load_corpus(args)
-        corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
-        if corpus.stats.shape[1] == 0:
-            raise InputError("no BLEU statistics: give references (--ref or --devset)")
-        start_w = read_weights(args.init, in_fmt, feature_names=corpus.feature_names[: corpus.n_dense])
-    names = corpus.feature_names
-    start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
-    ranges = None
-    if in_fmt == "init-opt":
-        from .formats.mert_weights import read_init_opt
-
-        init = read_init_opt(args.init)
-        ranges = (init.mins, init.maxs)
-    _log(args, f"start: BLEU = {corpus.bleu_of(start).score:.6f}")
-    t0 = time.perf_counter()
-    try:
-        optimizer = algorithm(**options)
-    except ValueError as err:
-        raise InputError(f"{args.algorithm}: {err}") from None
-    update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
-    try:
+    with contextlib.ExitStack() as stack:
+        engine = None
         if getattr(args, "scheduler", None):
             from .distributed import connect
 
-            with connect(args.scheduler, quiet=args.quiet) as engine:
-                _log(args, engine.describe())
-                result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
-                                            progress=update, engine=engine)
+            engine = stack.enter_context(connect(args.scheduler, quiet=args.quiet))
+            _log(args, engine.describe())
+        if getattr(args, "forests", None):
+            if in_fmt in ("init-opt", "weights-txt", "dense-init"):
+                raise InputError("forests name their features: give the start weights as 'name value' lines, a "
+                                 "cdec weights file or a moses.ini", args.init)
+            start_w = read_weights(args.init, in_fmt)
+            # the start weights' features come first and stay in the output even if no forest has them
+            corpus = _load_forests(args, start_w.names)
+            corpus.check_complete(", ".join(args.forests))
         else:
+            if engine is not None and args.store and algorithm.works_on_pools:
+                # the workers read their sentences of the store; this process only its offsets and names
+                from .distributed.pool import PartitionedPool
+
+                corpus = PartitionedPool.from_store(args.store, engine, threads=args.threads or 1)
+                _log(args, f"{corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences stay on the "
+                           f"workers ({len(corpus.parts)} partitions)")
+            else:
+                corpus = _load_corpus(args)
+            corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
+            if corpus.n_stats == 0:
+                raise InputError("no BLEU statistics: give references (--ref or --devset)")
+            start_w = read_weights(args.init, in_fmt, feature_names=corpus.feature_names[: corpus.n_dense])
+        names = corpus.feature_names
+        start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
+        ranges = None
+        if in_fmt == "init-opt":
+            from .formats.mert_weights import read_init_opt
+
+            init = read_init_opt(args.init)
+            ranges = (init.mins, init.maxs)
+        _log(args, f"start: BLEU = {corpus.bleu_of(start).score:.6f}")
+        t0 = time.perf_counter()
+        try:
+            optimizer = algorithm(**options)
+        except ValueError as err:
+            raise InputError(f"{args.algorithm}: {err}") from None
+        update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
+        on_cluster = {"engine": engine} if engine is not None else {}
+        try:
             result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
-                                        progress=update)
-    finally:
-        close()
+                                        progress=update, **on_cluster)
+        finally:
+            close()
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
     out_w = Weights.from_array(names, result.weights)
@@ -456,7 +465,10 @@ def build_parser() -> argparse.ArgumentParser:
         if cls.distributes:
             g.add_argument("--scheduler", metavar="ADDRESS",
                            help="run the per-sentence work on the workers of this dask scheduler (tcp://host:port, "
-                                "a scheduler file, or local:N); needs pip install mtplug[distributed]; same result")
+                                "a scheduler file, or local:N); needs pip install mtplug[distributed]; same result"
+                                + ("; with --store, each worker reads its own sentences of the store (a shared file "
+                                   "system) and the pool never has to fit on this machine" if cls.works_on_pools
+                                   else ""))
         if cls.options:
             g = a.add_argument_group(f"{name} options")
             for opt, kwargs in cls.options.items():

@@ -20,6 +20,7 @@ by feature id: ``weights[:n_dense]`` for the dense block, ``weights[id]`` for sp
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -315,6 +316,11 @@ class NbestCorpus:
         return int(self.sent_offsets[-1])
 
     @property
+    def n_stats(self) -> int:
+        """Statistics columns per hypothesis (0 without references)."""
+        return int(self.stats.shape[1])
+
+    @property
     def n_dense(self) -> int:
         return self.space.n_dense
 
@@ -411,31 +417,24 @@ class NbestCorpus:
 
     @classmethod
     def load(cls, path: str) -> "NbestCorpus":
-        """Read a store written by :meth:`save`."""
-        path = os.fspath(path)
-        try:
-            z = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"not an mtplug store ({exc})", path) from None
-        with z:
-            if "version" not in z or int(z["version"]) != _FORMAT_VERSION:
-                raise InputError(f"not an mtplug store of format version {_FORMAT_VERSION}", path)
-            refs = None
-            if "ref_sent_ptr" in z:
-                refs = (z["ref_sent_ptr"], z["ref_tok_ptr"], z["ref_tokens"])
-            has_strings = "hyp_indptr" in z
-            c = cls(n_sentences=len(z["sent_offsets"]) - 1,
-                    bleu=BleuConfig(str(z["reflen"]), bool(z["lowercase"])), references=refs,
-                    ref_len_divisor=int(z["ref_len_divisor"]),
-                    words=Vocabulary.from_arrays(z["words"], z["words_off"]),
-                    space=FeatureSpace.from_arrays(z), has_strings=has_strings)
-            c.sent_offsets = z["sent_offsets"]
-            c.dense = z["dense"]
-            c.sparse_indptr, c.sparse_ids, c.sparse_values = z["sparse_indptr"], z["sparse_ids"], z["sparse_values"]
-            c.stats = z["stats"]
-            c.metric, c.metric_norm = str(z["metric"]), float(z["metric_norm"])
-            if has_strings:
-                c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
+        """Read a store written by :meth:`save` (into memory)."""
+        z = {name: np.array(a) for name, a in map_store(path).items()}
+        refs = None
+        if "ref_sent_ptr" in z:
+            refs = (z["ref_sent_ptr"], z["ref_tok_ptr"], z["ref_tokens"])
+        has_strings = "hyp_indptr" in z
+        c = cls(n_sentences=len(z["sent_offsets"]) - 1,
+                bleu=BleuConfig(str(z["reflen"]), bool(z["lowercase"])), references=refs,
+                ref_len_divisor=int(z["ref_len_divisor"]),
+                words=Vocabulary.from_arrays(z["words"], z["words_off"]),
+                space=FeatureSpace.from_arrays(z), has_strings=has_strings)
+        c.sent_offsets = z["sent_offsets"]
+        c.dense = z["dense"]
+        c.sparse_indptr, c.sparse_ids, c.sparse_values = z["sparse_indptr"], z["sparse_ids"], z["sparse_values"]
+        c.stats = z["stats"]
+        c.metric, c.metric_norm = str(z["metric"]), float(z["metric_norm"])
+        if has_strings:
+            c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
         return c
 
     def __repr__(self) -> str:
@@ -468,3 +467,43 @@ def _concat_csr(old, new, n_old):
     data = np.concatenate([old[1], new[1]])
     vals = None if old[2] is None else np.concatenate([old[2], new[2]])
     return ip, data, vals
+
+
+#: members smaller than this are read; larger ones are memory-mapped
+_MAP_BYTES = 1 << 16
+
+
+def map_store(path: str) -> dict[str, np.ndarray]:
+    """Every array of a store written by :meth:`NbestCorpus.save`, by name: large ones
+    memory-mapped read-only (nothing is read until used, so a worker that needs a few
+    sentences of a huge store reads only their pages), small ones read. InputError when
+    ``path`` is not a store of this format version."""
+    path = os.fspath(path)
+    out: dict[str, np.ndarray] = {}
+    try:
+        with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+            for info in zf.infolist():
+                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size < _MAP_BYTES:
+                    with zf.open(info) as member:
+                        out[name] = np.lib.format.read_array(member, allow_pickle=False)
+                    continue
+                fh.seek(info.header_offset)
+                local = fh.read(30)
+                if local[:4] != b"PK\x03\x04":
+                    raise ValueError(f"bad zip entry {info.filename}")
+                fh.seek(info.header_offset + 30 + int.from_bytes(local[26:28], "little")
+                        + int.from_bytes(local[28:30], "little"))
+                version = np.lib.format.read_magic(fh)
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, fortran, dtype = read_header(fh)
+                if dtype.hasobject:
+                    raise ValueError(f"{name} holds Python objects")
+                out[name] = np.memmap(path, dtype=dtype, mode="r", offset=fh.tell(), shape=shape,
+                                      order="F" if fortran else "C")
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not an mtplug store ({exc})", path) from None
+    if "version" not in out or int(out["version"]) != _FORMAT_VERSION:
+        raise InputError(f"not an mtplug store of format version {_FORMAT_VERSION}", path)
+    return out

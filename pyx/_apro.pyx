@@ -55,11 +55,11 @@
 # which keeps |h| at the spread within a sentence rather than at the raw level of, say, a
 # language-model log-probability (the expansions above then lose few digits). The gradient
 # and Hessian coefficients sum to 0 within a sentence, so X^T c is computed with the same
-# centring (exact algebra; fewer rounding errors). Long sums (the loss over sentences, X^T c
-# over all hypotheses) use Neumaier compensation. Summation order is fixed: no threads,
-# bit-identical results on every run.
+# centring (exact algebra; fewer rounding errors; _rows.transpose_exact). Sums across
+# sentences (the loss, the curvature, the slope, X^T c) are exact (mtplug.exact_sum), so a
+# result does not depend on how sentences are split over threads or dask workers.
 
-from _compensated cimport neumaier_add
+from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_normalize
 from libc.math cimport isfinite
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -317,10 +317,9 @@ def metric_ranks(const double[::1] b, const int64_t[::1] sent_offsets, int32_t[:
 
 def loss_gradient(const double[::1] scores, const double[::1] direction, const int32_t[::1] ranks,
                   const int64_t[::1] sent_offsets, double[::1] grad, int32_t[::1] order, int32_t[::1] fill1,
-                  int32_t[::1] fill2, int32_t[::1] partners, int n_threads=1,
-                  double[::1] sent_loss=None, double[::1] sent_curv=None, int64_t[::1] sent_active=None):
+                  int32_t[::1] fill2, int32_t[::1] partners, int64_t[:, ::1] totals, int n_threads=1):
     """Summed APRO loss sum_s L_s, its gradient with respect to the scores and, given a
-    direction, the curvature along it.
+    direction, the curvature and the slope along it.
 
     scores: float64 [n], model scores h (centred per sentence by :func:`centred_scores`;
     the loss depends on differences only). direction: float64 [n], the scores v of a
@@ -330,19 +329,17 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     :func:`hessian_product`, the state of the active set: order int32 (per sentence, the
     rows 0..k-1 sorted by score), fill1/fill2 int32 (pointer positions of sweeps 1 and 2
     at each sorted position), partners int32 (A_i + B_i, active partners of each row).
-    n_threads: OpenMP threads over sentences; the per-sentence losses are summed in
-    sentence order afterwards, so the result does not depend on it. sent_loss,
-    sent_curv float64 [S] and sent_active int64 [S], all or none: when given, receive
-    each sentence's loss, half-curvature and active pairs (undefined for sentences with
-    a non-finite score), so that a caller that splits the sentences over machines can
-    form the same totals with :func:`ordered_totals`.
+    totals: int64 [3, WIDTH] exact accumulators (mtplug.exact_sum), normalized; receive
+    (added to) the loss, the curvature v^T H v = 2 sum over active pairs (v_p - v_q)^2 and
+    the slope g . v, each a sum over sentences of per-sentence values (rows 1 and 2 get
+    nothing without a direction; sweep 1 carries sums of v and v^2 for the curvature,
+    which a line search needs at every trial point and would otherwise cost a Hessian
+    product). n_threads: OpenMP threads over sentences; per-sentence values do not depend
+    on it and the totals are exact, so neither does anything else.
 
-    Returns ``(loss, curvature, active_pairs, status, index)``: loss float (sum of squared
-    hinges, unscaled); curvature float, v^T H v = 2 sum over active pairs (v_p - v_q)^2
-    (0.0 without a direction; sweep 1 carries sums of v and v^2 for it, which a line
-    search needs at every trial point and would otherwise cost a Hessian product);
-    active_pairs int (|A| over all sentences); a STATUS_* code with the sentence it
-    concerns (on STATUS_NONFINITE the loss is NaN and the outputs undefined).
+    Returns ``(active_pairs, status, index)``: |A| over all sentences and a STATUS_* code
+    with the sentence it concerns (on STATUS_NONFINITE nothing is added to totals and the
+    outputs are undefined).
     """
     cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1
     _check_offsets(sent_offsets, n)
@@ -352,17 +349,13 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef bint has_dir = direction.shape[0] > 0
     if has_dir and direction.shape[0] != n:
         raise ValueError("direction must be empty or have one entry per hypothesis")
-    cdef bint given = sent_loss is not None
-    if given != (sent_curv is not None) or given != (sent_active is not None):
-        raise ValueError("give all of sent_loss, sent_curv and sent_active, or none")
-    if given and (sent_loss.shape[0] != S or sent_curv.shape[0] != S or sent_active.shape[0] != S):
-        raise ValueError("sent_loss, sent_curv and sent_active must have one entry per sentence")
-    # per-sentence loss, curvature and active pairs: the caller's arrays, or scratch
-    cdef double[::1] loss_v = sent_loss if given else np.empty(S, dtype=np.float64)
-    cdef double[::1] curv_v = sent_curv if given else np.empty(S, dtype=np.float64)
-    cdef int64_t[::1] act_v = sent_active if given else np.empty(S, dtype=np.int64)
-    cdef double* s_loss = &loss_v[0] if S else NULL
-    cdef double* s_curv = &curv_v[0] if S else NULL
+    if totals.shape[0] != 3 or totals.shape[1] != EXACT_WIDTH:
+        raise ValueError(f"totals must have shape (3, {EXACT_WIDTH})")
+    cdef double[:, ::1] per_sentence = np.zeros((3, S), dtype=np.float64)   # loss, half curvature, slope
+    cdef int64_t[::1] act_v = np.empty(S, dtype=np.int64)
+    cdef double* s_loss = &per_sentence[0, 0] if S else NULL
+    cdef double* s_curv = &per_sentence[1, 0] if S else NULL
+    cdef double* s_slope = &per_sentence[2, 0] if S else NULL
     cdef int64_t* sent_act = &act_v[0] if S else NULL
     cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t max_m = _max_sentence(sent_offsets)
@@ -375,8 +368,7 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef Node5* r5_all = <Node5*>malloc(T * sizeof(Node5))
     cdef Node2* r2_all = <Node2*>malloc(T * sizeof(Node2))
     cdef char* bad = <char*>malloc(S + 1)
-    cdef Py_ssize_t s
-    cdef double total = 0.0, curv = 0.0
+    cdef Py_ssize_t s, k
     cdef int64_t active = 0
     cdef int status = _STATUS_OK
     cdef Py_ssize_t index = 0
@@ -385,7 +377,8 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
                 or r3_all == NULL or r5_all == NULL or r2_all == NULL or bad == NULL):
             raise MemoryError()
         _loss_sweeps(scores, direction, ranks, sent_offsets, grad, order, fill1, fill2, partners, has_dir, T,
-                     max_m, buf_all, t1_all, t5_all, t2_all, r3_all, r5_all, r2_all, s_loss, s_curv, sent_act, bad)
+                     max_m, buf_all, t1_all, t5_all, t2_all, r3_all, r5_all, r2_all, s_loss, s_curv, s_slope,
+                     sent_act, bad)
         for s in range(S):
             if bad[s]:
                 status = _STATUS_NONFINITE
@@ -401,16 +394,27 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
         free(r2_all)
         free(bad)
     if status != _STATUS_OK:
-        return float("nan"), float("nan"), 0, status, index
-    _ordered_totals(s_loss, s_curv, sent_act, S, &total, &curv, &active)
-    return total, curv, active, status, index
+        return 0, status, index
+    with nogil:
+        for s in range(S):
+            exact_add(&totals[0, 0], s_loss[s])
+            exact_add(&totals[1, 0], 2.0 * s_curv[s])
+            exact_add(&totals[2, 0], s_slope[s])
+            active += sent_act[s]
+            if (s + 1) % EXACT_SAFE_ADDS == 0:
+                for k in range(3):
+                    exact_normalize(&totals[k, 0])
+        for s in range(3):
+            exact_normalize(&totals[s, 0])
+    return active, status, index
 
 
 cdef void _loss_sweeps(const double[::1] scores, const double[::1] direction, const int32_t[::1] ranks,
                        const int64_t[::1] sent_offsets, double[::1] grad, int32_t[::1] order, int32_t[::1] fill1,
                        int32_t[::1] fill2, int32_t[::1] partners, bint has_dir, int T, Py_ssize_t max_m,
                        Keyed* buf_all, Node3* t1_all, Node5* t5_all, Node2* t2_all, Node3* r3_all, Node5* r5_all,
-                       Node2* r2_all, double* s_loss, double* s_curv, int64_t* sent_act, char* bad) noexcept:
+                       Node2* r2_all, double* s_loss, double* s_curv, double* s_slope, int64_t* sent_act,
+                       char* bad) noexcept:
     # the per-sentence work of loss_gradient (which checked the shapes and owns the scratch)
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1
     cdef Py_ssize_t s, j, m, R, pos, t, i, tid
@@ -508,36 +512,11 @@ cdef void _loss_sweeps(const double[::1] scores, const double[::1] direction, co
             s_loss[s] = sl
             s_curv[s] = sc
             sent_act[s] = sa
-
-
-cdef void _ordered_totals(const double* sent_loss, const double* sent_curv, const int64_t* sent_act,
-                          Py_ssize_t S, double* loss, double* curvature, int64_t* active) noexcept nogil:
-    # Neumaier sums in sentence order: the one reduction behind every loss total
-    cdef double total = 0.0, comp = 0.0, curv = 0.0, curv_comp = 0.0
-    cdef int64_t act = 0
-    cdef Py_ssize_t s
-    for s in range(S):
-        neumaier_add(&total, &comp, sent_loss[s])
-        neumaier_add(&curv, &curv_comp, sent_curv[s])
-        act += sent_act[s]
-    loss[0] = total + comp
-    curvature[0] = 2.0 * (curv + curv_comp)
-    active[0] = act
-
-
-def ordered_totals(const double[::1] sent_loss, const double[::1] sent_curv, const int64_t[::1] sent_active):
-    """``(loss, curvature, active_pairs)`` from the per-sentence outputs of
-    :func:`loss_gradient` (float64 [S], float64 [S], int64 [S]), summed exactly as that
-    call sums them: the totals of sentences split over several calls, bit for bit."""
-    cdef Py_ssize_t S = sent_loss.shape[0]
-    if sent_curv.shape[0] != S or sent_active.shape[0] != S:
-        raise ValueError("sent_loss, sent_curv and sent_active must have the same length")
-    cdef double loss = 0.0, curv = 0.0
-    cdef int64_t active = 0
-    if S:
-        with nogil:
-            _ordered_totals(&sent_loss[0], &sent_curv[0], &sent_active[0], S, &loss, &curv, &active)
-    return loss, curv, active
+            if has_dir:
+                sl = 0.0
+                for j in range(m):
+                    sl = sl + grad[lo + j] * direction[lo + j]
+                s_slope[s] = sl
 
 
 def hessian_product(const double[::1] v, const int32_t[::1] ranks, const int64_t[::1] sent_offsets,
@@ -631,47 +610,3 @@ def centred_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr, con
                 for e in range(sp_indptr[h], sp_indptr[h + 1]):
                     acc = acc + sp_values[e] * weights[sp_ids[e]]
                 out[h] = acc
-
-
-def centred_transpose_product(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
-                              const int32_t[::1] sp_ids, const double[::1] sp_values,
-                              const int64_t[::1] sent_offsets, const double[::1] coef, double[::1] out):
-    """out = sum_i coef_i (f_i - c_s(i)): X^T coef with the dense block centred per sentence.
-
-    c_s is the dense row of the first hypothesis of sentence s (0 on sparse ids), so out
-    equals X^T coef exactly whenever coef sums to 0 within each sentence, as gradients and
-    Hessian products of pairwise losses do. Shapes as for :func:`centred_scores`; coef
-    float64 [n]; out float64 [n_features], overwritten. Sums are Neumaier-compensated per
-    feature (dense: per sentence first, then across sentences).
-    """
-    cdef Py_ssize_t n = coef.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t nf = out.shape[0]
-    _check_offsets(sent_offsets, n)
-    if dense.shape[0] != n or sp_indptr.shape[0] != n + 1 or nf < d:
-        raise ValueError("dense, sp_indptr, coef and out disagree in shape")
-    comp_arr = np.zeros(nf, dtype=np.float64)
-    acc_arr = np.zeros(max(d, 1), dtype=np.float64)
-    cdef double[::1] comp = comp_arr
-    cdef double[::1] acc = acc_arr
-    cdef Py_ssize_t s, k
-    cdef int64_t lo, h, e
-    cdef double c
-    out[:] = 0.0
-    with nogil:
-        for s in range(S):
-            lo = sent_offsets[s]
-            for k in range(d):
-                acc[k] = 0.0
-            for h in range(lo, sent_offsets[s + 1]):
-                c = coef[h]
-                if c == 0.0:
-                    continue
-                if h != lo:
-                    for k in range(d):
-                        acc[k] += c * (dense[h, k] - dense[lo, k])
-                for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    neumaier_add(&out[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
-            for k in range(d):
-                neumaier_add(&out[k], &comp[k], acc[k])
-        for k in range(nf):
-            out[k] += comp[k]

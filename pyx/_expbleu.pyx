@@ -36,18 +36,19 @@
 # integer differences, and dense features enter as f_h - f_b. The rounding error of
 # Cov(g, f) is then a few ulps of sum_h p_h |g_h - E[g]| |f_h - f_b| (of |f_h| for sparse
 # features, which are not centred), which shrinks with the gradient itself as mu grows,
-# instead of a few ulps of E[g] E[f], which does not. Long sums (T over
-# sentences, the gradient over all hypotheses) use Neumaier compensation; sums within one
-# sentence (<= a few thousand terms) are plain. Summation order is fixed (sentence order),
-# whatever the threads or partitions.
+# instead of a few ulps of E[g] E[f], which does not. Sums across sentences (T, the
+# gradient) are exact (mtplug.exact_sum): the same bits whatever the threads or partitions;
+# sums within one sentence (<= a few thousand terms) are plain, in row order.
 
-from _compensated cimport neumaier_add
+from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_normalize
 from libc.math cimport INFINITY, NAN, exp, log
 from libc.stdint cimport int8_t, int32_t, int64_t
 
 from cython.parallel cimport prange
 
 import numpy as np
+
+from mtplug._ext import _exact, _rows
 
 from _bleu cimport BLEU_N_STATS, BLEU_ORDER, BLEU_REF_LEN_COLUMN, log_brevity
 
@@ -122,14 +123,13 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     METRIC_* code. norm: > 0, the LINEAR divisor (ignored for BLEU). gradient: float64
     [n_features], overwritten with dJ/dw. totals: float64 [n_stats], overwritten with T
     (NaN after STATUS_OVERFLOW). n_threads: OpenMP threads for the per-sentence work
-    (softmaxes, expected statistics, each hypothesis's weight and each sentence's dense
-    sum); the sums across sentences then run in sentence order, so the result is the
-    same bit for bit for any number of threads.
+    (softmaxes, expected statistics, each hypothesis's weight, X^T c); the sums across
+    sentences are exact, so the result is the same bit for bit for any number of threads.
 
-    It is the four steps below in a row: :func:`sentence_moments` and
-    :func:`hypothesis_coefficients` work sentence by sentence (a caller may split the
-    sentences over machines and join their outputs), :func:`expected_totals` and
-    :func:`gradient_sum` sum across sentences in sentence order.
+    It is the steps below in a row: :func:`sentence_moments`, :func:`partition_totals`,
+    :func:`hypothesis_coefficients` and ``_rows.transpose_exact`` work on any run of
+    sentences (a caller may split them over machines and merge the exact sums), then
+    :func:`value_and_slope` on the merged totals.
 
     Returns ``(J, status, index)``: a STATUS_* code and its index (see the top of the
     file); on a non-OK status the gradient is all zero. Shapes are checked once here;
@@ -151,17 +151,27 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     sent_best, sent_bad = np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int8)
     sent_dev = np.empty((S, n_stats), dtype=np.float64)
     sentence_moments(scores, mu, sent_offsets, stats, sent_max, sent_z, sent_best, sent_dev, sent_bad, n_threads)
+    acc = np.zeros((n_stats, EXACT_WIDTH), dtype=np.int64)
+    bad = partition_totals(stats, sent_offsets, sent_best, sent_dev, sent_bad, acc)
+    if bad >= 0:
+        totals[:] = NAN
+        gradient[:] = 0.0
+        return NAN, _STATUS_OVERFLOW, bad
+    _exact.round_rows(acc, totals)
     slope = np.zeros(n_stats, dtype=np.float64)
-    value, status, index = expected_totals(stats, sent_offsets, sent_best, sent_dev, sent_bad, ref_divisor,
-                                           metric, norm, totals, slope)
+    value, status, index = value_and_slope(totals, ref_divisor, metric, norm, slope)
     if status != _STATUS_OK:
         gradient[:] = 0.0
         return value, status, index
     coef = np.empty(n, dtype=np.float64)
-    dense_acc = np.empty((S, n_dense), dtype=np.float64)
-    hypothesis_coefficients(scores, mu, sent_offsets, stats, dense, sent_max, sent_z, sent_best, sent_dev,
-                            slope, coef, dense_acc, n_threads)
-    gradient_sum(sent_offsets, coef, dense_acc, sp_indptr, sp_ids, sp_values, mu, gradient)
+    hypothesis_coefficients(scores, mu, sent_offsets, stats, sent_max, sent_z, sent_best, sent_dev, slope, coef,
+                            n_threads)
+    grad_acc = np.zeros((gradient.shape[0], EXACT_WIDTH), dtype=np.int64)
+    _rows.transpose_exact(dense if n else np.zeros((0, 0)), sp_indptr, sp_ids, sp_values, sent_offsets,
+                          sent_best, coef, grad_acc, n_threads)
+    _exact.round_rows(grad_acc, gradient)
+    for k in range(gradient.shape[0]):
+        gradient[k] = mu * gradient[k]
     return value, status, index
 
 
@@ -232,96 +242,95 @@ def sentence_moments(const double[::1] scores, double mu, const int64_t[::1] sen
                     sent_dev[s, k] += p * (<double>stats[h, k] - <double>stats[b, k])
 
 
-def expected_totals(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] sent_best,
-                    const double[:, ::1] sent_dev, const int8_t[::1] sent_bad, double ref_divisor, int metric,
-                    double norm, double[::1] totals, double[::1] slope):
-    """The expected statistics T (summed in sentence order), J = M(T) and u = dM/dT.
-
-    stats int32 [n, n_stats] and sent_offsets int64 [S + 1] of the whole corpus; the
-    per-sentence outputs of :func:`sentence_moments` with sent_best counted from row 0 of
-    ``stats``. ref_divisor, metric, norm as for :func:`expected_gradient`. Outputs:
-    totals float64 [n_stats] (T; NaN after STATUS_OVERFLOW), slope float64 [n_stats] (u;
-    meaningful when the status is OK). Returns ``(J, status, index)``.
+def partition_totals(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] sent_best,
+                     const double[:, ::1] sent_dev, const int8_t[::1] sent_bad, int64_t[:, ::1] acc):
+    """acc += the expected statistics of these sentences, sum_s (stats_b + E_s[stats] - stats_b),
+    exactly (each sentence's term rounded once). Inputs: stats int32 [n, n_stats] and
+    sent_offsets int64 [S + 1] of these sentences, the outputs of :func:`sentence_moments`
+    on them; acc int64 [n_stats, WIDTH] (mtplug.exact_sum), normalized. Returns the first
+    sentence whose mu * score is not finite (nothing is added then), or -1.
     """
     cdef Py_ssize_t n = stats.shape[0], S = sent_offsets.shape[0] - 1, n_stats = stats.shape[1]
-    if metric not in METRIC_N_STATS:
-        raise ValueError(f"unknown metric code {metric}")
-    if n_stats != METRIC_N_STATS[metric]:
-        raise ValueError(
-            f"metric code {metric} needs {METRIC_N_STATS[metric]} stats columns, got {n_stats}")
     _check_rows(sent_offsets, n)
     if (sent_best.shape[0] != S or sent_bad.shape[0] != S or sent_dev.shape[0] != S
-            or sent_dev.shape[1] != n_stats or totals.shape[0] != n_stats or slope.shape[0] != n_stats):
-        raise ValueError("sentence outputs, totals and slope disagree in shape")
-    cdef double[::1] t_comp = np.zeros(n_stats, dtype=np.float64)
-    cdef double u[16]
-    cdef double value = NAN
-    cdef int status = _STATUS_OK
-    cdef Py_ssize_t index = 0, s, k
+            or sent_dev.shape[1] != n_stats or acc.shape[0] != n_stats or acc.shape[1] != EXACT_WIDTH):
+        raise ValueError("sentence outputs and acc disagree in shape")
+    cdef Py_ssize_t s, k
     cdef int64_t b
-    totals[:] = 0.0
+    for s in range(S):
+        if sent_bad[s]:
+            return s
     with nogil:
-        # summed in sentence order; the first overflowing sentence stops it
         for s in range(S):
-            if sent_bad[s]:
-                status = _STATUS_OVERFLOW
-                index = s
-                break
             if sent_offsets[s + 1] <= sent_offsets[s]:
                 continue
             b = sent_best[s]
             for k in range(n_stats):
-                neumaier_add(&totals[k], &t_comp[k], <double>stats[b, k] + sent_dev[s, k])
-        if status == _STATUS_OK:
-            for k in range(n_stats):
-                totals[k] += t_comp[k]
-            if metric == _METRIC_BLEU:
-                index = _bleu_value_and_slope(&totals[0], ref_divisor, &value, u)
-                if index:
-                    status = _STATUS_ZERO_MATCHES
-            else:
-                value = totals[0] / norm
-                u[0] = 1.0 / norm
-            if status == _STATUS_OK:
+                # int32 counts are exact in double
+                exact_add(&acc[k, 0], <double>stats[b, k] + sent_dev[s, k])
+            if (s + 1) % EXACT_SAFE_ADDS == 0:
                 for k in range(n_stats):
-                    slope[k] = u[k]
-    if status == _STATUS_OVERFLOW:
-        totals[:] = NAN  # T was left half-summed
+                    exact_normalize(&acc[k, 0])
+        for k in range(n_stats):
+            exact_normalize(&acc[k, 0])
+    return -1
+
+
+def value_and_slope(const double[::1] totals, double ref_divisor, int metric, double norm, double[::1] slope):
+    """J = M(T) and u = dM/dT from the expected statistics T (float64 [n_stats]);
+    ref_divisor, metric, norm as for :func:`expected_gradient`. slope float64 [n_stats]
+    is overwritten (meaningful when the status is OK). Returns ``(J, status, index)``."""
+    cdef Py_ssize_t n_stats = totals.shape[0], k
+    if metric not in METRIC_N_STATS:
+        raise ValueError(f"unknown metric code {metric}")
+    if n_stats != METRIC_N_STATS[metric] or slope.shape[0] != n_stats:
+        raise ValueError(f"metric code {metric} needs {METRIC_N_STATS[metric]} totals and slopes")
+    cdef double u[16]
+    cdef double value = NAN
+    cdef int status = _STATUS_OK
+    cdef Py_ssize_t index = 0
+    if metric == _METRIC_BLEU:
+        index = _bleu_value_and_slope(&totals[0], ref_divisor, &value, u)
+        if index:
+            status = _STATUS_ZERO_MATCHES
+    else:
+        value = totals[0] / norm
+        u[0] = 1.0 / norm
+    if status == _STATUS_OK:
+        for k in range(n_stats):
+            slope[k] = u[k]
     return value, status, index
 
 
 def hypothesis_coefficients(const double[::1] scores, double mu, const int64_t[::1] sent_offsets,
-                            const int32_t[:, ::1] stats, const double[:, ::1] dense,
-                            const double[::1] sent_max, const double[::1] sent_z, const int64_t[::1] sent_best,
-                            const double[:, ::1] sent_dev, const double[::1] slope,
-                            double[::1] coef, double[:, ::1] dense_acc, int n_threads=1):
-    """Pass 2, per sentence: each hypothesis's weight in dJ/dw and each sentence's dense sum.
+                            const int32_t[:, ::1] stats, const double[::1] sent_max, const double[::1] sent_z,
+                            const int64_t[::1] sent_best, const double[:, ::1] sent_dev, const double[::1] slope,
+                            double[::1] coef, int n_threads=1):
+    """Pass 2, per sentence: each hypothesis's weight in dJ/dw.
 
-    Inputs as for :func:`sentence_moments` and its outputs (same rows), dense float64
-    [n, n_dense], slope float64 [n_stats] (u from :func:`expected_totals`). Outputs,
-    overwritten: coef float64 [n], c_h = p_h (g_h - E_s[g]) with g = u . stats (0 in
-    sentences of fewer than two hypotheses); dense_acc float64 [S, n_dense], sum_h c_h
-    (f_h - f_b) over the dense block. n_threads: OpenMP threads over sentences.
+    Inputs as for :func:`sentence_moments` and its outputs (same rows), slope float64
+    [n_stats] (u from :func:`value_and_slope`). Output, overwritten: coef float64 [n],
+    c_h = p_h (g_h - E_s[g]) with g = u . stats (0 in sentences of fewer than two
+    hypotheses). dJ/dw = mu X^T c, which ``_rows.transpose_exact`` forms with the dense
+    block relative to each sentence's b (sent_best). n_threads: OpenMP threads over
+    sentences.
     """
     cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t n_stats = stats.shape[1], n_dense = dense.shape[1]
+    cdef Py_ssize_t n_stats = stats.shape[1]
     _check_rows(sent_offsets, n)
-    if stats.shape[0] != n or coef.shape[0] != n or (n and dense.shape[0] != n):
-        raise ValueError("scores, stats, dense and coef disagree on the number of hypotheses")
+    if stats.shape[0] != n or coef.shape[0] != n:
+        raise ValueError("scores, stats and coef disagree on the number of hypotheses")
     if (sent_max.shape[0] != S or sent_z.shape[0] != S or sent_best.shape[0] != S or sent_dev.shape[0] != S
-            or sent_dev.shape[1] != n_stats or slope.shape[0] != n_stats or dense_acc.shape[0] != S
-            or dense_acc.shape[1] != n_dense):
-        raise ValueError("sentence inputs, slope and dense_acc disagree in shape")
+            or sent_dev.shape[1] != n_stats or slope.shape[0] != n_stats):
+        raise ValueError("sentence inputs and slope disagree in shape")
     cdef int T = n_threads if n_threads > 1 else 1
-    cdef Py_ssize_t s, k, j
+    cdef Py_ssize_t s, k
     cdef int64_t h, lo, hi, b
-    cdef double m, z, p, g, g_dev, c
+    cdef double m, z, p, g, g_dev
     with nogil:
         for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
             lo = sent_offsets[s]
             hi = sent_offsets[s + 1]
-            for j in range(n_dense):
-                dense_acc[s, j] = 0.0
             for h in range(lo, hi):
                 coef[h] = 0.0
             if hi - lo < 2:
@@ -338,50 +347,4 @@ def hypothesis_coefficients(const double[::1] scores, double mu, const int64_t[:
                 g = 0.0
                 for k in range(n_stats):
                     g = g + slope[k] * (<double>stats[h, k] - <double>stats[b, k])
-                c = p * (g - g_dev)   # p_h (g_h - E_s[g])
-                coef[h] = c
-                if c == 0.0:
-                    continue          # underflowed p (large mu): nothing to add
-                if h != b:            # f_b - f_b = 0 for the dense block
-                    for j in range(n_dense):
-                        dense_acc[s, j] += c * (dense[h, j] - dense[b, j])
-
-
-def gradient_sum(const int64_t[::1] sent_offsets, const double[::1] coef, const double[:, ::1] dense_acc,
-                 const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
-                 double mu, double[::1] gradient):
-    """dJ/dw = mu (sum over sentences, in order, of dense_acc and of c_h times the sparse
-    features), Neumaier-compensated. Inputs from :func:`hypothesis_coefficients` for the
-    whole corpus (sent_offsets int64 [S + 1], coef float64 [n], dense_acc float64 [S,
-    n_dense]) and the CSR sparse features; gradient float64 [n_features], overwritten.
-    """
-    cdef Py_ssize_t n = coef.shape[0], S = sent_offsets.shape[0] - 1, n_dense = dense_acc.shape[1]
-    cdef Py_ssize_t n_features = gradient.shape[0]
-    _check_rows(sent_offsets, n)
-    if sp_indptr.shape[0] != n + 1 or dense_acc.shape[0] != S:
-        raise ValueError("coef, dense_acc and sp_indptr disagree on the number of hypotheses")
-    if sp_ids.shape[0] != sp_values.shape[0] or sp_indptr[n] != sp_ids.shape[0]:
-        raise ValueError("sp_indptr, sp_ids and sp_values disagree on the number of entries")
-    if n_dense > n_features:
-        raise ValueError("gradient must hold every dense feature")
-    cdef double[::1] comp = np.zeros(n_features, dtype=np.float64)  # Neumaier terms
-    cdef Py_ssize_t s, j
-    cdef int64_t h, lo, hi, e
-    cdef double c
-    gradient[:] = 0.0
-    with nogil:
-        for s in range(S):
-            lo = sent_offsets[s]
-            hi = sent_offsets[s + 1]
-            if hi - lo < 2:
-                continue
-            for h in range(lo, hi):
-                c = coef[h]
-                if c == 0.0:
-                    continue
-                for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    neumaier_add(&gradient[sp_ids[e]], &comp[sp_ids[e]], c * sp_values[e])
-            for j in range(n_dense):
-                neumaier_add(&gradient[j], &comp[j], dense_acc[s, j])
-        for j in range(n_features):
-            gradient[j] = mu * (gradient[j] + comp[j])
+                coef[h] = p * (g - g_dev)   # p_h (g_h - E_s[g])

@@ -6,7 +6,9 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
-from cython.parallel cimport prange
+from cython.parallel cimport prange, threadid
+
+from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_merge, exact_normalize
 
 import numpy as np
 
@@ -33,6 +35,77 @@ def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
             for j in range(sp_indptr[h], sp_indptr[h + 1]):
                 s = s + sp_values[j] * weights[sp_ids[j]]
             out[h] = s
+
+
+def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                    const double[::1] sp_values, const int64_t[::1] sent_offsets, const int64_t[::1] ref_rows,
+                    const double[::1] coef, int64_t[:, ::1] acc, int n_threads=1):
+    """acc += X^T coef, exactly, with the dense block taken relative to one row per sentence.
+
+    For sentence s with reference row r_s: sum_h coef_h (dense_h - dense_{r_s}) (in row
+    order, rows with coef 0 and r_s itself skipped) is added to the dense rows of acc, and
+    every coef_h * sparse value to its feature's row. This is X^T coef whenever coef sums
+    to 0 within each sentence (gradients of pairwise losses and of expectations), with
+    fewer rounding errors. Terms are added exactly (mtplug.exact_sum), so partitions of
+    the sentences accumulated anywhere merge to the same bits.
+
+    Shapes: dense float64 [n, n_dense]; sp_indptr int64 [n + 1], sp_ids int32 [nnz]
+    (< n_features), sp_values float64 [nnz]; sent_offsets int64 [S + 1] (0 .. n);
+    ref_rows int64 [S] (a row of each non-empty sentence); coef float64 [n]; acc int64
+    [n_features, WIDTH], normalized (left normalized). n_threads: OpenMP threads over
+    sentences, each with its own accumulator (n_features x 544 bytes).
+    """
+    cdef Py_ssize_t n = coef.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t nf = acc.shape[0]
+    if (dense.shape[0] != n or sp_indptr.shape[0] != n + 1 or ref_rows.shape[0] != S or sent_offsets[S] != n
+            or acc.shape[1] != EXACT_WIDTH or nf < d or sp_indptr[n] > sp_ids.shape[0]
+            or sp_ids.shape[0] != sp_values.shape[0]):
+        raise ValueError("dense, sp_indptr, sent_offsets, ref_rows, coef and acc disagree in shape")
+    cdef int T = n_threads if n_threads > 1 else 1
+    if T > S:
+        T = S if S > 0 else 1
+    # thread t > 0 adds into its own zeroed block; thread 0 into acc itself
+    cdef int64_t[:, :, ::1] extra = np.zeros((T - 1, nf if T > 1 else 0, EXACT_WIDTH), dtype=np.int64)
+    cdef double[:, ::1] local = np.zeros((T, max(d, 1)), dtype=np.float64)
+    cdef int64_t[::1] adds = np.zeros(T * 8, dtype=np.int64)    # per thread, padded apart
+    cdef Py_ssize_t s, k, f
+    cdef int64_t lo, h, e, r
+    cdef int tid
+    cdef double c
+    cdef int64_t* rows
+    with nogil:
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+            tid = threadid()
+            rows = &acc[0, 0] if tid == 0 else &extra[tid - 1, 0, 0]
+            lo = sent_offsets[s]
+            if sent_offsets[s + 1] == lo:
+                continue
+            r = ref_rows[s]
+            for k in range(d):
+                local[tid, k] = 0.0
+            for h in range(lo, sent_offsets[s + 1]):
+                c = coef[h]
+                if c == 0.0:
+                    continue
+                if h != r:
+                    for k in range(d):
+                        local[tid, k] = local[tid, k] + c * (dense[h, k] - dense[r, k])
+                for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                    exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
+                adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
+            for k in range(d):
+                exact_add(rows + k * EXACT_WIDTH, local[tid, k])
+            adds[tid * 8] = adds[tid * 8] + d
+            if adds[tid * 8] >= EXACT_SAFE_ADDS:
+                for f in range(nf):
+                    exact_normalize(rows + f * EXACT_WIDTH)
+                adds[tid * 8] = 0
+        for f in range(nf):
+            exact_normalize(&acc[f, 0])
+        for tid in range(T - 1):
+            for f in range(nf):
+                exact_normalize(&extra[tid, f, 0])
+                exact_merge(&acc[f, 0], &extra[tid, f, 0])
 
 
 def argmax_per_sentence(const double[::1] scores, const int64_t[::1] sent_offsets,

@@ -21,16 +21,9 @@ def loss_gradient(
     fill1: np.ndarray,  # int32_t[::1], [n], overwritten: sweep-1 pointer at each sorted position
     fill2: np.ndarray,  # int32_t[::1], [n], overwritten: sweep-2 pointer at each sorted position
     partners: np.ndarray,  # int32_t[::1], [n], overwritten: active partners of each row
+    totals: np.ndarray,  # int64_t[:, ::1], [3, WIDTH], exact sums added to: loss, v^T H v, g . v
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
-    sent_loss: np.ndarray | None = ...,  # float64_t[::1], [S], overwritten: each sentence's loss
-    sent_curv: np.ndarray | None = ...,  # float64_t[::1], [S], overwritten: half its v^T H v
-    sent_active: np.ndarray | None = ...,  # int64_t[::1], [S], overwritten: its active pairs
-) -> tuple[float, float, int, int, int]: ...  # (loss, v^T H v, active pairs, STATUS_*, sentence)
-def ordered_totals(
-    sent_loss: np.ndarray,  # const float64_t[::1], [S], per-sentence outputs of loss_gradient
-    sent_curv: np.ndarray,  # const float64_t[::1], [S]
-    sent_active: np.ndarray,  # const int64_t[::1], [S]
-) -> tuple[float, float, int]: ...  # (loss, v^T H v, active pairs), summed as loss_gradient does
+) -> tuple[int, int, int]: ...  # (active pairs, STATUS_*, sentence)
 def hessian_product(
     v: np.ndarray,  # const float64_t[::1], [n], direction scores
     ranks: np.ndarray,  # const int32_t[::1], [n]
@@ -51,13 +44,4 @@ def centred_scores(
     weights: np.ndarray,  # const float64_t[::1], [n_features]
     out: np.ndarray,  # float64_t[::1], [n], overwritten: w.f minus w.dense[first of sentence]
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
-) -> None: ...
-def centred_transpose_product(
-    dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
-    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
-    sp_ids: np.ndarray,  # const int32_t[::1], [nnz]
-    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
-    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1]
-    coef: np.ndarray,  # const float64_t[::1], [n]
-    out: np.ndarray,  # float64_t[::1], [n_features], overwritten: X^T coef (dense block centred)
 ) -> None: ...

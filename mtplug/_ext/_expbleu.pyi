@@ -28,3 +28,43 @@ def expected_gradient(
     totals: np.ndarray,  # float64_t[::1], [n_stats], overwritten with expected stats T
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> tuple[float, int, int]: ...  # (J, STATUS_* code, index); non-OK: gradient all zero
+def sentence_moments(
+    scores: np.ndarray,  # const float64_t[::1], [n]
+    mu: float,
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
+    stats: np.ndarray,  # const int32_t[:, ::1], [n, n_stats]
+    sent_max: np.ndarray,  # float64_t[::1], [S], overwritten
+    sent_z: np.ndarray,  # float64_t[::1], [S], overwritten
+    sent_best: np.ndarray,  # int64_t[::1], [S], overwritten: b, the argmax row
+    sent_dev: np.ndarray,  # float64_t[:, ::1], [S, n_stats], overwritten: E_s[stats] - stats_b
+    sent_bad: np.ndarray,  # int8_t[::1], [S], overwritten: 1 where mu * score is not finite
+    n_threads: int = ...,
+) -> None: ...
+def partition_totals(
+    stats: np.ndarray,  # const int32_t[:, ::1], [n, n_stats]
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
+    sent_best: np.ndarray,  # const int64_t[::1], [S]
+    sent_dev: np.ndarray,  # const float64_t[:, ::1], [S, n_stats]
+    sent_bad: np.ndarray,  # const int8_t[::1], [S]
+    acc: np.ndarray,  # int64_t[:, ::1], [n_stats, WIDTH], exact sums added to
+) -> int: ...  # first sentence with a non-finite mu * score, or -1
+def value_and_slope(
+    totals: np.ndarray,  # const float64_t[::1], [n_stats], expected statistics T
+    ref_divisor: float,
+    metric: int,  # METRIC_* code
+    norm: float,
+    slope: np.ndarray,  # float64_t[::1], [n_stats], overwritten: dM/dT
+) -> tuple[float, int, int]: ...  # (J, STATUS_* code, index)
+def hypothesis_coefficients(
+    scores: np.ndarray,  # const float64_t[::1], [n]
+    mu: float,
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
+    stats: np.ndarray,  # const int32_t[:, ::1], [n, n_stats]
+    sent_max: np.ndarray,  # const float64_t[::1], [S]
+    sent_z: np.ndarray,  # const float64_t[::1], [S]
+    sent_best: np.ndarray,  # const int64_t[::1], [S]
+    sent_dev: np.ndarray,  # const float64_t[:, ::1], [S, n_stats]
+    slope: np.ndarray,  # const float64_t[::1], [n_stats]
+    coef: np.ndarray,  # float64_t[::1], [n], overwritten: p_h (g_h - E_s[g])
+    n_threads: int = ...,
+) -> None: ...

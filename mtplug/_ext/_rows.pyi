@@ -10,6 +10,17 @@ def hyp_scores(
     out: np.ndarray,  # double[::1] [n_hyp]
     n_threads: int = ...,  # OpenMP threads over rows; the result does not depend on it
 ) -> None: ...
+def transpose_exact(
+    dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
+    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1], [nnz], < n_features
+    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
+    ref_rows: np.ndarray,  # const int64_t[::1], [S], the dense block is taken relative to these rows
+    coef: np.ndarray,  # const float64_t[::1], [n]
+    acc: np.ndarray,  # int64_t[:, ::1], [n_features, WIDTH], exact sums added to: X^T coef
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+) -> None: ...
 def argmax_per_sentence(
     scores: np.ndarray,  # const double[::1]
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]

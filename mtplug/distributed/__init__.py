@@ -7,6 +7,8 @@ place that imports dask, so without ``--scheduler`` nothing does.
 Both engines offer the same calls, so an optimizer writes its distributed code once:
 
 - ``put(items)`` → handles: place each item (a partition of the data) on a worker, once;
+- ``place(fn, jobs)`` → handles: ``fn(job_i)`` run on the worker that will hold item i
+  (a worker reads its own partition), results left there;
 - ``run(fn, handles, *args)`` → handles: ``fn(item_i, *[a[i] for a in args])`` next to
   item i (each ``args`` entry is a list with one value per handle), results left there;
 - ``fetch(handles)`` → values, in order;

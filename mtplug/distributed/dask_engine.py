@@ -41,6 +41,10 @@ def worker_version() -> str:
     return __version__
 
 
+def _done(_) -> None:
+    return None
+
+
 class DaskEngine:
     """Runs tasks on the workers of a dask.distributed cluster (see :mod:`mtplug.distributed`)."""
 
@@ -121,6 +125,16 @@ class DaskEngine:
         for i, item in enumerate(items):
             w = self.workers[i % len(self.workers)]
             handles.append(Placed(self.client.scatter(item, workers=[w], direct=False, hash=False), w))
+        return handles
+
+    def place(self, fn: Callable, jobs: Sequence) -> list:
+        handles = []
+        for i, job in enumerate(jobs):
+            w = self.workers[i % len(self.workers)]
+            handles.append(Placed(self.client.submit(fn, job, workers=[w], allow_other_workers=False, pure=False),
+                                  w))
+        self.fetch([Placed(self.client.submit(_done, h.future, workers=[h.worker], pure=False), h.worker)
+                    for h in handles])      # errors (a worker that cannot read the data) show up here
         return handles
 
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:

@@ -8,14 +8,16 @@ from typing import Callable, Iterable, Sequence
 
 class LocalEngine:
     """Runs tasks in this process (see :mod:`mtplug.distributed` for the calls); ``run``
-    and ``map`` use ``threads`` threads at once (tasks that matter release the GIL)."""
+    and ``map`` use ``threads`` threads at once (tasks that matter release the GIL).
+    partitions: how many partitions callers cut the data into (1; more only to check
+    that results do not depend on it)."""
 
-    #: how many partitions the data should be cut into
-    n_workers = 1
     address = None
 
-    def __init__(self, threads: int = 1):
+    def __init__(self, threads: int = 1, partitions: int = 1):
         self.threads = max(1, int(threads))
+        #: how many partitions the data should be cut into
+        self.n_workers = max(1, int(partitions))
 
     def _all(self, fn: Callable, calls: list) -> list:
         if self.threads > 1 and len(calls) > 1:
@@ -25,6 +27,9 @@ class LocalEngine:
 
     def put(self, items: Sequence) -> list:
         return list(items)
+
+    def place(self, fn: Callable, jobs: Sequence) -> list:
+        return [fn(job) for job in jobs]
 
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
         return self._all(fn, [(h, *(a[i] for a in args)) for i, h in enumerate(handles)])

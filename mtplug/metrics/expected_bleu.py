@@ -14,7 +14,8 @@ with m_n = T[2n-2], t_n = T[2n-1], c = t_1, r = T[8] / ref_len_divisor (the layo
           = mu sum_s Cov_{p_s}(g, f),        g_h = (dlogBLEU/dT) . stats_h
 
 computed by the nogil kernels of ``pyx/_expbleu.pyx`` in two passes over the corpus
-(:class:`ExpectedBleu`; the per-sentence passes may run on dask workers).
+(:class:`ExpectedBleu`; the passes may run on dask workers, each on its own sentences,
+with exact sums across sentences).
 
 A second metric, ``linear``, serves synthetic experiments: stats has one column g_h (an
 int32, e.g. a scaled per-hypothesis score) and J = sum_s E_s[g] / norm.
@@ -39,11 +40,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
-
 import numpy as np
 
-from mtplug._ext import _expbleu
+from mtplug._ext import _expbleu, _rows
+from mtplug.exact_sum import accumulator, merge_all, rounded
 from mtplug.metrics.bleu import N_STATS, NGRAM_ORDER, STATS_LAYOUT, _check_divisor, _validated_stats
 
 #: metric name -> kernel code: the one list. Mirrors the C enum in pyx/_expbleu.pyx.
@@ -107,87 +107,89 @@ def _kernel_stats(stats: np.ndarray, metric: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.int32)
 
 
-@dataclass
-class _Part:
-    """A run of sentences: stats int32 [n_p, n_stats], dense float64 [n_p, n_dense],
-    offsets int64 [S_p + 1] from 0."""
-
-    stats: np.ndarray
-    dense: np.ndarray
-    offsets: np.ndarray
-
-
-def _part_moments(part: _Part, scores: np.ndarray, mu: float, threads: int):
-    """Pass 1 on one partition: (sent_max, sent_z, sent_best, sent_dev, sent_bad)."""
+def _part_moments(part, w: np.ndarray, mu: float, threads: int):
+    """Pass 1 on one partition (a :class:`mtplug.distributed.pool.PoolPart`), where it
+    lives: model scores, softmaxes and the exact partial expected statistics. Returns
+    (kept, public): kept = (scores, moments) stays on the worker; public = (acc int64
+    [n_stats, WIDTH], the first sentence with a non-finite score or mu * score, or -1,
+    and (hypothesis, score) when the score itself is not finite, else None)."""
+    stats = part.stats
+    scores = part.scores(w, threads)
     S = part.offsets.shape[0] - 1
-    out = (np.empty(S), np.empty(S), np.empty(S, dtype=np.int64),
-           np.empty((S, part.stats.shape[1])), np.empty(S, dtype=np.int8))
-    _expbleu.sentence_moments(scores, mu, part.offsets, part.stats, *out, threads)
-    return out
+    moments = (np.empty(S), np.empty(S), np.empty(S, dtype=np.int64), np.empty((S, stats.shape[1])),
+               np.empty(S, dtype=np.int8))
+    acc = accumulator(stats.shape[1])
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if bad.size:
+        sentence = int(np.searchsorted(part.offsets, bad[0], side="right")) - 1
+        h = int(bad[0])
+        return None, (acc, part.first_sentence + sentence, (part.first_row + h, float(scores[h])))
+    _expbleu.sentence_moments(scores, mu, part.offsets, stats, *moments, threads)
+    first = _expbleu.partition_totals(stats, part.offsets, moments[2], moments[3], moments[4], acc)
+    return (scores, moments), (acc, part.first_sentence + first if first >= 0 else -1, None)
 
 
-def _part_coefficients(part: _Part, moments, scores: np.ndarray, mu: float, slope: np.ndarray, threads: int):
-    """Pass 2 on one partition: (coef float64 [n_p], dense_acc float64 [S_p, n_dense])."""
-    coef = np.empty(part.stats.shape[0])
-    dense_acc = np.empty((part.offsets.shape[0] - 1, part.dense.shape[1]))
-    sent_max, sent_z, sent_best, sent_dev, _ = moments
-    _expbleu.hypothesis_coefficients(scores, mu, part.offsets, part.stats, part.dense, sent_max, sent_z,
-                                     sent_best, sent_dev, slope, coef, dense_acc, threads)
-    return coef, dense_acc
+def _checked_stats(part, metric: str, threads: int) -> None:
+    _kernel_stats(part.stats, metric)
 
 
-def _joined(arrays: list) -> np.ndarray:
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+def _public(result):
+    return result[1]
+
+
+def _part_gradient(part, result, mu: float, slope: np.ndarray, n_features: int, threads: int):
+    """Pass 2 on one partition: the exact partial X^T c, int64 [n_features, WIDTH]."""
+    scores, (sent_max, sent_z, sent_best, sent_dev, _) = result[0]
+    stats = part.stats
+    coef = np.empty(stats.shape[0])
+    _expbleu.hypothesis_coefficients(scores, mu, part.offsets, stats, sent_max, sent_z, sent_best, sent_dev, slope,
+                                     coef, threads)
+    acc = accumulator(n_features)
+    _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, sent_best, coef,
+                          acc, threads)
+    return acc
 
 
 class ExpectedBleu:
     """Expected log-BLEU J(w) and its gradient on one corpus, for many weights and mu.
 
-    corpus: an :class:`mtplug.corpus.NbestCorpus` (every sentence needs a hypothesis).
-    metric: ``"bleu"`` (stats [n, 9]) or ``"linear"`` (stats [n, 1]); ``None`` takes
-    ``corpus.metric`` when the corpus has one, else ``"bleu"``. norm: the LINEAR divisor
-    (> 0); ``None`` takes ``corpus.metric_norm`` for a linear corpus. Must be ``None``
-    for BLEU. threads: OpenMP threads over sentences. engine: where the per-sentence
-    passes run (:class:`mtplug.distributed.LocalEngine` by default; a dask engine places
-    one partition of sentences on each worker, once). Any threads and engine give the
-    same result, bit for bit: per-sentence outputs do not depend on the split, and the
-    sums across sentences run here in sentence order.
+    corpus: an :class:`mtplug.corpus.NbestCorpus`, or a
+    :class:`mtplug.distributed.pool.PartitionedPool` (e.g. a store read by the dask
+    workers themselves); every sentence needs a hypothesis. metric: ``"bleu"`` (stats [n,
+    9]) or ``"linear"`` (stats [n, 1]); ``None`` takes ``corpus.metric``. norm: the LINEAR
+    divisor (> 0); ``None`` takes ``corpus.metric_norm`` for a linear corpus. Must be
+    ``None`` for BLEU. threads: OpenMP threads over sentences. engine: where the passes
+    run for an NbestCorpus (:class:`mtplug.distributed.LocalEngine` by default; a dask
+    engine places one partition of sentences on each worker, once). Any threads and
+    engine give the same result, bit for bit: per-sentence values do not depend on the
+    split, and the sums across sentences are exact (:mod:`mtplug.exact_sum`). Only weight
+    vectors go to the partitions and exact partial sums come back.
 
     Raises (on construction) InputError for a sentence without hypotheses,
     ValueError/TypeError for bad arguments or statistics (BLEU rows are checked: no
-    negative counts, matches <= totals).
+    negative counts, matches <= totals; on the partitions, at the first evaluation, for
+    a pool).
     """
 
     def __init__(self, corpus, *, metric: str | None = None, norm: float | None = None, threads: int = 1,
                  engine=None):
-        from ..distributed import LocalEngine
-        from ..distributed.partition import partition_sentences
+        from ..distributed.pool import PartitionedPool, as_pool
 
         self.metric, self.norm = _resolve_metric(corpus, metric, norm)
         self.divisor = _check_divisor(corpus.ref_len_divisor) if self.metric == "bleu" else 1.0
         corpus.check_complete()
-        stats = _kernel_stats(corpus.stats, self.metric)
-        if stats.shape[0] != corpus.n_hypotheses:
-            raise ValueError(f"stats has {stats.shape[0]} rows for {corpus.n_hypotheses} hypotheses")
-        self.corpus = corpus
-        self.stats = stats
-        self.n_features = corpus.n_features
-        self.sp_ids = np.ascontiguousarray(corpus.sparse_ids, dtype=np.int32)
-        if self.sp_ids.size and (self.sp_ids.min() < corpus.n_dense or self.sp_ids.max() >= self.n_features):
-            raise ValueError(f"sparse feature ids must lie in [{corpus.n_dense}, {self.n_features})")
-        self.sp_indptr = np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64)
-        self.sp_values = np.ascontiguousarray(corpus.sparse_values, dtype=np.float64)
-        self.offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
-        dense = np.ascontiguousarray(corpus.dense, dtype=np.float64)
-        self.threads = max(1, int(threads))
-        self.engine = engine if engine is not None else LocalEngine()
-        self.rows, parts = [], []
-        for s_lo, s_hi in partition_sentences(self.offsets, self.engine.n_workers):
-            lo, hi = int(self.offsets[s_lo]), int(self.offsets[s_hi])
-            self.rows.append((lo, hi, s_lo))
-            parts.append(_Part(stats[lo:hi], dense[lo:hi], self.offsets[s_lo:s_hi + 1] - lo))
-        self.parts = self.engine.put(parts)
-        self.part_threads = [self.engine.threads_of(i) or self.threads for i in range(len(parts))]
+        if not isinstance(corpus, PartitionedPool):
+            stats = _kernel_stats(corpus.stats, self.metric)  # the errors name the rows of the whole corpus
+            if stats.shape[0] != corpus.n_hypotheses:
+                raise ValueError(f"stats has {stats.shape[0]} rows for {corpus.n_hypotheses} hypotheses")
+            ids = corpus.sparse_ids
+            if len(ids) and (ids.min() < corpus.n_dense or ids.max() >= corpus.n_features):
+                raise ValueError(f"sparse feature ids must lie in [{corpus.n_dense}, {corpus.n_features})")
+        self.pool = as_pool(corpus, engine, threads)
+        if isinstance(corpus, PartitionedPool):
+            # checked where the rows are, once (the errors count rows from the partition)
+            self.pool.engine.fetch(self.pool.run(_checked_stats, self.pool.each(self.metric)))
+        self.n_features = self.pool.n_features
 
     def gradient(self, weights, mu: float) -> tuple[float, np.ndarray]:
         """``(value, gradient)`` at ``weights`` (float64 [n_features], corpus order, finite)
@@ -196,45 +198,36 @@ class ExpectedBleu:
         sum_s E_s[g] / norm for ``linear``) as a float; gradient float64 [n_features], d
         value / d weights. When an expected match count is 0, returns ``(-inf, zeros)``
         with a :class:`DegenerateObjectiveWarning`. FloatingPointError when ``mu * score``
-        overflows or the gradient is not finite.
+        overflows or the gradient is not finite; ValueError when a model score is not
+        finite (features too large).
         """
+        from ..corpus import checked_weights
+
         mu = _check_mu(mu)
-        corpus, engine = self.corpus, self.engine
-        scores = corpus.scores(weights, self.threads)  # checks the shape and finiteness of weights
-        bad = np.flatnonzero(~np.isfinite(scores))
-        if bad.size:
-            h = int(bad[0])
-            s = int(np.searchsorted(corpus.sent_offsets, h, side="right")) - 1
-            raise ValueError(f"model score of hypothesis {h} (sentence {s}) is {scores[h]}: "
-                             f"its features are not finite")
-        pieces = [scores[lo:hi] for lo, hi, _ in self.rows]
-        mus = [mu] * len(pieces)
-        moments = engine.run(_part_moments, self.parts, pieces, mus, self.part_threads)
-        fetched = engine.fetch(moments)
-        sent_best = _joined([m[2] + lo for m, (lo, _, _) in zip(fetched, self.rows)])
-        sent_dev, sent_bad = _joined([m[3] for m in fetched]), _joined([m[4] for m in fetched])
-        n_stats = self.stats.shape[1]
-        totals, slope = np.empty(n_stats), np.zeros(n_stats)
-        value, status, index = _expbleu.expected_totals(
-            self.stats, self.offsets, sent_best, sent_dev, sent_bad, self.divisor,
-            EXPECTED_METRICS[self.metric], self.norm, totals, slope)
+        pool = self.pool
+        w = checked_weights(weights, self.n_features)
+        results = pool.run(_part_moments, pool.each(w), pool.each(mu))
+        public = pool.engine.fetch(pool.engine.run(_public, results))
+        bad = [(s, score) for _, s, score in public if s >= 0]
+        if bad:
+            s, score = min(bad, key=lambda b: b[0])
+            if score is not None:
+                raise ValueError(f"model score of hypothesis {score[0]} (sentence {s}) is {score[1]}: "
+                                 f"its features are not finite")
+            raise FloatingPointError(f"mu * model score overflows in sentence {s} (mu = {mu:g}); lower mu")
+        totals = rounded(merge_all([p[0] for p in public]))
+        slope = np.zeros(totals.shape[0])
+        value, status, index = _expbleu.value_and_slope(totals, self.divisor, EXPECTED_METRICS[self.metric],
+                                                        self.norm, slope)
         gradient = np.zeros(self.n_features)
-        if status == _expbleu.STATUS_OVERFLOW:
-            lo, hi = corpus.sent_offsets[index], corpus.sent_offsets[index + 1]
-            top = float(np.max(np.abs(scores[lo:hi])))
-            raise FloatingPointError(f"mu * model score overflows in sentence {index} "
-                                     f"(mu = {mu:g}, |score| up to {top:g}); lower mu")
         if status == _expbleu.STATUS_ZERO_MATCHES:
             warnings.warn(DegenerateObjectiveWarning(
                 f"expected {index}-gram match count is 0 (expected totals "
                 f"{' '.join(f'{k}={v:.6g}' for k, v in zip(STATS_LAYOUT, totals))}): "
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
-        coefs = engine.fetch(engine.run(_part_coefficients, self.parts, moments, pieces, mus,
-                                        [slope] * len(pieces), self.part_threads))
-        coef, dense_acc = _joined([c[0] for c in coefs]), _joined([c[1] for c in coefs])
-        _expbleu.gradient_sum(self.offsets, coef, dense_acc, self.sp_indptr, self.sp_ids, self.sp_values, mu,
-                              gradient)
+        parts = pool.run(_part_gradient, results, pool.each(mu), pool.each(slope), pool.each(self.n_features))
+        gradient = mu * rounded(merge_all(pool.engine.fetch(parts)))
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
                                      f"mu = {mu:g}); the features or mu are too large")

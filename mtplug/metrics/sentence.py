@@ -19,8 +19,16 @@ def hypothesis_scores(corpus, variant: str = "bleu+1", *, threads: int = 1) -> n
     threads: OpenMP threads for the sentence-BLEU kernel (default 1); the result does not
     depend on it.
     """
-    if corpus.metric == "linear":
-        return corpus.stats[:, 0].astype(np.float64) * (corpus.n_sentences / corpus.metric_norm)
+    return row_scores(corpus.stats, variant, metric=corpus.metric, ref_len_divisor=corpus.ref_len_divisor,
+                      linear_scale=corpus.n_sentences / corpus.metric_norm, threads=threads)
+
+
+def row_scores(stats: np.ndarray, variant: str = "bleu+1", *, metric: str = "bleu", ref_len_divisor: float = 1,
+               linear_scale: float = 1.0, threads: int = 1) -> np.ndarray:
+    """:func:`hypothesis_scores` of some rows of a store: stats int32 [n, n_stats] of a
+    ``metric`` store; linear_scale: S / metric_norm of the whole store (``linear`` only)."""
+    if metric == "linear":
+        return stats[:, 0].astype(np.float64) * linear_scale
     if variant not in SENTENCE_BLEU_VARIANTS:
         raise ValueError(f"unknown sentence metric {variant!r}; known: {', '.join(SENTENCE_BLEU_VARIANTS)}")
-    return sentence_bleu(corpus.stats, variant, corpus.ref_len_divisor, threads=threads)
+    return sentence_bleu(stats, variant, ref_len_divisor, threads=threads)

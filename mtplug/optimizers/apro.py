@@ -25,9 +25,11 @@ pair) the tolerance is absolute.
 
 There is no randomness: the result is bit-identical on every run for the same corpus,
 start and options (the seed is only recorded), for any number of ``threads`` and on any
-engine: the loss and Hessian kernels run sentences in OpenMP threads, or in partitions on
-dask workers (``engine``), and every per-hypothesis result is independent of the split;
-the per-sentence losses are summed in sentence order and X^T g is formed here.
+engine: the kernels run sentences in OpenMP threads, or in partitions on dask workers
+(``engine``, or a :class:`mtplug.distributed.pool.PartitionedPool` whose workers read
+the store themselves), every per-hypothesis result is independent of the split, and
+the sums across sentences (loss, curvature, slope, X^T g) are exact
+(:mod:`mtplug.exact_sum`). Only weight vectors travel to the partitions.
 """
 
 from __future__ import annotations
@@ -39,63 +41,94 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._ext import _apro
-from ..distributed import LocalEngine
-from ..distributed.partition import partition_sentences
+from .._ext import _apro, _rows
+from ..exact_sum import accumulator, merge_all, rounded
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
-from ..metrics.sentence import hypothesis_scores
 from .base import Optimizer, Result
 
 
 @dataclass
 class _Pass:
-    """What the loss kernel returns for one vector of scores (arrays [n])."""
+    """What one loss-kernel pass returns (the per-hypothesis results stay on the partitions)."""
 
     loss: float               # sum_s L_s, unscaled
-    curvature: float          # v^T H v for the direction passed (0 without one)
+    curvature: float          # v^T H v along the line's direction (0 without one)
+    slope: float              # g . v along the line's direction (0 without one)
     active_pairs: int
-    g: np.ndarray | None      # float64, dL/dh (dropped once the gradient is formed)
-    state: list               # per partition, the active set (stays where it was computed)
+    results: list             # per partition, handles of (g, active set)
 
 
 @dataclass
-class _PairPart:
-    """The pair data of a run of sentences: ranks int32 [n_p], offsets int64 [S_p + 1] from 0."""
+class _AproPart:
+    """A partition of the pool with its pairs: ranks int32 [n_p] of the metric scores."""
 
+    part: object              # mtplug.distributed.pool.PoolPart
     ranks: np.ndarray
-    offsets: np.ndarray
 
 
-_NO_DIRECTION = np.empty(0, dtype=np.float64)
+def _setup(part, sentence_metric: str, threads: int) -> _AproPart:
+    b = part.metric_scores(sentence_metric, threads)
+    bad = np.flatnonzero(~np.isfinite(b))
+    if bad.size:
+        raise ValueError(f"metric score of hypothesis {part.first_row + int(bad[0])} is not finite")
+    ranks = np.empty(b.shape[0], dtype=np.int32)
+    _apro.metric_ranks(b, part.offsets, ranks)
+    return _AproPart(part, ranks)
 
 
-def _part_loss(part: _PairPart, h: np.ndarray, v: np.ndarray | None, threads: int):
-    """The loss kernel on one partition: ((g, sent_loss, sent_curv, sent_active, status,
-    index), active-set arrays). Runs wherever the partition lives."""
-    n, S = part.ranks.shape[0], part.offsets.shape[0] - 1
+def _centred(ap: _AproPart, w: np.ndarray, threads: int) -> np.ndarray:
+    part = ap.part
+    out = np.empty(part.n_hypotheses, dtype=np.float64)
+    _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, out, threads)
+    return out
+
+
+def _line(ap: _AproPart, w: np.ndarray, d: np.ndarray | None, threads: int):
+    """Scores of w and of the direction d (None: no direction) on one partition."""
+    return _centred(ap, w, threads), None if d is None else _centred(ap, d, threads)
+
+
+def _loss(ap: _AproPart, line, a: float, threads: int):
+    """The loss kernel at scores h + a v of a :func:`_line`: ((g, active set), (exact
+    totals [3, WIDTH], active pairs, status, first sentence))."""
+    h, v = line
+    scores = h if v is None or a == 0.0 else h + a * v
+    n = scores.shape[0]
     g = np.empty(n, dtype=np.float64)
     state = tuple(np.empty(n, dtype=np.int32) for _ in range(4))  # order, fill1, fill2, partners
-    sent_loss, sent_curv = np.empty(S, dtype=np.float64), np.empty(S, dtype=np.float64)
-    sent_active = np.empty(S, dtype=np.int64)
-    _, _, _, status, index = _apro.loss_gradient(h, _NO_DIRECTION if v is None else v, part.ranks, part.offsets,
-                                                 g, *state, threads, sent_loss, sent_curv, sent_active)
-    return (g, sent_loss, sent_curv, sent_active, status, index), state
+    totals = accumulator(3)
+    pairs, status, index = _apro.loss_gradient(scores, _NO_DIRECTION if v is None else v, ap.ranks, ap.part.offsets,
+                                               g, *state, totals, threads)
+    return (g, state), (totals, pairs, status, ap.part.first_sentence + index)
 
 
 def _public(result):
-    """The part of a :func:`_part_loss` result that travels back (the state stays)."""
-    return result[0]
+    """The part of a :func:`_loss` result that travels back (g and the state stay)."""
+    return result[1]
 
 
-def _part_hessian(part: _PairPart, result, v: np.ndarray, threads: int) -> np.ndarray:
-    """The Hessian kernel on one partition, on the active set of a :func:`_part_loss` result."""
-    hv = np.empty(part.ranks.shape[0], dtype=np.float64)
-    _apro.hessian_product(v, part.ranks, part.offsets, *result[1], hv, threads)
-    return hv
+def _transpose(ap: _AproPart, coef: np.ndarray, n_features: int, threads: int) -> np.ndarray:
+    part = ap.part
+    acc = accumulator(n_features)
+    _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
+                          part.offsets[:-1], coef, acc, threads)
+    return acc
 
 
-def _joined(arrays: list) -> np.ndarray:
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+def _gradient(ap: _AproPart, result, n_features: int, threads: int) -> np.ndarray:
+    """Exact partial X^T g of a :func:`_loss` result: int64 [n_features, WIDTH]."""
+    return _transpose(ap, result[0][0], n_features, threads)
+
+
+def _hessian(ap: _AproPart, result, d: np.ndarray, n_features: int, threads: int) -> np.ndarray:
+    """Exact partial X^T H X d on the active set of a :func:`_loss` result."""
+    v = _centred(ap, d, threads)
+    hv = np.empty(v.shape[0], dtype=np.float64)
+    _apro.hessian_product(v, ap.ranks, ap.part.offsets, *result[0][1], hv, threads)
+    return _transpose(ap, hv, n_features, threads)
+
+
+_NO_DIRECTION = np.empty(0, dtype=np.float64)
 
 
 @dataclass
@@ -115,76 +148,48 @@ class AproPoint:
 class AproObjective:
     """F(w), grad F(w) and generalized Hessian products (module docstring) on a corpus.
 
-    corpus: an :class:`mtplug.corpus.NbestCorpus` (every sentence non-empty).
-    metric_scores: float64 [n_hypotheses], finite, higher is better (b). c: C > 0.
-    Weight vectors and directions are float64 [n_features].
-    Counters: ``evaluations`` (loss kernel passes), ``gradients`` (gradients formed,
-    X^T products), ``hessian_products``. engine: where the per-sentence kernels run (a
-    :class:`mtplug.distributed.LocalEngine` by default; a dask engine splits the sentences
-    into one partition per worker); the results do not depend on it.
+    corpus: an :class:`mtplug.corpus.NbestCorpus` or a
+    :class:`mtplug.distributed.pool.PartitionedPool` (e.g. a store the dask workers read
+    themselves); every sentence non-empty. c: C > 0. sentence_metric: the per-hypothesis
+    metric b that orders the pairs (a key of SENTENCE_BLEU_VARIANTS; the ``linear`` metric
+    of a synthetic store is used as it is). threads: kernel threads (per partition).
+    engine: where the partitions of an NbestCorpus live (a
+    :class:`mtplug.distributed.LocalEngine` by default, one partition; a dask engine, one
+    per worker). Weight vectors and directions are float64 [n_features]; only they travel
+    to the partitions, and only exact partial sums come back, so the results do not depend
+    on the engine or the threads. Counters: ``evaluations`` (loss kernel passes),
+    ``gradients`` (gradients formed, X^T products), ``hessian_products``.
     """
 
-    def __init__(self, corpus, metric_scores: np.ndarray, c: float, threads: int = 1, engine=None):
-        n = corpus.n_hypotheses
-        b = np.ascontiguousarray(metric_scores, dtype=np.float64)
-        if b.shape != (n,):
-            raise ValueError(f"metric_scores must have shape ({n},), got {b.shape}")
-        if not np.all(np.isfinite(b)):
-            raise ValueError(f"metric score of hypothesis {int(np.flatnonzero(~np.isfinite(b))[0])} is not finite")
+    def __init__(self, corpus, c: float, sentence_metric: str = "bleu+1", threads: int = 1, engine=None):
+        from ..distributed.pool import as_pool
+
         if not (math.isfinite(c) and c > 0):
             raise ValueError(f"C must be positive and finite, got {c!r}")
-        self.n_features = corpus.n_features
-        self.threads = max(1, int(threads))
-        self.offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
-        if np.any(np.diff(self.offsets) >= 2**31):
-            raise ValueError("a sentence has 2^31 or more hypotheses")
-        d = corpus.n_dense
-        dense = np.ascontiguousarray(corpus.dense, dtype=np.float64)
-        self.dense = dense if dense.shape == (n, d) else np.ascontiguousarray(dense.reshape(n, d))
-        self.sp_indptr = np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64)
-        self.sp_ids = np.ascontiguousarray(corpus.sparse_ids, dtype=np.int32)
-        self.sp_values = np.ascontiguousarray(corpus.sparse_values, dtype=np.float64)
-        if self.sp_ids.size and (self.sp_ids.min() < d or self.sp_ids.max() >= self.n_features):
-            raise ValueError(f"sparse feature ids must lie in [{d}, {self.n_features})")
-        if not (np.all(np.isfinite(self.dense)) and np.all(np.isfinite(self.sp_values))):
-            raise ValueError("feature values must be finite")
-        self.ranks = np.empty(n, dtype=np.int32)
-        _apro.metric_ranks(b, self.offsets, self.ranks)
-        self.engine = engine if engine is not None else LocalEngine()
-        self.rows = []          # (first hypothesis, end) of each partition
-        self.first_sentence = []
-        parts = []
-        for s_lo, s_hi in partition_sentences(self.offsets, self.engine.n_workers):
-            lo, hi = int(self.offsets[s_lo]), int(self.offsets[s_hi])
-            self.rows.append((lo, hi))
-            self.first_sentence.append(s_lo)
-            parts.append(_PairPart(self.ranks[lo:hi].copy(), self.offsets[s_lo:s_hi + 1] - lo)
-                         if len(self.rows) > 1 or hi - lo < n else _PairPart(self.ranks, self.offsets))
-        self.parts = self.engine.put(parts)
-        self.part_threads = [self.engine.threads_of(i) or self.threads for i in range(len(parts))]
-        self.n = n
+        corpus.check_complete()
+        pool = as_pool(corpus, engine, threads)
+        self.pool = pool
+        self.n_features = pool.n_features
+        self.n = pool.n_hypotheses
+        self.parts = pool.run(_setup, pool.each(sentence_metric))
+        pool.engine.fetch(self.parts)     # a bad metric score is reported here
         self.c = float(c)
         #: C / N, the factor of the summed loss
-        self.scale = self.c / n if n else 0.0
+        self.scale = self.c / self.n if self.n else 0.0
         self.evaluations = 0
         self.gradients = 0
         self.hessian_products = 0
         self._cache: list[AproPoint] = []
 
-    # ------------------------------------------------------------------ kernels
-    def scores(self, w: np.ndarray) -> np.ndarray:
-        """Model scores float64 [n] of ``w``, shifted by a constant per sentence."""
-        out = np.empty(self.n, dtype=np.float64)
-        _apro.centred_scores(self.dense, self.sp_indptr, self.sp_ids, self.sp_values, self.offsets,
-                             self._vector(w, "weights"), out, self.threads)
-        return out
+    def _run(self, fn, *args):
+        return self.pool.engine.run(fn, self.parts, *args, self.pool.part_threads)
 
-    def transpose_product(self, coef: np.ndarray) -> np.ndarray:
-        """X^T coef, float64 [n_features], for coef float64 [n] summing to 0 per sentence."""
-        out = np.empty(self.n_features, dtype=np.float64)
-        _apro.centred_transpose_product(self.dense, self.sp_indptr, self.sp_ids, self.sp_values,
-                                        self.offsets, coef, out)
-        return out
+    def _each(self, value) -> list:
+        return [value] * len(self.parts)
+
+    def _summed(self, handles) -> np.ndarray:
+        """The exact partial sums of ``handles``, merged and rounded."""
+        return rounded(merge_all(self.pool.engine.fetch(handles)))
 
     def _vector(self, w, what: str) -> np.ndarray:
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -194,30 +199,31 @@ class AproObjective:
             raise ValueError(f"{what} must be finite")
         return w
 
-    def _split(self, x: np.ndarray | None) -> list:
-        return [None if x is None else x[lo:hi] for lo, hi in self.rows]
+    # ------------------------------------------------------------------ kernels
+    def line(self, w: np.ndarray, d: np.ndarray | None = None) -> list:
+        """Handles of the scores of ``w`` (and of the direction ``d``) on each partition."""
+        return self._run(_line, self._each(self._vector(w, "weights")),
+                         self._each(None if d is None else self._vector(d, "direction")))
 
-    def loss_pass(self, h: np.ndarray, v: np.ndarray | None = None) -> _Pass:
-        """Run the loss kernel on scores ``h`` (float64 [n]), with curvature along ``v``."""
-        engine = self.engine
-        results = engine.run(_part_loss, self.parts, self._split(h), self._split(v), self.part_threads)
+    def loss_pass(self, line: list, a: float = 0.0) -> _Pass:
+        """Run the loss kernel at the scores of w + a d (a :meth:`line`)."""
+        engine = self.pool.engine
+        results = self._run(_loss, line, self._each(float(a)))
         public = engine.fetch(engine.run(_public, results))
-        for first, (_, _, _, _, status, index) in zip(self.first_sentence, public):
-            if status != _apro.STATUS_OK:
-                raise FloatingPointError(f"a model score of sentence {first + index} is not finite; "
-                                         f"the features or weights are too large")
-        g, sent_loss, sent_curv, sent_active = (_joined([p[k] for p in public]) for k in range(4))
-        loss, curvature, pairs = _apro.ordered_totals(sent_loss, sent_curv, sent_active)
+        bad = [first for _, _, status, first in public if status != _apro.STATUS_OK]
+        if bad:
+            raise FloatingPointError(f"a model score of sentence {min(bad)} is not finite; "
+                                     f"the features or weights are too large")
+        loss, curvature, slope = rounded(merge_all([p[0] for p in public]))
         self.evaluations += 1
-        return _Pass(loss, curvature, int(pairs), g, results)
+        return _Pass(float(loss), float(curvature), float(slope), int(sum(p[1] for p in public)), results)
 
     def point_from_pass(self, w: np.ndarray, p: _Pass) -> AproPoint:
         """The point ``w`` whose scores gave the pass ``p``: forms F and grad F."""
-        grad = w + self.scale * self.transpose_product(p.g)
+        grad = w + self.scale * self._summed(self._run(_gradient, p.results, self._each(self.n_features)))
         value = 0.5 * float(w @ w) + self.scale * p.loss
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
             raise FloatingPointError(f"the APRO objective overflows at |w| = {float(np.linalg.norm(w)):g}")
-        p.g = None
         self.gradients += 1
         return AproPoint(w, value, grad, p.active_pairs, p)
 
@@ -225,17 +231,18 @@ class AproObjective:
     def at(self, w) -> AproPoint:
         """F, grad F and the active set at ``w``."""
         w = self._vector(w, "weights").copy()
-        return self.point_from_pass(w, self.loss_pass(self.scores(w)))
+        return self.point_from_pass(w, self.loss_pass(self.line(w)))
 
     def hessian_product(self, point: AproPoint, d) -> np.ndarray:
         """Generalized Hessian of F at ``point`` times ``d``: float64 [n_features]."""
         d = self._vector(d, "direction")
-        engine = self.engine
-        parts = engine.run(_part_hessian, self.parts, point._pass.state, self._split(self.scores(d)),
-                           self.part_threads)
-        hv = _joined(engine.fetch(parts))
+        hv = self._summed(self._run(_hessian, point._pass.results, self._each(d), self._each(self.n_features)))
         self.hessian_products += 1
-        return d + self.scale * self.transpose_product(hv)
+        return d + self.scale * hv
+
+    def metric_of(self, w: np.ndarray) -> float:
+        """The corpus metric of the 1-best under ``w``."""
+        return self.pool.metric_of(w)
 
     # scipy.optimize-style access (minimize(fun, x0, jac=True, hessp=...)), for tests and
     # experiments; the last two points are cached, as a trust-region method returns to
@@ -335,16 +342,16 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
         if not slope0 < 0:
             report.message = "no descent direction (rounding)"
             break
-        h, v = obj.scores(w), obj.scores(d)
+        line = obj.line(w, d)
         wd, dd = float(w @ d), float(d @ d)
         lo, hi, a = 0.0, math.inf, 1.0
         accepted = None
         for _ in range(max_line):
-            p = obj.loss_pass(h + a * v, v)
+            p = obj.loss_pass(line, a)
             report.line_steps += 1
             w_new = w + a * d
             value = 0.5 * float(w_new @ w_new) + obj.scale * p.loss
-            slope = wd + a * dd + obj.scale * float(p.g @ v)
+            slope = wd + a * dd + obj.scale * p.slope
             curvature = dd + obj.scale * p.curvature
             if abs(slope) <= curvature_condition * -slope0 and (slope <= 0 or value <= point.value):
                 accepted = (w_new, p)
@@ -365,7 +372,7 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
                 break
             # phi' < 0 on [0, lo]: F decreases up to lo
             w_new = w + lo * d
-            accepted = (w_new, obj.loss_pass(h + lo * v))
+            accepted = (w_new, obj.loss_pass(line, lo))
         w_new, p = accepted
         if np.array_equal(w_new, w):
             report.message = "step too small to change the weights (rounding)"
@@ -377,6 +384,7 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
 class Apro(Optimizer):
     name = "apro"
     distributes = True
+    works_on_pools = True
     help = ("all-pairs ranking optimization (Dreyer & Dong 2015): squared-hinge loss over every "
             "preference pair, O(k log k) per sentence, truncated Newton")
     options = {
@@ -413,15 +421,16 @@ class Apro(Optimizer):
         self.max_iterations = int(max_iterations)
 
     def objective(self, corpus, threads: int = 1, engine=None) -> AproObjective:
-        """The objective F of this configuration on ``corpus`` (kernels on ``threads``
-        threads, partitions on ``engine``'s workers)."""
-        return AproObjective(corpus, hypothesis_scores(corpus, self.sentence_metric, threads=threads), self.c, threads,
-                             engine)
+        """The objective F of this configuration on ``corpus`` (an NbestCorpus or a
+        PartitionedPool; kernels on ``threads`` threads, partitions on ``engine``'s workers)."""
+        return AproObjective(corpus, self.c, self.sentence_metric, threads, engine)
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:
         """Minimize F from ``start`` (float64 [n_features]); return psi w' + (1 - psi) start.
 
+        corpus: an NbestCorpus, or a :class:`mtplug.distributed.pool.PartitionedPool` (a
+        store the dask workers read themselves; ``engine`` is then the pool's).
         seed: recorded only (APRO is deterministic). threads: of the loss and Hessian kernels
         (default: all cores; the result does not depend on it). engine: a dask engine
         (:func:`mtplug.distributed.connect`) runs the kernels on its workers, one partition
@@ -441,7 +450,7 @@ class Apro(Optimizer):
         point, report = newton_cg(obj, start, gtol, g0, self.max_iterations)
         w_opt = point.weights
         w = self.psi * w_opt + (1.0 - self.psi) * start if self.psi != 1.0 else w_opt.copy()
-        score = corpus.metric_of(w)
+        score = obj.metric_of(w)
         grad_norm = float(np.linalg.norm(point.grad))
         info = {
             "iterations": report.iterations, "function_evaluations": obj.evaluations,

@@ -37,6 +37,9 @@ class Optimizer:
     #: whether :meth:`optimize` takes ``engine=`` (a :mod:`mtplug.distributed` engine whose
     #: workers run its per-sentence or per-shard work)
     distributes = False
+    #: whether :meth:`optimize` also takes a :class:`mtplug.distributed.pool.PartitionedPool`
+    #: for ``corpus`` (a store that stays on the workers: ``optimize --store F --scheduler A``)
+    works_on_pools = False
 
     def __init__(self, **options):
         self.options = options

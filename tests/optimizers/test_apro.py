@@ -3,6 +3,8 @@ optimality and determinism, synthetic recovery and the Moses toy set."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,9 @@ from scipy.optimize import minimize
 from mtplug._ext import _apro
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
+from mtplug.exact_sum import accumulator, rounded
 from mtplug.metrics.bleu import SENTENCE_BLEU_VARIANTS
+from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers.apro import Apro, AproObjective
 from mtplug.synthetic import cosine, make_synthetic
 from tests.reference import apro_reference as ref
@@ -28,6 +32,15 @@ def offsets_of(sizes) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
 
 
+def loss_kernel(h, direction, ranks, offsets, g, order, fill1, fill2, partners, threads=1):
+    """_apro.loss_gradient with its exact totals rounded: (loss, curvature, slope, pairs, status, index)."""
+    totals = accumulator(3)
+    pairs, status, index = _apro.loss_gradient(h, direction, ranks, offsets, g, order, fill1, fill2, partners,
+                                               totals, threads)
+    loss, curv, slope = rounded(totals)
+    return loss, curv, slope, pairs, status, index
+
+
 def run_kernel(h, b, offsets, v=None):
     """(loss, grad, curvature, active pairs, Hv) from the kernels, for metric b and scores h."""
     n = len(h)
@@ -36,9 +49,18 @@ def run_kernel(h, b, offsets, v=None):
     g = np.empty(n)
     order, fill1, fill2, partners = (np.empty(n, np.int32) for _ in range(4))
     direction = np.asarray(v, np.float64) if v is not None else np.empty(0)
-    loss, curv, pairs, status, _ = _apro.loss_gradient(np.asarray(h, np.float64), direction, ranks, offsets, g,
-                                                       order, fill1, fill2, partners)
+    loss, curv, slope, pairs, status, _ = loss_kernel(np.asarray(h, np.float64), direction, ranks, offsets, g,
+                                                      order, fill1, fill2, partners)
     assert status == _apro.STATUS_OK
+    if v is not None:
+        # the slope: each sentence's g . v summed in row order, then summed exactly
+        per_sentence = []
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            dot = 0.0
+            for i in range(a, b):
+                dot += float(g[i]) * float(direction[i])
+            per_sentence.append(dot)
+        assert slope == math.fsum(per_sentence)
     hv = np.empty(n)
     if v is not None:
         _apro.hessian_product(direction, ranks, offsets, order, fill1, fill2, partners, hv)
@@ -88,8 +110,8 @@ def test_direction_does_not_change_the_active_set(case):
     _apro.metric_ranks(b, offsets, ranks)
     g = np.empty(n)
     order, fill1, fill2, partners = (np.empty(n, np.int32) for _ in range(4))
-    loss, curv, pairs, _, _ = _apro.loss_gradient(h, np.empty(0), ranks, offsets, g, order, fill1, fill2, partners)
-    assert (loss, pairs) == (with_dir[0], with_dir[3]) and curv == 0.0
+    loss, curv, slope, pairs, _, _ = loss_kernel(h, np.empty(0), ranks, offsets, g, order, fill1, fill2, partners)
+    assert (loss, pairs) == (with_dir[0], with_dir[3]) and curv == 0.0 and slope == 0.0
     np.testing.assert_array_equal(g, with_dir[1])
     hv = np.empty(n)
     _apro.hessian_product(v, ranks, offsets, order, fill1, fill2, partners, hv)
@@ -129,8 +151,8 @@ def test_nonfinite_score_is_reported_with_its_sentence():
     n = 3
     ranks = np.zeros(n, np.int32)
     order, fill1, fill2, partners = (np.empty(n, np.int32) for _ in range(4))
-    out = _apro.loss_gradient(h, np.empty(0), ranks, offsets_of([2, 1]), np.empty(n), order, fill1, fill2, partners)
-    assert out[3] == _apro.STATUS_NONFINITE and out[4] == 1
+    out = loss_kernel(h, np.empty(0), ranks, offsets_of([2, 1]), np.empty(n), order, fill1, fill2, partners)
+    assert out[4] == _apro.STATUS_NONFINITE and out[5] == 1
 
 
 def test_kernel_rejects_a_wrong_buffer_dtype():
@@ -162,14 +184,16 @@ def small_corpus(draw):
         ids += cols
         vals += [float(draw(st.integers(-2, 2))) for _ in cols]
         indptr.append(len(ids))
-    # distinct stats rows keep the store from merging rows with equal features
-    stats = np.arange(n, dtype=np.int32)[:, None]
+    # the metric b is the linear statistic (metric_norm = S makes b = stats); rows equal
+    # in features and b are merged by the store, for the reference as for the kernels
+    stats = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), np.int32)[:, None]
     corpus = NbestCorpus.from_arrays(np.repeat(np.arange(len(sizes)), sizes), dense,
                                      [f"D{j}" for j in range(n_dense)], stats,
                                      sparse=(np.array(indptr, np.int64), np.array(ids, np.int32), np.array(vals)),
                                      sparse_names=[f"S{j}" for j in range(n_sparse)], metric="linear",
-                                     metric_norm=1.0)
-    b = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), float)
+                                     metric_norm=len(sizes))
+    b = hypothesis_scores(corpus)
+    assert np.array_equal(b, corpus.stats[:, 0])
     quarters = st.integers(-8, 8).map(lambda x: x / 4)
     w = np.array(draw(st.lists(quarters, min_size=corpus.n_features, max_size=corpus.n_features)))
     d = np.array(draw(st.lists(st.floats(-2, 2, allow_nan=False), min_size=corpus.n_features,
@@ -181,7 +205,7 @@ def small_corpus(draw):
 @given(small_corpus(), st.sampled_from([0.01, 1.0, 7.0]))
 def test_objective_gradient_and_hessian_equal_the_reference(case, c):
     corpus, b, w, d = case
-    obj = AproObjective(corpus, b, c)
+    obj = AproObjective(corpus, c)
     point = obj.at(w)
     F, grad, hess = ref.objective(corpus, b, w, c)
     assert point.value == pytest.approx(F, rel=1e-9, abs=1e-12)
@@ -280,9 +304,8 @@ def test_sparse_features_give_the_same_optimum_as_dense_ones():
     n = int(sizes.sum())
     feats = rng.normal(size=(n, 6)) * np.array([1, 1, 2, 0.5, 1, 3])
     feats[rng.random(feats.shape) < 0.3] = 0.0
-    b = rng.integers(0, 8, size=n).astype(float)
     sids = np.repeat(np.arange(len(sizes)), sizes)
-    stats = np.arange(n, dtype=np.int32)[:, None]
+    stats = rng.integers(0, 8, size=n).astype(np.int32)[:, None]      # the metric b of each row
     dense = NbestCorpus.from_arrays(sids, feats, [f"F{j}" for j in range(6)], stats, metric="linear")
     # the same features as CSR rows over 5,000 sparse ids (all but six never occur)
     ids_of = np.array([17, 4999, 3, 250, 1024, 77])
@@ -297,7 +320,7 @@ def test_sparse_features_give_the_same_optimum_as_dense_ones():
 
     results = []
     for corpus in (dense, sparse):
-        obj = AproObjective(corpus, b, 1.0)
+        obj = AproObjective(corpus, 1.0)
         g0 = float(np.linalg.norm(obj.at(np.zeros(corpus.n_features)).grad))
         point, report = newton_cg(obj, np.zeros(corpus.n_features), 1e-9 * g0, g0, 100)
         assert report.converged
@@ -349,5 +372,5 @@ def test_option_validation(toy):
         Apro(tolerance=0)
     with pytest.raises(ValueError, match="start must have shape"):
         Apro().optimize(corpus, start[:3], 0)
-    with pytest.raises(ValueError, match="metric score of hypothesis 1 is not finite"):
-        AproObjective(corpus, np.r_[0.0, np.nan, np.zeros(corpus.n_hypotheses - 2)], 1.0)
+    with pytest.raises(ValueError, match="C must be positive"):
+        AproObjective(corpus, 0.0)

@@ -1,0 +1,233 @@
+"""A store cut into partitions of whole sentences that live where their work runs.
+
+:class:`PartitionedPool` is what the distributed objectives (APRO, expected BLEU) work
+on. Each partition (:class:`PoolPart`: dense and sparse features, statistics and sentence
+offsets of a run of sentences) sits on one worker of the engine and never travels back;
+a call sends weights (float64 [n_features]) and gets exact partial sums
+(:mod:`mtplug.exact_sum`) or per-sentence integers back. So a pool may be larger than any
+one machine: :meth:`PartitionedPool.from_store` lets every worker read its own
+sentences from a store file on a shared file system, and this process reads only the
+sentence offsets and feature names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._ext import _rows
+from ..corpus import FeatureSpace, map_store
+from ..errors import InputError
+from ..metrics.sentence import row_scores
+from .local import LocalEngine
+from .partition import partition_sentences
+
+
+@dataclass
+class PoolPart:
+    """Sentences [first_sentence, first_sentence + S_p) of a store, rows counted from 0
+    (row 0 is the store's row first_row).
+
+    offsets int64 [S_p + 1]; dense float64 [n_p, n_dense]; sparse CSR sp_indptr int64
+    [n_p + 1] (from 0), sp_ids int32 (global feature ids), sp_values float64; stats int32
+    [n_p, n_stats]. metric, metric_norm, ref_len_divisor as in the store; linear_scale:
+    S / metric_norm of the whole store (for ``linear`` metric scores).
+    """
+
+    first_sentence: int
+    first_row: int
+    offsets: np.ndarray
+    dense: np.ndarray
+    sp_indptr: np.ndarray
+    sp_ids: np.ndarray
+    sp_values: np.ndarray
+    stats: np.ndarray
+    metric: str
+    ref_len_divisor: int
+    linear_scale: float
+
+    @property
+    def n_hypotheses(self) -> int:
+        return int(self.offsets[-1])
+
+    def scores(self, weights: np.ndarray, threads: int) -> np.ndarray:
+        """Model scores float64 [n_p] (as :meth:`mtplug.corpus.NbestCorpus.scores`)."""
+        out = np.empty(self.n_hypotheses, dtype=np.float64)
+        _rows.hyp_scores(self.dense, self.sp_indptr, self.sp_ids, self.sp_values, weights, out, threads)
+        return out
+
+    def metric_scores(self, variant: str, threads: int) -> np.ndarray:
+        """Sentence-level metric of every row (:func:`mtplug.metrics.sentence.hypothesis_scores`)."""
+        return row_scores(self.stats, variant, metric=self.metric, ref_len_divisor=self.ref_len_divisor,
+                          linear_scale=self.linear_scale, threads=threads)
+
+    def one_best_stats(self, weights: np.ndarray, threads: int) -> np.ndarray:
+        """Summed statistics int64 [n_stats] of each sentence's best row (ties: first)."""
+        best = np.empty(self.offsets.shape[0] - 1, dtype=np.int64)
+        _rows.argmax_per_sentence(self.scores(weights, threads), self.offsets, best)
+        return self.stats[best].sum(axis=0, dtype=np.int64)
+
+
+def _slice(arrays, s_lo: int, s_hi: int, meta: dict) -> PoolPart:
+    """The PoolPart of sentences [s_lo, s_hi) of a store's arrays (memory maps are read
+    here, only the rows of these sentences)."""
+    offsets = np.asarray(arrays["sent_offsets"])
+    lo, hi = int(offsets[s_lo]), int(offsets[s_hi])
+    indptr = np.array(arrays["sparse_indptr"][lo:hi + 1], dtype=np.int64)
+    e_lo, e_hi = int(indptr[0]), int(indptr[-1])
+    whole = s_lo == 0 and s_hi == offsets.shape[0] - 1 and not isinstance(arrays["dense"], np.memmap)
+
+    def rows(a):
+        return np.ascontiguousarray(a) if whole else np.array(a, copy=True, order="C")
+
+    return PoolPart(
+        first_sentence=s_lo,
+        first_row=lo,
+        offsets=offsets if whole else offsets[s_lo:s_hi + 1] - lo,
+        dense=rows(arrays["dense"][lo:hi]).astype(np.float64, copy=False),
+        sp_indptr=indptr if e_lo == 0 else indptr - e_lo,
+        sp_ids=rows(arrays["sparse_ids"][e_lo:e_hi]).astype(np.int32, copy=False),
+        sp_values=rows(arrays["sparse_values"][e_lo:e_hi]).astype(np.float64, copy=False),
+        stats=rows(arrays["stats"][lo:hi]).astype(np.int32, copy=False),
+        **meta)
+
+
+def load_part(job: tuple) -> PoolPart:
+    """Run on a worker: read sentences [s_lo, s_hi) of the store at ``path``; InputError if
+    the file there is not the one this run opened (other size or hypothesis count)."""
+    path, s_lo, s_hi, n_hyp, size, meta = job
+    try:
+        seen = os.path.getsize(path)
+    except OSError as exc:
+        raise InputError(f"a worker cannot read the store ({exc}): it must be on a shared file system",
+                         path) from None
+    arrays = map_store(path)
+    if seen != size or int(arrays["sent_offsets"][-1]) != n_hyp:
+        raise InputError("a worker sees another store at this path than the driver "
+                         f"({seen} bytes, {int(arrays['sent_offsets'][-1])} hypotheses; expected {size} bytes, "
+                         f"{n_hyp} hypotheses)", path)
+    return _slice(arrays, s_lo, s_hi, meta)
+
+
+class PartitionedPool:
+    """A store split into partitions of sentences, one per worker of ``engine`` (module
+    docstring). Build it with :meth:`from_corpus` or :meth:`from_store`.
+
+    Attributes: engine; parts (handles of the PoolParts); sentence_ranges [(s_lo, s_hi)],
+    row_ranges [(lo, hi)] per partition; part_threads (kernel threads per partition);
+    n_sentences, n_hypotheses, n_dense, n_features, feature_names, metric,
+    metric_norm, ref_len_divisor, n_stats, source (what it was made from, for messages).
+    """
+
+    def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict, n_stats: int,
+                 threads: int, source: str):
+        self.engine = engine
+        self.sentence_ranges = partition_sentences(offsets, engine.n_workers)
+        self.row_ranges = [(int(offsets[a]), int(offsets[b])) for a, b in self.sentence_ranges]
+        self.n_sentences = int(offsets.shape[0] - 1)
+        self.n_hypotheses = int(offsets[-1])
+        self.n_dense = int(space.n_dense)
+        self.feature_names = space.feature_names
+        self.n_features = len(self.feature_names)
+        self.metric = meta["metric"]
+        self.ref_len_divisor = meta["ref_len_divisor"]
+        self.metric_norm = meta["metric_norm"]
+        self.n_stats = int(n_stats)
+        self.threads = max(1, int(threads))
+        self.part_threads = [engine.threads_of(i) or self.threads for i in range(len(self.sentence_ranges))]
+        self.source = source
+        self._empty = np.flatnonzero(np.diff(offsets) == 0)
+        self.parts: list = []
+
+    @staticmethod
+    def _meta(metric, metric_norm, ref_len_divisor, n_sentences) -> tuple[dict, float]:
+        return (dict(metric=str(metric), ref_len_divisor=int(ref_len_divisor),
+                     linear_scale=n_sentences / float(metric_norm)), float(metric_norm))
+
+    @classmethod
+    def from_corpus(cls, corpus, engine=None, threads: int = 1) -> "PartitionedPool":
+        """Partitions of an in-memory :class:`mtplug.corpus.NbestCorpus`, placed on
+        ``engine``'s workers (a LocalEngine keeps one partition here, without copies)."""
+        engine = engine if engine is not None else LocalEngine()
+        meta, norm = cls._meta(corpus.metric, corpus.metric_norm, corpus.ref_len_divisor, corpus.n_sentences)
+        offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+        pool = cls(engine, offsets, corpus.space, dict(meta, metric_norm=norm), corpus.stats.shape[1], threads,
+                   "the store")
+        arrays = dict(sent_offsets=offsets, dense=corpus.dense, sparse_indptr=corpus.sparse_indptr,
+                      sparse_ids=corpus.sparse_ids, sparse_values=corpus.sparse_values, stats=corpus.stats)
+        pool.parts = engine.put([_slice(arrays, a, b, meta) for a, b in pool.sentence_ranges])
+        return pool
+
+    @classmethod
+    def from_store(cls, path: str, engine, threads: int = 1) -> "PartitionedPool":
+        """Partitions of the store file ``path`` (:meth:`mtplug.corpus.NbestCorpus.save`),
+        each read by the worker that keeps it: ``path`` must be the same file on every
+        worker (a shared file system). Reads only offsets and names here."""
+        path = os.fspath(path)
+        arrays = map_store(path)
+        meta, norm = cls._meta(arrays["metric"], arrays["metric_norm"], arrays["ref_len_divisor"],
+                               arrays["sent_offsets"].shape[0] - 1)
+        offsets = np.array(arrays["sent_offsets"], dtype=np.int64)
+        pool = cls(engine, offsets, FeatureSpace.from_arrays(arrays), dict(meta, metric_norm=norm),
+                   arrays["stats"].shape[1], threads, path)
+        size = os.path.getsize(path)
+        pool.parts = engine.place(load_part, [(path, a, b, pool.n_hypotheses, size, meta)
+                                              for a, b in pool.sentence_ranges])
+        return pool
+
+    # ------------------------------------------------------------------ calls
+    def run(self, fn, *args):
+        """``fn(part_i, *[a[i] for a in args], threads_i)`` next to each partition; handles."""
+        return self.engine.run(fn, self.parts, *args, self.part_threads)
+
+    def each(self, value) -> list:
+        """``value`` once per partition (an argument of :meth:`run`)."""
+        return [value] * len(self.parts)
+
+    def check_complete(self, where: str | None = None) -> None:
+        """InputError (naming ``where``, else the store) if a sentence has no hypotheses."""
+        if len(self._empty):
+            raise InputError(f"sentence {int(self._empty[0])} has no hypotheses ({len(self._empty)} of "
+                             f"{self.n_sentences} sentences are empty)", where or self.source)
+
+    def one_best_stats(self, weights: np.ndarray) -> np.ndarray:
+        """Summed statistics int64 [n_stats] of the 1-best under ``weights`` (integers:
+        exact whatever the split)."""
+        from ..corpus import checked_weights
+
+        w = checked_weights(weights, self.n_features)
+        parts = self.engine.fetch(self.run(_one_best_stats, self.each(w)))
+        return np.sum(parts, axis=0, dtype=np.int64)
+
+    def metric_of(self, weights: np.ndarray) -> float:
+        """The corpus metric of the 1-best (as :meth:`mtplug.corpus.NbestCorpus.metric_of`)."""
+        stats = self.one_best_stats(weights)
+        if self.metric == "linear":
+            return float(stats[0]) / self.metric_norm
+        return self.bleu_of(weights, stats).score
+
+    def bleu_of(self, weights: np.ndarray, stats: np.ndarray | None = None):
+        """Corpus BLEU (BleuScore) of the 1-best under ``weights``."""
+        from ..metrics.bleu import corpus_bleu_from_stats
+
+        if self.n_stats == 0:
+            raise ValueError("this store has no BLEU statistics (no references were given)")
+        return corpus_bleu_from_stats(self.one_best_stats(weights) if stats is None else stats,
+                                      self.ref_len_divisor)
+
+    def __repr__(self) -> str:
+        return (f"PartitionedPool({self.n_sentences} sentences, {self.n_hypotheses} hypotheses, "
+                f"{len(self.parts)} partitions)")
+
+
+def _one_best_stats(part: PoolPart, w: np.ndarray, threads: int) -> np.ndarray:
+    return part.one_best_stats(w, threads)
+
+
+def as_pool(corpus, engine=None, threads: int = 1) -> PartitionedPool:
+    """``corpus`` itself when it is a PartitionedPool, else its partitions on ``engine``."""
+    if isinstance(corpus, PartitionedPool):
+        return corpus
+    return PartitionedPool.from_corpus(corpus, engine, threads)

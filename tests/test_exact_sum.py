@@ -1,0 +1,85 @@
+"""The exact accumulators (pyx/_exact.pxd) against Python's exact rationals."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mtplug.exact_sum import accumulator, exact_sum, merge_all, rounded
+from mtplug._ext import _exact
+
+
+def reference(values) -> float:
+    """The exact sum, rounded once (Fraction -> float rounds to nearest even)."""
+    total = sum((Fraction(float(v)) for v in values), Fraction(0))
+    try:
+        return float(total)
+    except OverflowError:
+        return math.inf if total > 0 else -math.inf
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False)
+scaled = st.builds(lambda m, e: math.ldexp(m, e), st.integers(-2**53, 2**53), st.integers(-1100, 960))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(finite, scaled), max_size=40))
+def test_sum_is_the_correctly_rounded_exact_sum(values):
+    assert _same(exact_sum(np.array(values, dtype=np.float64)), reference(values))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(finite, scaled), min_size=1, max_size=40), st.randoms(use_true_random=False))
+def test_any_split_and_order_merges_to_the_same_bits(values, rnd):
+    whole = exact_sum(np.array(values))
+    shuffled = list(values)
+    rnd.shuffle(shuffled)
+    cuts = sorted(rnd.sample(range(len(values) + 1), k=min(3, len(values) + 1)))
+    parts = []
+    for lo, hi in zip([0] + cuts, cuts + [len(values)]):
+        acc = accumulator(1)
+        _exact.add_values(acc[0], np.array(shuffled[lo:hi], dtype=np.float64))
+        parts.append(acc)
+    merged = merge_all(parts)
+    assert _same(float(rounded(merged)[0]), whole)
+    # the canonical form itself is the same, so merged rows can travel and merge again
+    single = accumulator(1)
+    _exact.add_values(single[0], np.array(values, dtype=np.float64))
+    np.testing.assert_array_equal(merged, single)
+
+
+def test_cancellation_subnormals_and_overflow():
+    assert exact_sum(np.array([1e308, 1e308, -1e308])) == 1e308       # no intermediate overflow
+    assert exact_sum(np.array([1.0, 1e-300, -1.0])) == 1e-300
+    assert exact_sum(np.array([5e-324, 5e-324])) == 1e-323
+    assert exact_sum(np.array([1e308, 1e308])) == math.inf
+    assert exact_sum(np.array([-1e308, -1e308])) == -math.inf
+    assert exact_sum(np.array([0.1] * 10)) == math.fsum([0.1] * 10)
+    assert exact_sum(np.array([])) == 0.0
+    assert math.isnan(exact_sum(np.array([1.0, math.inf])))
+    assert math.isnan(exact_sum(np.array([math.nan])))
+    # ties to even at the last bit
+    assert exact_sum(np.array([1.0, 2.0**-53])) == 1.0
+    assert exact_sum(np.array([1.0 + 2.0**-52, 2.0**-53])) == 1.0 + 2.0**-51
+    assert exact_sum(np.array([1.0, 2.0**-53, 2.0**-1074])) == 1.0 + 2.0**-52
+
+
+def test_many_terms_keep_their_carries():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=200_000) * 1e20
+    assert exact_sum(x) == math.fsum(x)
+
+
+def test_shapes_are_checked():
+    with pytest.raises(ValueError, match="entries"):
+        _exact.add_values(np.zeros(3, np.int64), np.zeros(1))
+    with pytest.raises(ValueError, match="shape"):
+        _exact.merge(accumulator(2), accumulator(1))
+
+
+def _same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b)) or \
+        (a == b == 0.0)
