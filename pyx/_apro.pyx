@@ -69,6 +69,9 @@ from cython.parallel cimport prange, threadid
 import numpy as np
 
 cdef enum:
+    _PAD = 8                   # per-thread structs this many entries apart (>= 128 bytes)
+
+cdef enum:
     _STATUS_OK = 0
     _STATUS_NONFINITE = 1      # index: the sentence with a score that is NaN or infinite
 
@@ -364,9 +367,10 @@ def loss_gradient(const double[::1] scores, const double[::1] direction, const i
     cdef Node3* t1_all = <Node3*>malloc(T * (max_m + 1) * sizeof(Node3))
     cdef Node5* t5_all = <Node5*>malloc(T * (max_m + 1) * sizeof(Node5)) if has_dir else NULL
     cdef Node2* t2_all = <Node2*>malloc(T * (max_m + 1) * sizeof(Node2))
-    cdef Node3* r3_all = <Node3*>malloc(T * sizeof(Node3))
-    cdef Node5* r5_all = <Node5*>malloc(T * sizeof(Node5))
-    cdef Node2* r2_all = <Node2*>malloc(T * sizeof(Node2))
+    # one query result per thread, _PAD entries apart: no two threads on one cache line
+    cdef Node3* r3_all = <Node3*>malloc(T * _PAD * sizeof(Node3))
+    cdef Node5* r5_all = <Node5*>malloc(T * _PAD * sizeof(Node5))
+    cdef Node2* r2_all = <Node2*>malloc(T * _PAD * sizeof(Node2))
     cdef char* bad = <char*>malloc(S + 1)
     cdef Py_ssize_t s, k
     cdef int64_t active = 0
@@ -435,9 +439,9 @@ cdef void _loss_sweeps(const double[::1] scores, const double[::1] direction, co
             t1 = t1_all + tid * (max_m + 1)
             t5 = t5_all + tid * (max_m + 1) if has_dir else NULL
             t2 = t2_all + tid * (max_m + 1)
-            r3 = r3_all + tid
-            r5 = r5_all + tid
-            r2 = r2_all + tid
+            r3 = r3_all + tid * _PAD
+            r5 = r5_all + tid * _PAD
+            r2 = r2_all + tid * _PAD
             lo = sent_offsets[s]
             m = sent_offsets[s + 1] - lo
             R = 0

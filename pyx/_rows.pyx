@@ -66,7 +66,9 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
         T = S if S > 0 else 1
     # thread t > 0 adds into its own zeroed block; thread 0 into acc itself
     cdef int64_t[:, :, ::1] extra = np.zeros((T - 1, nf if T > 1 else 0, EXACT_WIDTH), dtype=np.int64)
-    cdef double[:, ::1] local = np.zeros((T, max(d, 1)), dtype=np.float64)
+    # per-thread dense sums at local[tid, 8:8 + d]: 64 bytes of gap on either side keep
+    # the threads off each other's cache lines whatever the array's alignment
+    cdef double[:, ::1] local = np.zeros((T, d + 16), dtype=np.float64)
     cdef int64_t[::1] adds = np.zeros(T * 8, dtype=np.int64)    # per thread, padded apart
     cdef Py_ssize_t s, k, f
     cdef int64_t lo, h, e, r
@@ -82,19 +84,19 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
                 continue
             r = ref_rows[s]
             for k in range(d):
-                local[tid, k] = 0.0
+                local[tid, 8 + k] = 0.0
             for h in range(lo, sent_offsets[s + 1]):
                 c = coef[h]
                 if c == 0.0:
                     continue
                 if h != r:
                     for k in range(d):
-                        local[tid, k] = local[tid, k] + c * (dense[h, k] - dense[r, k])
+                        local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
                 for e in range(sp_indptr[h], sp_indptr[h + 1]):
                     exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
                 adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
             for k in range(d):
-                exact_add(rows + k * EXACT_WIDTH, local[tid, k])
+                exact_add(rows + k * EXACT_WIDTH, local[tid, 8 + k])
             adds[tid * 8] = adds[tid * 8] + d
             if adds[tid * 8] >= EXACT_SAFE_ADDS:
                 for f in range(nf):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mtplug.exact_sum import accumulator, exact_sum, merge_all, rounded
-from mtplug._ext import _exact
+from mtplug._ext import _exact, _rows
 
 
 def reference(values) -> float:
@@ -83,3 +83,48 @@ def test_shapes_are_checked():
 def _same(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b)) or \
         (a == b == 0.0)
+
+
+def transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, n_features):
+    """X^T coef as _rows.transpose_exact defines it, with Python floats: per sentence the
+    dense sums in row order, then every term summed exactly (math.fsum)."""
+    terms = [[] for _ in range(n_features)]
+    for s in range(len(offsets) - 1):
+        lo, hi = offsets[s], offsets[s + 1]
+        if hi == lo:
+            continue
+        r = ref_rows[s]
+        local = [0.0] * dense.shape[1]
+        for h in range(lo, hi):
+            c = float(coef[h])
+            if c == 0.0:
+                continue
+            if h != r:
+                for k in range(dense.shape[1]):
+                    local[k] += c * (float(dense[h, k]) - float(dense[r, k]))
+            for e in range(indptr[h], indptr[h + 1]):
+                terms[ids[e]].append(c * float(values[e]))
+        for k in range(dense.shape[1]):
+            terms[k].append(local[k])
+    return np.array([math.fsum(t) for t in terms])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_transpose_exact_equals_its_reference_for_any_threads(seed, threads):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 12, size=rng.integers(1, 15))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n, d, nf = int(offsets[-1]), int(rng.integers(0, 4)), 9
+    dense = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)
+    nnz_per_row = rng.integers(0, 3, size=n)
+    indptr = np.concatenate([[0], np.cumsum(nnz_per_row)]).astype(np.int64)
+    ids = rng.integers(max(d, 0), nf, size=indptr[-1]).astype(np.int32)
+    values = rng.normal(size=indptr[-1])
+    coef = rng.normal(size=n) * (rng.random(n) < 0.8)
+    ref_rows = np.array([lo + rng.integers(0, hi - lo) if hi > lo else 0
+                         for lo, hi in zip(offsets[:-1], offsets[1:])], dtype=np.int64)
+    acc = accumulator(nf)
+    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, acc, threads)
+    want = transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, nf)
+    assert rounded(acc).tobytes() == want.tobytes()
