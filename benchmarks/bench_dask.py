@@ -1,7 +1,7 @@
 """dask.distributed against one machine: decoding shards and the APRO / expected-BLEU passes.
 
     python benchmarks/bench_dask.py [--repeats 10] [--ms-per-line 20] [--workers 2]
-        [--sentences 2000] [--nbest 300] [--repeat 3]
+        [--sentences 2000] [--nbest 300] [--repeat 3] [--pool-nbest 1000] [--pool-iterations 10]
 
 1. Decoding: the tuning loop's ``decode`` (mtplug/tune/loop.py) of the bundled 60-sentence
    tuning set repeated ``--repeats`` times (the stand-in decoder, slowed to
@@ -13,6 +13,11 @@
    S × k synthetic hypotheses (15 dense features), in one process with ``--workers``
    threads and on the cluster (one partition per worker, one thread each). Prints the
    best of ``--repeat`` timings; the results must be bit-identical.
+3. A store that stays on the workers: APRO (``--pool-iterations`` Newton iterations) on
+   an S × ``--pool-nbest`` store saved to a file, run in a fresh process that (a) loads the store
+   and trains on ``--workers`` threads, (b) opens it as a PartitionedPool whose workers
+   read their own sentences (``mtplug optimize apro --store F --scheduler A``). Prints
+   the wall time and peak memory of that process; the weights must be bit-identical.
 Also prints the peak memory of this process (the workers' is their own).
 """
 
@@ -93,6 +98,54 @@ def kernels(a, engine) -> None:
     assert same
 
 
+_POOL_RUN = """
+import json, sys, time
+import numpy as np
+from mtplug.optimizers.apro import Apro
+path, mode, address, threads, iterations = sys.argv[1:6]
+t = time.perf_counter()
+engine = None
+if mode == "here":
+    from mtplug.corpus import NbestCorpus
+    corpus = NbestCorpus.load(path)
+else:
+    from mtplug.distributed import connect
+    from mtplug.distributed.pool import PartitionedPool
+    engine = connect(address, quiet=True)
+    corpus = PartitionedPool.from_store(path, engine)
+res = Apro(c=1.0, max_iterations=int(iterations)).optimize(corpus, np.zeros(corpus.n_features), 0,
+                                                         threads=int(threads), engine=engine)
+# VmHWM: the peak of this process image (ru_maxrss would carry the forking parent's over exec)
+hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps(dict(seconds=time.perf_counter() - t, weights=res.weights.tolist(), bleu=res.score,
+                      rss=hwm / 1024)))
+"""
+
+
+def pool_on_workers(a, engine) -> None:
+    import json
+    import subprocess
+
+    corpus = synthetic_store(a.sentences, a.pool_nbest)
+    with tempfile.TemporaryDirectory(prefix="bench-pool-") as tmp:
+        path = os.path.join(tmp, "store.npz")
+        corpus.save(path)
+        size = os.path.getsize(path) / 2**20
+        del corpus
+        runs = {}
+        for how, mode, threads in (("store loaded here", "here", a.workers), ("store on the workers", "pool", 1)):
+            out = subprocess.run([sys.executable, "-c", _POOL_RUN, path, mode, engine.client.scheduler.address,
+                                  str(threads), str(a.pool_iterations)], check=True, capture_output=True, text=True,
+                                 cwd=str(HERE.parent)).stdout
+            runs[how] = json.loads(out.strip().splitlines()[-1])
+            print(f"APRO, {a.pool_iterations} Newton iterations on a {size:.0f} MB store, {how:20s}: "
+                  f"{runs[how]['seconds']:6.2f} s, peak memory of the driver {runs[how]['rss']:6.0f} MB "
+                  f"(BLEU {runs[how]['bleu']:.6f})")
+    same = runs["store loaded here"]["weights"] == runs["store on the workers"]["weights"]
+    print(f"    bit-identical weights: {same}")
+    assert same
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--repeats", type=int, default=10, help="copies of the 60-sentence set to decode (default 10)")
@@ -101,6 +154,8 @@ def main() -> None:
     p.add_argument("--sentences", type=int, default=2000)
     p.add_argument("--nbest", type=int, default=300)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--pool-iterations", type=int, default=10, help="APRO Newton iterations of part 3 (default 10)")
+    p.add_argument("--pool-nbest", type=int, default=1000, help="hypotheses per sentence of part 3 (default 1000)")
     a = p.parse_args()
     from mtplug.distributed import connect
 
@@ -109,6 +164,7 @@ def main() -> None:
         print(f"LocalCluster of {a.workers} worker processes up in {time.perf_counter() - t:.1f} s")
         decoding(a, engine)
         kernels(a, engine)
+        pool_on_workers(a, engine)
     print(f"peak memory of this process: {peak_rss_mb():.0f} MB")
 
 

@@ -12,6 +12,7 @@ Both engines offer the same calls, so an optimizer writes its distributed code o
 - ``run(fn, handles, *args)`` → handles: ``fn(item_i, *[a[i] for a in args])`` next to
   item i (each ``args`` entry is a list with one value per handle), results left there;
 - ``fetch(handles)`` → values, in order;
+- ``wait(handles)``: until the tasks are done (their errors raised), nothing fetched;
 - ``map(fn, jobs)`` → values: ``fn(job)`` for independent jobs, anywhere, results in order.
 
 Results never depend on the engine or the number of workers: callers split work into

@@ -133,9 +133,13 @@ class DaskEngine:
             w = self.workers[i % len(self.workers)]
             handles.append(Placed(self.client.submit(fn, job, workers=[w], allow_other_workers=False, pure=False),
                                   w))
-        self.fetch([Placed(self.client.submit(_done, h.future, workers=[h.worker], pure=False), h.worker)
-                    for h in handles])      # errors (a worker that cannot read the data) show up here
+        self.wait(handles)      # errors (a worker that cannot read the data) show up here
         return handles
+
+    def wait(self, handles: Sequence) -> None:
+        """Until every task of ``handles`` is done; raises its error. Nothing travels back."""
+        self.fetch([Placed(self.client.submit(_done, h.future, workers=[h.worker], pure=False), h.worker)
+                    for h in handles])
 
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
         out = []

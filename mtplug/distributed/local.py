@@ -31,6 +31,9 @@ class LocalEngine:
     def place(self, fn: Callable, jobs: Sequence) -> list:
         return [fn(job) for job in jobs]
 
+    def wait(self, handles: Sequence) -> None:
+        pass
+
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
         return self._all(fn, [(h, *(a[i] for a in args)) for i, h in enumerate(handles)])
 

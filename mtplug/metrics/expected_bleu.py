@@ -188,7 +188,7 @@ class ExpectedBleu:
         self.pool = as_pool(corpus, engine, threads)
         if isinstance(corpus, PartitionedPool):
             # checked where the rows are, once (the errors count rows from the partition)
-            self.pool.engine.fetch(self.pool.run(_checked_stats, self.pool.each(self.metric)))
+            self.pool.engine.wait(self.pool.run(_checked_stats, self.pool.each(self.metric)))
         self.n_features = self.pool.n_features
 
     def gradient(self, weights, mu: float) -> tuple[float, np.ndarray]:

@@ -172,7 +172,7 @@ class AproObjective:
         self.n_features = pool.n_features
         self.n = pool.n_hypotheses
         self.parts = pool.run(_setup, pool.each(sentence_metric))
-        pool.engine.fetch(self.parts)     # a bad metric score is reported here
+        pool.engine.wait(self.parts)      # a bad metric score is reported here
         self.c = float(c)
         #: C / N, the factor of the summed loss
         self.scale = self.c / self.n if self.n else 0.0
