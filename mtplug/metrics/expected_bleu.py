@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import warnings
+
 import numpy as np
 
 from mtplug._ext import _expbleu, _rows
