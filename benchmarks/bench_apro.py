@@ -58,13 +58,12 @@ def bench_sentence(ks, n_dense: int, seed: int) -> None:
         corpus = make_bleu_corpus(m, k, n_dense, seed=seed)
         obj = Apro().objective(corpus)
         w = np.random.default_rng(seed + 1).normal(scale=0.3, size=corpus.n_features)
-        ap = the_partition(obj)
+        part, ranks = the_partition(obj)
         h = np.empty(m * k)
-        _apro.centred_scores(ap.part.dense, ap.part.sp_indptr, ap.part.sp_ids, ap.part.sp_values, ap.part.offsets, w,
-                             h)
+        _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, h)
         g = np.empty(m * k)
         bufs = [np.empty(m * k, np.int32) for _ in range(4)]
-        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), ap.ranks, ap.part.offsets, g, *bufs,
+        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), ranks, part.offsets, g, *bufs,
                                                          accumulator(3)), 3) / m
         t_eval = best_time(lambda: obj.at(w), 3) / m
         print(f"{k:>8} {m:>6} {k * (k - 1) // 2:>14,} {t_kernel * 1e3:>10.3f} {t_eval * 1e3:>10.3f} "
@@ -72,18 +71,19 @@ def bench_sentence(ks, n_dense: int, seed: int) -> None:
 
 
 def the_partition(obj: AproObjective):
-    """The one partition of an objective on a LocalEngine (ranks and the PoolPart)."""
-    (ap,) = obj.pool.engine.fetch(obj.parts)
-    return ap
+    """(PoolPart, ranks) of the one partition of an objective on a LocalEngine."""
+    engine = obj.pool.engine
+    (part,), (ranks,) = engine.fetch(obj.pool.parts), engine.fetch(obj.ranks)
+    return part, ranks
 
 
 def count_pairs(obj: AproObjective) -> int:
     """Preference pairs (b_p > b_q) over the corpus, from the metric ranks."""
     total = 0
-    ap = the_partition(obj)
-    offsets = ap.part.offsets
+    part, ranks = the_partition(obj)
+    offsets = part.offsets
     for s in range(len(offsets) - 1):
-        counts = np.bincount(ap.ranks[offsets[s]:offsets[s + 1]])
+        counts = np.bincount(ranks[offsets[s]:offsets[s + 1]])
         total += (int(counts.sum()) ** 2 - int(counts @ counts)) // 2
     return total
 

@@ -32,7 +32,7 @@ class PoolPart:
 
     offsets int64 [S_p + 1]; dense float64 [n_p, n_dense]; sparse CSR sp_indptr int64
     [n_p + 1] (from 0), sp_ids int32 (global feature ids), sp_values float64; stats int32
-    [n_p, n_stats]. metric, metric_norm, ref_len_divisor as in the store; linear_scale:
+    [n_p, n_stats]. metric, ref_len_divisor as in the store; linear_scale:
     S / metric_norm of the whole store (for ``linear`` metric scores).
     """
 
@@ -115,17 +115,16 @@ class PartitionedPool:
     """A store split into partitions of sentences, one per worker of ``engine`` (module
     docstring). Build it with :meth:`from_corpus` or :meth:`from_store`.
 
-    Attributes: engine; parts (handles of the PoolParts); sentence_ranges [(s_lo, s_hi)],
-    row_ranges [(lo, hi)] per partition; part_threads (kernel threads per partition);
+    Attributes: engine; parts (handles of the PoolParts); sentence_ranges [(s_lo, s_hi)]
+    per partition; part_threads (kernel threads per partition);
     n_sentences, n_hypotheses, n_dense, n_features, feature_names, metric,
     metric_norm, ref_len_divisor, n_stats, source (what it was made from, for messages).
     """
 
-    def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict, n_stats: int,
-                 threads: int, source: str):
+    def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict, metric_norm: float,
+                 n_stats: int, threads: int, source: str):
         self.engine = engine
         self.sentence_ranges = partition_sentences(offsets, engine.n_workers)
-        self.row_ranges = [(int(offsets[a]), int(offsets[b])) for a, b in self.sentence_ranges]
         self.n_sentences = int(offsets.shape[0] - 1)
         self.n_hypotheses = int(offsets[-1])
         self.n_dense = int(space.n_dense)
@@ -133,7 +132,7 @@ class PartitionedPool:
         self.n_features = len(self.feature_names)
         self.metric = meta["metric"]
         self.ref_len_divisor = meta["ref_len_divisor"]
-        self.metric_norm = meta["metric_norm"]
+        self.metric_norm = float(metric_norm)
         self.n_stats = int(n_stats)
         self.threads = max(1, int(threads))
         self.part_threads = [engine.threads_of(i) or self.threads for i in range(len(self.sentence_ranges))]
@@ -142,18 +141,19 @@ class PartitionedPool:
         self.parts: list = []
 
     @staticmethod
-    def _meta(metric, metric_norm, ref_len_divisor, n_sentences) -> tuple[dict, float]:
-        return (dict(metric=str(metric), ref_len_divisor=int(ref_len_divisor),
-                     linear_scale=n_sentences / float(metric_norm)), float(metric_norm))
+    def _meta(metric, metric_norm, ref_len_divisor, n_sentences) -> dict:
+        """What every PoolPart carries besides its rows."""
+        return dict(metric=str(metric), ref_len_divisor=int(ref_len_divisor),
+                    linear_scale=n_sentences / float(metric_norm))
 
     @classmethod
     def from_corpus(cls, corpus, engine=None, threads: int = 1) -> "PartitionedPool":
         """Partitions of an in-memory :class:`mtplug.corpus.NbestCorpus`, placed on
         ``engine``'s workers (a LocalEngine keeps one partition here, without copies)."""
         engine = engine if engine is not None else LocalEngine()
-        meta, norm = cls._meta(corpus.metric, corpus.metric_norm, corpus.ref_len_divisor, corpus.n_sentences)
+        meta = cls._meta(corpus.metric, corpus.metric_norm, corpus.ref_len_divisor, corpus.n_sentences)
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
-        pool = cls(engine, offsets, corpus.space, dict(meta, metric_norm=norm), corpus.stats.shape[1], threads,
+        pool = cls(engine, offsets, corpus.space, meta, corpus.metric_norm, corpus.stats.shape[1], threads,
                    "the store")
         arrays = dict(sent_offsets=offsets, dense=corpus.dense, sparse_indptr=corpus.sparse_indptr,
                       sparse_ids=corpus.sparse_ids, sparse_values=corpus.sparse_values, stats=corpus.stats)
@@ -167,10 +167,10 @@ class PartitionedPool:
         worker (a shared file system). Reads only offsets and names here."""
         path = os.fspath(path)
         arrays = map_store(path)
-        meta, norm = cls._meta(arrays["metric"], arrays["metric_norm"], arrays["ref_len_divisor"],
-                               arrays["sent_offsets"].shape[0] - 1)
+        meta = cls._meta(arrays["metric"], arrays["metric_norm"], arrays["ref_len_divisor"],
+                         arrays["sent_offsets"].shape[0] - 1)
         offsets = np.array(arrays["sent_offsets"], dtype=np.int64)
-        pool = cls(engine, offsets, FeatureSpace.from_arrays(arrays), dict(meta, metric_norm=norm),
+        pool = cls(engine, offsets, FeatureSpace.from_arrays(arrays), meta, float(arrays["metric_norm"]),
                    arrays["stats"].shape[1], threads, path)
         size = os.path.getsize(path)
         pool.parts = engine.place(load_part, [(path, a, b, pool.n_hypotheses, size, meta)

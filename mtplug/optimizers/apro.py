@@ -58,37 +58,30 @@ class _Pass:
     results: list             # per partition, handles of (g, active set)
 
 
-@dataclass
-class _AproPart:
-    """A partition of the pool with its pairs: ranks int32 [n_p] of the metric scores."""
-
-    part: object              # mtplug.distributed.pool.PoolPart
-    ranks: np.ndarray
-
-
-def _setup(part, sentence_metric: str, threads: int) -> _AproPart:
+def _ranks(part, sentence_metric: str, threads: int) -> np.ndarray:
+    """The pairs of a partition (a :class:`mtplug.distributed.pool.PoolPart`): dense ranks
+    int32 [n_p] of its metric scores within each sentence. Stays on the worker."""
     b = part.metric_scores(sentence_metric, threads)
     bad = np.flatnonzero(~np.isfinite(b))
     if bad.size:
         raise ValueError(f"metric score of hypothesis {part.first_row + int(bad[0])} is not finite")
     ranks = np.empty(b.shape[0], dtype=np.int32)
     _apro.metric_ranks(b, part.offsets, ranks)
-    return _AproPart(part, ranks)
+    return ranks
 
 
-def _centred(ap: _AproPart, w: np.ndarray, threads: int) -> np.ndarray:
-    part = ap.part
+def _centred(part, w: np.ndarray, threads: int) -> np.ndarray:
     out = np.empty(part.n_hypotheses, dtype=np.float64)
     _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, out, threads)
     return out
 
 
-def _line(ap: _AproPart, w: np.ndarray, d: np.ndarray | None, threads: int):
+def _line(part, w: np.ndarray, d: np.ndarray | None, threads: int):
     """Scores of w and of the direction d (None: no direction) on one partition."""
-    return _centred(ap, w, threads), None if d is None else _centred(ap, d, threads)
+    return _centred(part, w, threads), None if d is None else _centred(part, d, threads)
 
 
-def _loss(ap: _AproPart, line, a: float, threads: int):
+def _loss(part, ranks: np.ndarray, line, a: float, threads: int):
     """The loss kernel at scores h + a v of a :func:`_line`: ((g, active set), (exact
     totals [3, WIDTH], active pairs, status, first sentence))."""
     h, v = line
@@ -97,9 +90,9 @@ def _loss(ap: _AproPart, line, a: float, threads: int):
     g = np.empty(n, dtype=np.float64)
     state = tuple(np.empty(n, dtype=np.int32) for _ in range(4))  # order, fill1, fill2, partners
     totals = accumulator(3)
-    pairs, status, index = _apro.loss_gradient(scores, _NO_DIRECTION if v is None else v, ap.ranks, ap.part.offsets,
+    pairs, status, index = _apro.loss_gradient(scores, _NO_DIRECTION if v is None else v, ranks, part.offsets,
                                                g, *state, totals, threads)
-    return (g, state), (totals, pairs, status, ap.part.first_sentence + index)
+    return (g, state), (totals, pairs, status, part.first_sentence + index)
 
 
 def _public(result):
@@ -107,25 +100,24 @@ def _public(result):
     return result[1]
 
 
-def _transpose(ap: _AproPart, coef: np.ndarray, n_features: int, threads: int) -> np.ndarray:
-    part = ap.part
+def _transpose(part, coef: np.ndarray, n_features: int, threads: int) -> np.ndarray:
     acc = accumulator(n_features)
     _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
                           part.offsets[:-1], coef, acc, threads)
     return acc
 
 
-def _gradient(ap: _AproPart, result, n_features: int, threads: int) -> np.ndarray:
+def _gradient(part, result, n_features: int, threads: int) -> np.ndarray:
     """Exact partial X^T g of a :func:`_loss` result: int64 [n_features, WIDTH]."""
-    return _transpose(ap, result[0][0], n_features, threads)
+    return _transpose(part, result[0][0], n_features, threads)
 
 
-def _hessian(ap: _AproPart, result, d: np.ndarray, n_features: int, threads: int) -> np.ndarray:
+def _hessian(part, ranks: np.ndarray, result, d: np.ndarray, n_features: int, threads: int) -> np.ndarray:
     """Exact partial X^T H X d on the active set of a :func:`_loss` result."""
-    v = _centred(ap, d, threads)
+    v = _centred(part, d, threads)
     hv = np.empty(v.shape[0], dtype=np.float64)
-    _apro.hessian_product(v, ap.ranks, ap.part.offsets, *result[0][1], hv, threads)
-    return _transpose(ap, hv, n_features, threads)
+    _apro.hessian_product(v, ranks, part.offsets, *result[0][1], hv, threads)
+    return _transpose(part, hv, n_features, threads)
 
 
 _NO_DIRECTION = np.empty(0, dtype=np.float64)
@@ -171,8 +163,8 @@ class AproObjective:
         self.pool = pool
         self.n_features = pool.n_features
         self.n = pool.n_hypotheses
-        self.parts = pool.run(_setup, pool.each(sentence_metric))
-        pool.engine.wait(self.parts)      # a bad metric score is reported here
+        self.ranks = pool.run(_ranks, pool.each(sentence_metric))
+        pool.engine.wait(self.ranks)      # a bad metric score is reported here
         self.c = float(c)
         #: C / N, the factor of the summed loss
         self.scale = self.c / self.n if self.n else 0.0
@@ -180,12 +172,6 @@ class AproObjective:
         self.gradients = 0
         self.hessian_products = 0
         self._cache: list[AproPoint] = []
-
-    def _run(self, fn, *args):
-        return self.pool.engine.run(fn, self.parts, *args, self.pool.part_threads)
-
-    def _each(self, value) -> list:
-        return [value] * len(self.parts)
 
     def _summed(self, handles) -> np.ndarray:
         """The exact partial sums of ``handles``, merged and rounded."""
@@ -202,13 +188,14 @@ class AproObjective:
     # ------------------------------------------------------------------ kernels
     def line(self, w: np.ndarray, d: np.ndarray | None = None) -> list:
         """Handles of the scores of ``w`` (and of the direction ``d``) on each partition."""
-        return self._run(_line, self._each(self._vector(w, "weights")),
-                         self._each(None if d is None else self._vector(d, "direction")))
+        pool = self.pool
+        return pool.run(_line, pool.each(self._vector(w, "weights")),
+                        pool.each(None if d is None else self._vector(d, "direction")))
 
     def loss_pass(self, line: list, a: float = 0.0) -> _Pass:
         """Run the loss kernel at the scores of w + a d (a :meth:`line`)."""
         engine = self.pool.engine
-        results = self._run(_loss, line, self._each(float(a)))
+        results = self.pool.run(_loss, self.ranks, line, self.pool.each(float(a)))
         public = engine.fetch(engine.run(_public, results))
         bad = [first for _, _, status, first in public if status != _apro.STATUS_OK]
         if bad:
@@ -220,7 +207,8 @@ class AproObjective:
 
     def point_from_pass(self, w: np.ndarray, p: _Pass) -> AproPoint:
         """The point ``w`` whose scores gave the pass ``p``: forms F and grad F."""
-        grad = w + self.scale * self._summed(self._run(_gradient, p.results, self._each(self.n_features)))
+        pool = self.pool
+        grad = w + self.scale * self._summed(pool.run(_gradient, p.results, pool.each(self.n_features)))
         value = 0.5 * float(w @ w) + self.scale * p.loss
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
             raise FloatingPointError(f"the APRO objective overflows at |w| = {float(np.linalg.norm(w)):g}")
@@ -236,7 +224,9 @@ class AproObjective:
     def hessian_product(self, point: AproPoint, d) -> np.ndarray:
         """Generalized Hessian of F at ``point`` times ``d``: float64 [n_features]."""
         d = self._vector(d, "direction")
-        hv = self._summed(self._run(_hessian, point._pass.results, self._each(d), self._each(self.n_features)))
+        pool = self.pool
+        hv = self._summed(pool.run(_hessian, self.ranks, point._pass.results, pool.each(d),
+                                   pool.each(self.n_features)))
         self.hessian_products += 1
         return d + self.scale * hv
 
