@@ -12,7 +12,11 @@
 
 from libc.math cimport INFINITY, exp
 from libc.stdint cimport int32_t, int64_t
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.string cimport memset
+
+cdef extern from "stdlib.h" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
 from cython.parallel cimport prange, threadid
 
 import numpy as np
@@ -50,11 +54,6 @@ cdef int cmp_line(const void* p, const void* q) noexcept nogil:
     if a.intercept < b.intercept:
         return 1
     return -1 if a.hyp < b.hyp else (1 if a.hyp > b.hyp else 0)
-
-
-cdef int cmp_break(const void* p, const void* q) noexcept nogil:
-    cdef double x = (<const Breakpoint*>p).x, y = (<const Breakpoint*>q).x
-    return -1 if x < y else (1 if x > y else 0)
 
 
 cdef inline double metric_score(const int64_t* totals, int metric, double ref_divisor,
@@ -213,6 +212,46 @@ cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, 
     return t
 
 
+cdef struct ThreadSlot:
+    # one thread's breakpoints and 1-best totals; padded to whole cache lines so threads
+    # appending to their own slot do not share a line
+    Breakpoint* brk
+    int64_t count
+    int64_t capacity
+    int64_t n_lines
+    int64_t failed
+    int64_t totals[16]
+    char pad[24]
+
+
+cdef int cmp_break(const void* p, const void* q) noexcept nogil:
+    # a total order (x, then the hypotheses), so the merged list does not depend on which
+    # thread found which breakpoint
+    cdef const Breakpoint* a = <const Breakpoint*>p
+    cdef const Breakpoint* b = <const Breakpoint*>q
+    if a.x != b.x:
+        return -1 if a.x < b.x else 1
+    if a.prev_hyp != b.prev_hyp:
+        return -1 if a.prev_hyp < b.prev_hyp else 1
+    return -1 if a.next_hyp < b.next_hyp else (1 if a.next_hyp > b.next_hyp else 0)
+
+
+cdef bint reserve(ThreadSlot* slot, int64_t extra) noexcept nogil:
+    """Room for ``extra`` more breakpoints in ``slot`` (doubling); False when out of memory."""
+    cdef int64_t cap = slot.capacity if slot.capacity > 0 else 1024
+    cdef Breakpoint* grown
+    if slot.count + extra <= slot.capacity:
+        return True
+    while cap < slot.count + extra:
+        cap *= 2
+    grown = <Breakpoint*>realloc(slot.brk, cap * sizeof(Breakpoint))
+    if grown == NULL:
+        return False
+    slot.brk = grown
+    slot.capacity = cap
+    return True
+
+
 def line_sweep(const double[::1] intercepts, const double[:] slopes,
                const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
                int metric, double ref_divisor, double norm, int method=ENVELOPE_AUTO,
@@ -226,26 +265,28 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     the metric on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
     total number of envelope segments (a work measure). ``method`` (ENVELOPE_METHODS)
     chooses how envelopes are built; all give the same result. The sentences' envelopes
-    are built by ``n_threads`` OpenMP threads; each writes its breakpoints to its own
-    slots, which are then gathered in sentence order, so the result does not depend on
-    the number of threads.
+    are built by ``n_threads`` OpenMP threads, each appending breakpoints to its own
+    buffer and sorting it; the buffers are merged under a total order, so the result
+    does not depend on the number of threads.
     """
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
-    cdef Py_ssize_t n = intercepts.shape[0], s, k, j, m, max_m = 1, nseg, nb = 0, K = 0, tid, T
-    cdef int64_t lo, hi, h, base
+    cdef Py_ssize_t s, k, j, m, max_m = 1, nseg, K = 0, tid, T, t, best
+    cdef int64_t lo, h, nb = 0, n_lines = 0
     cdef Line* lines = NULL
-    cdef Breakpoint* brk = NULL
     cdef int64_t* env_hyp = NULL
     cdef int64_t* cand = NULL
     cdef double* env_start = NULL
-    cdef int64_t* sent_info = NULL      # per sentence: breakpoints, first 1-best, segments
+    cdef ThreadSlot* slots = NULL
+    cdef Breakpoint* merged = NULL
+    cdef int64_t* heads = NULL
     cdef int64_t totals[16]
-    cdef int64_t n_lines = 0
+    cdef bint ok = False
     cdef double x
     cdef Line* my_lines
     cdef int64_t* my_env
     cdef int64_t* my_cand
     cdef double* my_start
+    cdef ThreadSlot* my
     cdef Py_ssize_t sstride = slopes.strides[0] // sizeof(double)
     if slopes.strides[0] % sizeof(double):
         raise ValueError("slopes must be float64 with a stride that is a multiple of 8 bytes")
@@ -257,32 +298,30 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     for s in range(S):
         if sent_offsets[s + 1] - sent_offsets[s] > max_m:
             max_m = sent_offsets[s + 1] - sent_offsets[s]
-    xs_arr = np.empty(n + 1, dtype=np.float64)
-    sc_arr = np.empty(n + 2, dtype=np.float64)
-    cdef double[::1] xs = xs_arr
-    cdef double[::1] sc = sc_arr
     with nogil:
-        # scratch per thread, slots per sentence (sentence s owns brk[lo - s : hi - s - 1])
         lines = <Line*>malloc(T * max_m * sizeof(Line))
         env_hyp = <int64_t*>malloc(T * (max_m + 1) * sizeof(int64_t))
         cand = <int64_t*>malloc(T * max_m * sizeof(int64_t))
         env_start = <double*>malloc(T * (max_m + 1) * sizeof(double))
-        brk = <Breakpoint*>malloc((n + 1) * sizeof(Breakpoint))
-        sent_info = <int64_t*>malloc((3 * S + 1) * sizeof(int64_t))
-        if lines != NULL and env_hyp != NULL and env_start != NULL and brk != NULL and cand != NULL \
-                and sent_info != NULL:
+        if posix_memalign(<void**>&slots, 64, T * sizeof(ThreadSlot)) != 0:
+            slots = NULL
+        else:
+            memset(slots, 0, T * sizeof(ThreadSlot))
+        heads = <int64_t*>calloc(T, sizeof(int64_t))
+        if lines != NULL and env_hyp != NULL and env_start != NULL and cand != NULL \
+                and slots != NULL and heads != NULL:
             for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
                 tid = threadid()
+                my = slots + tid
                 my_lines = lines + tid * max_m
                 my_env = env_hyp + tid * (max_m + 1)
                 my_cand = cand + tid * max_m
                 my_start = env_start + tid * (max_m + 1)
                 lo = sent_offsets[s]
-                hi = sent_offsets[s + 1]
-                m = hi - lo
+                m = sent_offsets[s + 1] - lo
                 nseg = -1
                 if method != ENVELOPE_SORT:
-                    nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, hi,
+                    nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, lo + m,
                                          max_m + 2 if method == ENVELOPE_WALK else MAX_WALK,
                                          my_cand, my_env, my_start)
                 if nseg < 0:
@@ -292,43 +331,67 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
                         my_lines[j].hyp = lo + j
                     qsort(my_lines, m, sizeof(Line), cmp_line)
                     nseg = upper_envelope(my_lines, m, my_env, my_start)
-                base = lo - s
+                h = my_env[0]
+                for k in range(ns):
+                    my.totals[k] += stats[h, k]
+                my.n_lines += nseg
+                if not reserve(my, nseg - 1):
+                    my.failed = 1
+                    continue
                 for j in range(1, nseg):
-                    brk[base + j - 1].x = my_start[j]
-                    brk[base + j - 1].prev_hyp = my_env[j - 1]
-                    brk[base + j - 1].next_hyp = my_env[j]
-                sent_info[3 * s] = nseg - 1
-                sent_info[3 * s + 1] = my_env[0]
-                sent_info[3 * s + 2] = nseg
+                    my.brk[my.count].x = my_start[j]
+                    my.brk[my.count].prev_hyp = my_env[j - 1]
+                    my.brk[my.count].next_hyp = my_env[j]
+                    my.count += 1
+            for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+                qsort(slots[t].brk, slots[t].count, sizeof(Breakpoint), cmp_break)
+            ok = True
             for k in range(ns):
                 totals[k] = 0
-            for s in range(S):
-                h = sent_info[3 * s + 1]
+            for t in range(T):
+                ok = ok and not slots[t].failed
+                nb += slots[t].count
+                n_lines += slots[t].n_lines
                 for k in range(ns):
-                    totals[k] += stats[h, k]
-                n_lines += sent_info[3 * s + 2]
-                base = sent_offsets[s] - s
-                for j in range(sent_info[3 * s]):
-                    brk[nb] = brk[base + j]     # nb <= base + j: moving left is safe
-                    nb += 1
-            qsort(brk, nb, sizeof(Breakpoint), cmp_break)
-            sc[0] = metric_score(totals, metric, ref_divisor, norm)
-            j = 0
-            while j < nb:
-                x = brk[j].x
-                while j < nb and brk[j].x == x:
-                    for k in range(ns):
-                        totals[k] += stats[brk[j].next_hyp, k] - stats[brk[j].prev_hyp, k]
-                    j += 1
-                xs[K] = x
-                K += 1
-                sc[K] = metric_score(totals, metric, ref_divisor, norm)
+                    totals[k] += slots[t].totals[k]
+            merged = <Breakpoint*>malloc((nb + 1) * sizeof(Breakpoint))
+            ok = ok and merged != NULL
+            if ok:
+                for j in range(nb):   # T-way merge of the sorted buffers (T is small)
+                    best = -1
+                    for t in range(T):
+                        if heads[t] < slots[t].count and (best < 0 or cmp_break(
+                                &slots[t].brk[heads[t]], &slots[best].brk[heads[best]]) < 0):
+                            best = t
+                    merged[j] = slots[best].brk[heads[best]]
+                    heads[best] += 1
         free(lines)
         free(env_hyp)
         free(cand)
         free(env_start)
-        free(brk)
-        free(sent_info)
-    if lines == NULL or env_hyp == NULL or env_start == NULL or brk == NULL or cand == NULL or sent_info == NULL:
+        free(heads)
+        if slots != NULL:
+            for t in range(T):
+                free(slots[t].brk)
+            free(slots)
+    if not ok:
+        free(merged)
         raise MemoryError()
+    xs_arr = np.empty(nb, dtype=np.float64)
+    sc_arr = np.empty(nb + 1, dtype=np.float64)
+    cdef double[::1] xs = xs_arr
+    cdef double[::1] sc = sc_arr
+    with nogil:
+        sc[0] = metric_score(totals, metric, ref_divisor, norm)
+        j = 0
+        while j < nb:
+            x = merged[j].x
+            while j < nb and merged[j].x == x:
+                for k in range(ns):
+                    totals[k] += stats[merged[j].next_hyp, k] - stats[merged[j].prev_hyp, k]
+                j += 1
+            xs[K] = x
+            K += 1
+            sc[K] = metric_score(totals, metric, ref_divisor, norm)
+        free(merged)
     return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines

@@ -2,7 +2,7 @@
 # duplicate detection and CSR row gathering. Inputs are clean contiguous arrays
 # (validated in mtplug/corpus.py); nothing here raises inside the loops.
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
@@ -37,9 +37,15 @@ def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
             out[h] = s
 
 
+#: the most memory (bytes) transpose_exact spends on per-thread copies of the sparse
+#: features' accumulators; beyond it the threads split those features instead
+TRANSPOSE_COPY_BYTES = 64 << 20
+
+
 def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
                     const double[::1] sp_values, const int64_t[::1] sent_offsets, const int64_t[::1] ref_rows,
-                    const double[::1] coef, int64_t[:, ::1] acc, int n_threads=1):
+                    const double[::1] coef, int64_t[:, ::1] acc, int n_threads=1,
+                    int64_t copy_bytes=TRANSPOSE_COPY_BYTES):
     """acc += X^T coef, exactly, with the dense block taken relative to one row per sentence.
 
     For sentence s with reference row r_s: sum_h coef_h (dense_h - dense_{r_s}) (in row
@@ -50,10 +56,14 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
     the sentences accumulated anywhere merge to the same bits.
 
     Shapes: dense float64 [n, n_dense]; sp_indptr int64 [n + 1], sp_ids int32 [nnz]
-    (< n_features), sp_values float64 [nnz]; sent_offsets int64 [S + 1] (0 .. n);
-    ref_rows int64 [S] (a row of each non-empty sentence); coef float64 [n]; acc int64
+    (< n_features), sp_values float64 [nnz]; sent_offsets int64 [S + 1] (0 .. n); ref_rows
+    int64 [S] (a row of each non-empty sentence); coef float64 [n]; acc int64
     [n_features, WIDTH], normalized (left normalized). n_threads: OpenMP threads over
-    sentences, each with its own accumulator (n_features x 544 bytes).
+    sentences, each adding into its own copy of acc (thread 0 into acc itself). When the
+    copies would take more than ``copy_bytes`` ((n_threads - 1) x n_features x 544), the
+    threads copy the dense rows only and then split the sparse features: thread t adds
+    the terms of the blocks of 64 feature ids numbered t mod n_threads, reading every row,
+    so memory stays one accumulator per feature. Every way gives the same bits.
     """
     cdef Py_ssize_t n = coef.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
     cdef Py_ssize_t nf = acc.shape[0]
@@ -62,21 +72,25 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
             or sp_ids.shape[0] != sp_values.shape[0]):
         raise ValueError("dense, sp_indptr, sent_offsets, ref_rows, coef and acc disagree in shape")
     cdef int T = n_threads if n_threads > 1 else 1
-    if T > S:
-        T = S if S > 0 else 1
-    # thread t > 0 adds into its own zeroed block; thread 0 into acc itself
-    cdef int64_t[:, :, ::1] extra = np.zeros((T - 1, nf if T > 1 else 0, EXACT_WIDTH), dtype=np.int64)
+    cdef int T_rows = T if T <= S else (S if S > 0 else 1)
+    cdef bint split = T > 1 and sp_indptr[n] > 0 and (T - 1) * nf * EXACT_WIDTH * 8 > copy_bytes
+    cdef Py_ssize_t n_copied = d if split else nf
+    # thread t > 0 adds into its own zeroed rows; thread 0 into acc itself
+    cdef int64_t[:, :, ::1] extra = np.zeros((T_rows - 1, n_copied if T_rows > 1 else 0, EXACT_WIDTH),
+                                             dtype=np.int64)
     # per-thread dense sums at local[tid, 8:8 + d]: 64 bytes of gap on either side keep
     # the threads off each other's cache lines whatever the array's alignment
-    cdef double[:, ::1] local = np.zeros((T, d + 16), dtype=np.float64)
-    cdef int64_t[::1] adds = np.zeros(T * 8, dtype=np.int64)    # per thread, padded apart
+    cdef double[:, ::1] local = np.zeros((T_rows, d + 16), dtype=np.float64)
+    cdef int64_t[::1] adds = np.zeros(T_rows * 8, dtype=np.int64)    # per thread, padded apart
+    cdef int8_t[::1] owner = (np.arange((nf >> 6) + 1) % T).astype(np.int8)   # thread of each 64 ids
     cdef Py_ssize_t s, k, f
-    cdef int64_t lo, h, e, r
-    cdef int tid
+    cdef int64_t lo, h, e, r, count
+    cdef int tid, t
+    cdef int32_t fid
     cdef double c
     cdef int64_t* rows
     with nogil:
-        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+        for s in prange(S, num_threads=T_rows, schedule="dynamic", chunksize=16):
             tid = threadid()
             rows = &acc[0, 0] if tid == 0 else &extra[tid - 1, 0, 0]
             lo = sent_offsets[s]
@@ -92,22 +106,44 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
                 if h != r:
                     for k in range(d):
                         local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
-                for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
-                adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
+                if not split:
+                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                        exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
+                    adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
             for k in range(d):
                 exact_add(rows + k * EXACT_WIDTH, local[tid, 8 + k])
             adds[tid * 8] = adds[tid * 8] + d
             if adds[tid * 8] >= EXACT_SAFE_ADDS:
-                for f in range(nf):
+                for f in range(n_copied):
                     exact_normalize(rows + f * EXACT_WIDTH)
                 adds[tid * 8] = 0
-        for f in range(nf):
+        for f in range(n_copied):
             exact_normalize(&acc[f, 0])
-        for tid in range(T - 1):
-            for f in range(nf):
+        for tid in range(T_rows - 1):
+            for f in range(n_copied):
                 exact_normalize(&extra[tid, f, 0])
                 exact_merge(&acc[f, 0], &extra[tid, f, 0])
+        if split:
+            for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+                count = 0
+                for h in range(n):
+                    c = coef[h]
+                    if c == 0.0:
+                        continue
+                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                        fid = sp_ids[e]
+                        if owner[fid >> 6] != t:
+                            continue
+                        exact_add(&acc[fid, 0], c * sp_values[e])
+                        count = count + 1
+                        if count >= EXACT_SAFE_ADDS:
+                            for f in range(nf):
+                                if owner[f >> 6] == t:
+                                    exact_normalize(&acc[f, 0])
+                            count = 0
+                for f in range(nf):
+                    if owner[f >> 6] == t:
+                        exact_normalize(&acc[f, 0])
 
 
 def argmax_per_sentence(const double[::1] scores, const int64_t[::1] sent_offsets,

@@ -110,12 +110,14 @@ def transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, n_f
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
-def test_transpose_exact_equals_its_reference_for_any_threads(seed, threads):
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.sampled_from([9, 300]), st.booleans())
+def test_transpose_exact_equals_its_reference_for_any_threads(seed, threads, nf, split):
+    """Also when the threads split the sparse features (copy_bytes=0) instead of each
+    adding into its own copy of the accumulators; 300 features make several 64-id blocks."""
     rng = np.random.default_rng(seed)
     sizes = rng.integers(0, 12, size=rng.integers(1, 15))
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    n, d, nf = int(offsets[-1]), int(rng.integers(0, 4)), 9
+    n, d = int(offsets[-1]), int(rng.integers(0, 4))
     dense = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)
     nnz_per_row = rng.integers(0, 3, size=n)
     indptr = np.concatenate([[0], np.cumsum(nnz_per_row)]).astype(np.int64)
@@ -125,6 +127,10 @@ def test_transpose_exact_equals_its_reference_for_any_threads(seed, threads):
     ref_rows = np.array([lo + rng.integers(0, hi - lo) if hi > lo else 0
                          for lo, hi in zip(offsets[:-1], offsets[1:])], dtype=np.int64)
     acc = accumulator(nf)
-    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, acc, threads)
+    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, acc, threads,
+                          0 if split else _rows.TRANSPOSE_COPY_BYTES)
     want = transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, nf)
     assert rounded(acc).tobytes() == want.tobytes()
+    one = accumulator(nf)   # one thread, no split: the same canonical rows
+    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, one, 1)
+    assert one.tobytes() == acc.tobytes()
