@@ -14,9 +14,6 @@ from libc.math cimport INFINITY, exp
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memset
-
-cdef extern from "stdlib.h" nogil:
-    int posix_memalign(void** memptr, size_t alignment, size_t size)
 from cython.parallel cimport prange, threadid
 
 import numpy as np
@@ -210,6 +207,10 @@ cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, 
                 kept += 1
         n = kept
     return t
+
+
+cdef extern from "stdlib.h" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
 
 
 cdef struct ThreadSlot:

@@ -93,9 +93,6 @@ def run(args, log, counter) -> int:
     out_dir = os.path.dirname(os.path.abspath(cfg.output)) if cfg.output != "-" else "."
     from ..distributed import engine_for
 
-    if args.scheduler and args.verbose and cfg.shards > 1:
-        log("note: --verbose shows no per-sentence lines for shards trained on dask workers")
-
     with engine_for(args.scheduler, quiet=getattr(args, "quiet", False)) as engine:
         result = run_dtrain(cfg, command, log=log, verbose=log if args.verbose else None,
                             progress_factory=lambda total: counter(total), workers=workers, keep_dir=out_dir,

@@ -225,13 +225,15 @@ def _sentences_per_epoch(cfg, shards) -> int:
 
 def _remote_shard_epoch(job) -> tuple:
     """One shard's epoch on a dask worker: its own decoder calls in a temporary folder
-    there. job: (cfg, decoder argv, inputs, refs, positions, weights). Returns
-    (weights, EpochStats, check lines, decoder calls)."""
-    cfg, argv, inputs, refs, positions, weights = job
+    there. job: (cfg, decoder argv, inputs, refs, positions, weights, verbose: bool).
+    Returns (weights, EpochStats, check lines, decoder calls, per-sentence lines: empty
+    unless verbose)."""
+    cfg, argv, inputs, refs, positions, weights, verbose = job
     decoder = CdecCalls(argv, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    lines: list[str] = []
     try:
-        out = _shard_epoch(cfg, decoder, inputs, refs, positions, weights, None, None)
-        return (*out, decoder.calls)
+        out = _shard_epoch(cfg, decoder, inputs, refs, positions, weights, None, lines.append if verbose else None)
+        return (*out, decoder.calls, lines)
     finally:
         decoder.close()
 
@@ -292,8 +294,8 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
     update called with 1 per sentence (e.g. a tqdm bar);
     ``workers``: threads for shards (the result does not depend on it); ``engine``: a dask
     engine (:func:`mtplug.distributed.connect`) runs the shards (``shards > 1``) on its
-    workers instead, each with its own decoder calls there (same result; no per-sentence
-    ``verbose`` lines, progress per shard); ``keep_dir``: where ``keep`` writes
+    workers instead, each with its own decoder calls there (same result; progress and the
+    ``verbose`` lines come per shard, when it ends); ``keep_dir``: where ``keep`` writes
     ``weights.<epoch>.gz`` (default: the current directory).
     """
     log = log or (lambda m: None)
@@ -335,8 +337,12 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
             else:
                 if engine is not None:
                     remote = engine.map(_remote_shard_epoch,
-                                        [(cfg, decoder.argv, inputs, refs, s, weights) for s in shards])
+                                        [(cfg, decoder.argv, inputs, refs, s, weights, verbose is not None)
+                                         for s in shards])
                     decoder.calls += sum(r[3] for r in remote)
+                    for r in remote:
+                        for line in r[4]:
+                            verbose(line)
                     results = [r[:3] for r in remote]
                     tick(_sentences_per_epoch(cfg, shards))
                 elif workers > 1:
