@@ -12,7 +12,10 @@
 2. Kernels: one APRO loss+gradient evaluation and one expected-BLEU gradient over
    S × k synthetic hypotheses (15 dense features), in one process with ``--workers``
    threads and on the cluster (one partition per worker, one thread each). Prints the
-   best of ``--repeat`` timings; the results must be bit-identical.
+   best of ``--repeat`` timings; the results must be bit-identical. Then APRO on S × 100
+   hypotheses with 5 of 10^6 sparse features each: the time, and the bytes the driver
+   fetches per loss+gradient (each worker's exact sums of 10^6 features, packed: without
+   packing 544 bytes per feature).
 3. A store that stays on the workers: APRO (``--pool-iterations`` Newton iterations) on
    an S × ``--pool-nbest`` store saved to a file, run in a fresh process that (a) loads the store
    and trains on ``--workers`` threads, (b) opens it as a PartitionedPool whose workers
@@ -94,6 +97,51 @@ def kernels(a, engine) -> None:
               f"{t_apro * 1e3:8.1f} ms ({n / t_apro / 1e6:.2f} M hyp/s), expected-BLEU gradient "
               f"{t_exp * 1e3:8.1f} ms ({n / t_exp / 1e6:.2f} M hyp/s) over {n:,} hypotheses")
     same = all(x.tobytes() == y.tobytes() for x, y in zip(results["1 process"], results["dask"]))
+    print(f"    bit-identical: {same}")
+    assert same
+    sparse_features(a, engine)
+
+
+def _nbytes(x) -> int:
+    if isinstance(x, np.ndarray):
+        return x.nbytes
+    if isinstance(x, (tuple, list)):
+        return sum(_nbytes(y) for y in x)
+    return 0
+
+
+def sparse_features(a, engine) -> None:
+    from mtplug.corpus import NbestCorpus
+    from mtplug.optimizers.apro import Apro
+
+    n_sparse, k = 1_000_000, 100
+    base = synthetic_store(a.sentences, k)
+    n = base.n_hypotheses
+    rng = np.random.default_rng(7)
+    sparse = (np.arange(n + 1, dtype=np.int64) * 5, rng.integers(0, n_sparse, 5 * n).astype(np.int32),
+              rng.normal(size=5 * n))
+    corpus = NbestCorpus.from_arrays(np.repeat(np.arange(a.sentences), k), base.dense, base.space.feature_names[:15], base.stats,
+                                     sparse=sparse, sparse_names=[f"S{j}" for j in range(n_sparse)])
+    w = np.random.default_rng(3).normal(size=corpus.n_features) * 0.1
+    grads = {}
+    for how, eng, threads in (("1 process", None, a.workers), ("dask", engine, 1)):
+        obj = Apro(c=1.0).objective(corpus, threads=threads, engine=eng)
+        fetched = []
+        if eng is not None:
+            fetch = eng.fetch
+            eng.fetch = lambda handles: fetched.append(_nbytes(result := fetch(handles))) or result
+        try:
+            t = best_time(lambda: obj.at(w), a.repeat)
+            fetched.clear()
+            grads[how] = obj.at(w).grad
+        finally:
+            if eng is not None:
+                del eng.fetch
+        extra = (f", {sum(fetched) / 2**20:.1f} MB fetched per evaluation (plain accumulators: "
+                 f"{a.workers * corpus.n_features * 544 / 2**20:.0f} MB)") if eng is not None else ""
+        print(f"{how:9s}: APRO loss+gradient with 15 dense + 5 of {n_sparse:,} sparse features per hypothesis, "
+              f"{n:,} hypotheses: {t * 1e3:8.1f} ms{extra}")
+    same = grads["1 process"].tobytes() == grads["dask"].tobytes()
     print(f"    bit-identical: {same}")
     assert same
 

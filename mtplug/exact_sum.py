@@ -1,8 +1,10 @@
 """Exact, order-free sums of doubles: how partial sums from threads and workers combine.
 
 An accumulator is an int64 array [k, WIDTH], one row per sum (``pyx/_exact.pxd`` explains
-the layout). Kernels add terms to rows exactly; :func:`merge_all` adds accumulators;
-:func:`rounded` rounds each row once, to the nearest double. The result is the correctly
+the layout). Kernels add terms to rows exactly; :func:`rounded_sum` adds accumulators and
+rounds each row once, to the nearest double (:func:`rounded`: one accumulator);
+:func:`pack` keeps only each row's nonzero chunks, which is what a worker sends back for
+many features. The result is the correctly
 rounded sum of all terms, so it does not depend on how the terms were split or ordered:
 that is what keeps optimizer results bit-identical for any number of threads or dask
 workers.
@@ -10,7 +12,7 @@ workers.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, Union
 
 import numpy as np
 
@@ -25,12 +27,44 @@ def accumulator(rows: int) -> np.ndarray:
     return np.zeros((rows, WIDTH), dtype=np.int64)
 
 
-def merge_all(accumulators: Sequence[np.ndarray]) -> np.ndarray:
-    """The sum of accumulators of one shape (a new array; the inputs are not changed)."""
-    total = np.array(accumulators[0], dtype=np.int64, order="C", copy=True)
-    for other in accumulators[1:]:
-        _exact.merge(total, np.ascontiguousarray(other, dtype=np.int64))
-    return total
+#: a :func:`pack`ed accumulator: (offsets int64 [k + 1], first column uint8 [k], chunks int64)
+Packed = tuple
+
+
+def pack(acc: np.ndarray) -> Packed:
+    """acc (int64 [k, WIDTH]) without its zero chunks: a normalized row holding a sum of
+    terms of similar size has a few nonzero chunks of its 68 (see ``_exact.pack``)."""
+    return _exact.pack(np.ascontiguousarray(acc, dtype=np.int64))
+
+
+def _rows_of(part: Union[np.ndarray, Packed], r0: int, r1: int) -> np.ndarray:
+    """Rows r0:r1 of a plain or packed accumulator, as a new int64 [r1 - r0, WIDTH]."""
+    if isinstance(part, np.ndarray):
+        return np.array(part[r0:r1], dtype=np.int64, order="C", copy=True)
+    out = np.empty((r1 - r0, WIDTH), dtype=np.int64)
+    _exact.unpack(*part, r0, out)
+    return out
+
+
+def _n_rows(part: Union[np.ndarray, Packed]) -> int:
+    return part.shape[0] if isinstance(part, np.ndarray) else part[1].shape[0]
+
+
+def rounded_sum(parts: Sequence[Union[np.ndarray, Packed]], block_rows: int = 1 << 14) -> np.ndarray:
+    """Each row of the sum of ``parts`` (accumulators of k rows, plain or :func:`pack`ed)
+    rounded once: float64 [k]. Works through ``block_rows`` rows at a time, so a sum of
+    10^6 features never needs its 544 MB of plain accumulator here."""
+    k = _n_rows(parts[0])
+    if any(_n_rows(p) != k for p in parts):
+        raise ValueError("accumulators to sum have different numbers of rows")
+    out = np.empty(k, dtype=np.float64)
+    for r0 in range(0, k, block_rows):
+        r1 = min(k, r0 + block_rows)
+        total = _rows_of(parts[0], r0, r1)
+        for part in parts[1:]:
+            _exact.merge(total, _rows_of(part, r0, r1))
+        _exact.round_rows(total, out[r0:r1])
+    return out
 
 
 def rounded(acc: np.ndarray) -> np.ndarray:

@@ -90,33 +90,34 @@ def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
     cdef double c
     cdef int64_t* rows
     with nogil:
-        for s in prange(S, num_threads=T_rows, schedule="dynamic", chunksize=16):
-            tid = threadid()
-            rows = &acc[0, 0] if tid == 0 else &extra[tid - 1, 0, 0]
-            lo = sent_offsets[s]
-            if sent_offsets[s + 1] == lo:
-                continue
-            r = ref_rows[s]
-            for k in range(d):
-                local[tid, 8 + k] = 0.0
-            for h in range(lo, sent_offsets[s + 1]):
-                c = coef[h]
-                if c == 0.0:
+        if n_copied > 0:     # else no row to add to here (and no row to point at)
+            for s in prange(S, num_threads=T_rows, schedule="dynamic", chunksize=16):
+                tid = threadid()
+                rows = &acc[0, 0] if tid == 0 else &extra[tid - 1, 0, 0]
+                lo = sent_offsets[s]
+                if sent_offsets[s + 1] == lo:
                     continue
-                if h != r:
-                    for k in range(d):
-                        local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
-                if not split:
-                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                        exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
-                    adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
-            for k in range(d):
-                exact_add(rows + k * EXACT_WIDTH, local[tid, 8 + k])
-            adds[tid * 8] = adds[tid * 8] + d
-            if adds[tid * 8] >= EXACT_SAFE_ADDS:
-                for f in range(n_copied):
-                    exact_normalize(rows + f * EXACT_WIDTH)
-                adds[tid * 8] = 0
+                r = ref_rows[s]
+                for k in range(d):
+                    local[tid, 8 + k] = 0.0
+                for h in range(lo, sent_offsets[s + 1]):
+                    c = coef[h]
+                    if c == 0.0:
+                        continue
+                    if h != r:
+                        for k in range(d):
+                            local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
+                    if not split:
+                        for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                            exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
+                        adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
+                for k in range(d):
+                    exact_add(rows + k * EXACT_WIDTH, local[tid, 8 + k])
+                adds[tid * 8] = adds[tid * 8] + d
+                if adds[tid * 8] >= EXACT_SAFE_ADDS:
+                    for f in range(n_copied):
+                        exact_normalize(rows + f * EXACT_WIDTH)
+                    adds[tid * 8] = 0
         for f in range(n_copied):
             exact_normalize(&acc[f, 0])
         for tid in range(T_rows - 1):

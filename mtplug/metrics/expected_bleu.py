@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from mtplug._ext import _expbleu, _rows
-from mtplug.exact_sum import accumulator, merge_all, rounded
+from mtplug.exact_sum import Packed, accumulator, pack, rounded_sum
 from mtplug.metrics.bleu import N_STATS, NGRAM_ORDER, STATS_LAYOUT, _check_divisor, _validated_stats
 
 #: metric name -> kernel code: the one list. Mirrors the C enum in pyx/_expbleu.pyx.
@@ -138,8 +138,8 @@ def _public(result):
     return result[1]
 
 
-def _part_gradient(part, result, mu: float, slope: np.ndarray, n_features: int, threads: int):
-    """Pass 2 on one partition: the exact partial X^T c, int64 [n_features, WIDTH]."""
+def _part_gradient(part, result, mu: float, slope: np.ndarray, n_features: int, threads: int) -> Packed:
+    """Pass 2 on one partition: the exact partial X^T c, a packed accumulator of n_features rows."""
     scores, (sent_max, sent_z, sent_best, sent_dev, _) = result[0]
     stats = part.stats
     coef = np.empty(stats.shape[0])
@@ -148,7 +148,7 @@ def _part_gradient(part, result, mu: float, slope: np.ndarray, n_features: int, 
     acc = accumulator(n_features)
     _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, sent_best, coef,
                           acc, threads)
-    return acc
+    return pack(acc)
 
 
 class ExpectedBleu:
@@ -216,7 +216,7 @@ class ExpectedBleu:
                 raise ValueError(f"model score of hypothesis {score[0]} (sentence {s}) is {score[1]}: "
                                  f"its features are not finite")
             raise FloatingPointError(f"mu * model score overflows in sentence {s} (mu = {mu:g}); lower mu")
-        totals = rounded(merge_all([p[0] for p in public]))
+        totals = rounded_sum([p[0] for p in public])
         slope = np.zeros(totals.shape[0])
         value, status, index = _expbleu.value_and_slope(totals, self.divisor, EXPECTED_METRICS[self.metric],
                                                         self.norm, slope)
@@ -228,7 +228,7 @@ class ExpectedBleu:
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
         parts = pool.run(_part_gradient, results, pool.each(mu), pool.each(slope), pool.each(self.n_features))
-        gradient = mu * rounded(merge_all(pool.engine.fetch(parts)))
+        gradient = mu * rounded_sum(pool.engine.fetch(parts))
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
                                      f"mu = {mu:g}); the features or mu are too large")

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._ext import _apro, _rows
-from ..exact_sum import accumulator, merge_all, rounded
+from ..exact_sum import Packed, accumulator, pack, rounded_sum
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from .base import Optimizer, Result
 
@@ -100,20 +100,20 @@ def _public(result):
     return result[1]
 
 
-def _transpose(part, coef: np.ndarray, n_features: int, threads: int) -> np.ndarray:
+def _transpose(part, coef: np.ndarray, n_features: int, threads: int) -> Packed:
     acc = accumulator(n_features)
     _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
                           part.offsets[:-1], coef, acc, threads)
-    return acc
+    return pack(acc)
 
 
-def _gradient(part, result, n_features: int, threads: int) -> np.ndarray:
-    """Exact partial X^T g of a :func:`_loss` result: int64 [n_features, WIDTH]."""
+def _gradient(part, result, n_features: int, threads: int) -> Packed:
+    """Exact partial X^T g of a :func:`_loss` result: a packed accumulator of n_features rows."""
     return _transpose(part, result[0][0], n_features, threads)
 
 
-def _hessian(part, ranks: np.ndarray, result, d: np.ndarray, n_features: int, threads: int) -> np.ndarray:
-    """Exact partial X^T H X d on the active set of a :func:`_loss` result."""
+def _hessian(part, ranks: np.ndarray, result, d: np.ndarray, n_features: int, threads: int) -> Packed:
+    """Exact partial X^T H X d on the active set of a :func:`_loss` result (packed)."""
     v = _centred(part, d, threads)
     hv = np.empty(v.shape[0], dtype=np.float64)
     _apro.hessian_product(v, ranks, part.offsets, *result[0][1], hv, threads)
@@ -175,7 +175,7 @@ class AproObjective:
 
     def _summed(self, handles) -> np.ndarray:
         """The exact partial sums of ``handles``, merged and rounded."""
-        return rounded(merge_all(self.pool.engine.fetch(handles)))
+        return rounded_sum(self.pool.engine.fetch(handles))
 
     def _vector(self, w, what: str) -> np.ndarray:
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -201,7 +201,7 @@ class AproObjective:
         if bad:
             raise FloatingPointError(f"a model score of sentence {min(bad)} is not finite; "
                                      f"the features or weights are too large")
-        loss, curvature, slope = rounded(merge_all([p[0] for p in public]))
+        loss, curvature, slope = rounded_sum([p[0] for p in public])
         self.evaluations += 1
         return _Pass(float(loss), float(curvature), float(slope), int(sum(p[1] for p in public)), results)
 
