@@ -147,10 +147,10 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
         raise ValueError("scores, stats, dense and sp_indptr disagree on the number of hypotheses")
     if n_dense > gradient.shape[0] or totals.shape[0] != n_stats:
         raise ValueError("gradient must hold every dense feature and totals every stats column")
-    sent_max, sent_z = np.empty(S, dtype=np.float64), np.empty(S, dtype=np.float64)
     sent_best, sent_bad = np.empty(S, dtype=np.int64), np.empty(S, dtype=np.int8)
     sent_dev = np.empty((S, n_stats), dtype=np.float64)
-    sentence_moments(scores, mu, sent_offsets, stats, sent_max, sent_z, sent_best, sent_dev, sent_bad, n_threads)
+    prob = np.empty(n, dtype=np.float64)
+    sentence_moments(scores, mu, sent_offsets, stats, sent_best, sent_dev, sent_bad, prob, n_threads)
     acc = np.zeros((n_stats, EXACT_WIDTH), dtype=np.int64)
     bad = partition_totals(stats, sent_offsets, sent_best, sent_dev, sent_bad, acc)
     if bad >= 0:
@@ -164,8 +164,7 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
         gradient[:] = 0.0
         return value, status, index
     coef = np.empty(n, dtype=np.float64)
-    hypothesis_coefficients(scores, mu, sent_offsets, stats, sent_max, sent_z, sent_best, sent_dev, slope, coef,
-                            n_threads)
+    hypothesis_coefficients(prob, sent_offsets, stats, sent_best, sent_dev, slope, coef, n_threads)
     grad_acc = np.zeros((gradient.shape[0], EXACT_WIDTH), dtype=np.int64)
     _rows.transpose_exact(dense if n else np.zeros((0, 0)), sp_indptr, sp_ids, sp_values, sent_offsets,
                           sent_best, coef, grad_acc, n_threads)
@@ -182,33 +181,30 @@ cdef _check_rows(const int64_t[::1] sent_offsets, Py_ssize_t n):
 
 
 def sentence_moments(const double[::1] scores, double mu, const int64_t[::1] sent_offsets,
-                     const int32_t[:, ::1] stats, double[::1] sent_max, double[::1] sent_z,
-                     int64_t[::1] sent_best, double[:, ::1] sent_dev, int8_t[::1] sent_bad, int n_threads=1):
+                     const int32_t[:, ::1] stats, int64_t[::1] sent_best, double[:, ::1] sent_dev,
+                     int8_t[::1] sent_bad, double[::1] prob, int n_threads=1):
     """Pass 1, per sentence: the softmax and the expected statistics.
 
     scores, mu, sent_offsets (S + 1 entries from 0), stats as for
-    :func:`expected_gradient`. Outputs, overwritten, one row per sentence: sent_max
-    float64 [S] (max_h mu x_h), sent_z float64 [S] (sum_h exp(mu x_h - max)), sent_best
-    int64 [S] (b: the first row at the max, counted from row 0 of these arrays),
-    sent_dev float64 [S, n_stats] (E_s[stats] - stats_b), sent_bad int8 [S] (1 where
-    mu x_h is not finite). An empty sentence gets max 0, z 1, b 0, dev 0. n_threads:
-    OpenMP threads over sentences (each writes only its own rows).
+    :func:`expected_gradient`. Outputs, overwritten: per sentence sent_best int64 [S] (b:
+    the first row at the max of mu x_h, counted from row 0 of these arrays), sent_dev
+    float64 [S, n_stats] (E_s[stats] - stats_b), sent_bad int8 [S] (1 where mu x_h is not
+    finite); per hypothesis prob float64 [n], p_h = exp(mu x_h - max) / sum_h' exp(mu x_h'
+    - max) (0 in a bad sentence), which pass 2 reuses. An empty sentence gets b 0, dev 0.
+    n_threads: OpenMP threads over sentences (each writes only its own rows).
     """
     cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1, n_stats = stats.shape[1]
     _check_rows(sent_offsets, n)
-    if stats.shape[0] != n:
-        raise ValueError("scores and stats disagree on the number of hypotheses")
-    if (sent_max.shape[0] != S or sent_z.shape[0] != S or sent_best.shape[0] != S or sent_bad.shape[0] != S
-            or sent_dev.shape[0] != S or sent_dev.shape[1] != n_stats):
-        raise ValueError("every output must have one row per sentence (sent_dev: n_stats columns)")
+    if stats.shape[0] != n or prob.shape[0] != n:
+        raise ValueError("scores, stats and prob disagree on the number of hypotheses")
+    if sent_best.shape[0] != S or sent_bad.shape[0] != S or sent_dev.shape[0] != S or sent_dev.shape[1] != n_stats:
+        raise ValueError("every sentence output must have one row per sentence (sent_dev: n_stats columns)")
     cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t s, k
     cdef int64_t h, lo, hi, b
     cdef double m, x, z, p
     with nogil:
         for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
-            sent_max[s] = 0.0
-            sent_z[s] = 1.0
             sent_best[s] = 0
             sent_bad[s] = 0
             for k in range(n_stats):
@@ -226,17 +222,19 @@ def sentence_moments(const double[::1] scores, double mu, const int64_t[::1] sen
                     b = h
             if not (m < INFINITY and m > -INFINITY):
                 sent_bad[s] = 1
+                for h in range(lo, hi):
+                    prob[h] = 0.0
                 continue
             z = 0.0
             for h in range(lo, hi):
-                z = z + _exp_shifted(mu * scores[h] - m)
-            sent_max[s] = m
-            sent_z[s] = z
+                prob[h] = _exp_shifted(mu * scores[h] - m)
+                z = z + prob[h]
             sent_best[s] = b
             for h in range(lo, hi):
+                p = prob[h] / z
+                prob[h] = p
                 if h == b:
                     continue
-                p = _exp_shifted(mu * scores[h] - m) / z
                 for k in range(n_stats):
                     # int32 differences are exact in double
                     sent_dev[s, k] += p * (<double>stats[h, k] - <double>stats[b, k])
@@ -302,31 +300,31 @@ def value_and_slope(const double[::1] totals, double ref_divisor, int metric, do
     return value, status, index
 
 
-def hypothesis_coefficients(const double[::1] scores, double mu, const int64_t[::1] sent_offsets,
-                            const int32_t[:, ::1] stats, const double[::1] sent_max, const double[::1] sent_z,
-                            const int64_t[::1] sent_best, const double[:, ::1] sent_dev, const double[::1] slope,
-                            double[::1] coef, int n_threads=1):
+def hypothesis_coefficients(const double[::1] prob, const int64_t[::1] sent_offsets,
+                            const int32_t[:, ::1] stats, const int64_t[::1] sent_best,
+                            const double[:, ::1] sent_dev, const double[::1] slope, double[::1] coef,
+                            int n_threads=1):
     """Pass 2, per sentence: each hypothesis's weight in dJ/dw.
 
-    Inputs as for :func:`sentence_moments` and its outputs (same rows), slope float64
-    [n_stats] (u from :func:`value_and_slope`). Output, overwritten: coef float64 [n],
-    c_h = p_h (g_h - E_s[g]) with g = u . stats (0 in sentences of fewer than two
-    hypotheses). dJ/dw = mu X^T c, which ``_rows.transpose_exact`` forms with the dense
-    block relative to each sentence's b (sent_best). n_threads: OpenMP threads over
-    sentences.
+    The outputs of :func:`sentence_moments` (prob, sent_best, sent_dev; same rows), its
+    sent_offsets and stats, slope float64 [n_stats] (u from :func:`value_and_slope`).
+    Output, overwritten: coef float64 [n], c_h = p_h (g_h - E_s[g]) with g = u . stats (0
+    in sentences of fewer than two hypotheses). dJ/dw = mu X^T c, which
+    ``_rows.transpose_exact`` forms with the dense block relative to each sentence's b
+    (sent_best). n_threads: OpenMP threads over sentences.
     """
-    cdef Py_ssize_t n = scores.shape[0], S = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t n = prob.shape[0], S = sent_offsets.shape[0] - 1
     cdef Py_ssize_t n_stats = stats.shape[1]
     _check_rows(sent_offsets, n)
     if stats.shape[0] != n or coef.shape[0] != n:
-        raise ValueError("scores, stats and coef disagree on the number of hypotheses")
-    if (sent_max.shape[0] != S or sent_z.shape[0] != S or sent_best.shape[0] != S or sent_dev.shape[0] != S
-            or sent_dev.shape[1] != n_stats or slope.shape[0] != n_stats):
+        raise ValueError("prob, stats and coef disagree on the number of hypotheses")
+    if (sent_best.shape[0] != S or sent_dev.shape[0] != S or sent_dev.shape[1] != n_stats
+            or slope.shape[0] != n_stats):
         raise ValueError("sentence inputs and slope disagree in shape")
     cdef int T = n_threads if n_threads > 1 else 1
     cdef Py_ssize_t s, k
     cdef int64_t h, lo, hi, b
-    cdef double m, z, p, g, g_dev
+    cdef double p, g, g_dev
     with nogil:
         for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
             lo = sent_offsets[s]
@@ -336,14 +334,12 @@ def hypothesis_coefficients(const double[::1] scores, double mu, const int64_t[:
             if hi - lo < 2:
                 continue  # one hypothesis: p = 1, zero covariance
             b = sent_best[s]
-            m = sent_max[s]
-            z = sent_z[s]
             # E_s[g] - g_b, from exact stat differences (see "Accuracy" at the top)
             g_dev = 0.0
             for k in range(n_stats):
                 g_dev = g_dev + slope[k] * sent_dev[s, k]
             for h in range(lo, hi):
-                p = _exp_shifted(mu * scores[h] - m) / z
+                p = prob[h]
                 g = 0.0
                 for k in range(n_stats):
                     g = g + slope[k] * (<double>stats[h, k] - <double>stats[b, k])

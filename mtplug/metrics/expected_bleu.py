@@ -111,14 +111,15 @@ def _kernel_stats(stats: np.ndarray, metric: str) -> np.ndarray:
 def _part_moments(part, w: np.ndarray, mu: float, threads: int):
     """Pass 1 on one partition (a :class:`mtplug.distributed.pool.PoolPart`), where it
     lives: model scores, softmaxes and the exact partial expected statistics. Returns
-    (kept, public): kept = (scores, moments) stays on the worker; public = (acc int64
-    [n_stats, WIDTH], the first sentence with a non-finite score or mu * score, or -1,
-    and (hypothesis, score) when the score itself is not finite, else None)."""
+    (kept, public): kept = the outputs of ``_expbleu.sentence_moments`` (sent_best,
+    sent_dev, sent_bad, prob) stay on the worker; public = (acc int64 [n_stats, WIDTH],
+    the first sentence with a non-finite score or mu * score, or -1, and (hypothesis,
+    score) when the score itself is not finite, else None)."""
     stats = part.stats
     scores = part.scores(w, threads)
     S = part.offsets.shape[0] - 1
-    moments = (np.empty(S), np.empty(S), np.empty(S, dtype=np.int64), np.empty((S, stats.shape[1])),
-               np.empty(S, dtype=np.int8))
+    moments = (np.empty(S, dtype=np.int64), np.empty((S, stats.shape[1])), np.empty(S, dtype=np.int8),
+               np.empty(scores.shape[0]))
     acc = accumulator(stats.shape[1])
     bad = np.flatnonzero(~np.isfinite(scores))
     if bad.size:
@@ -126,8 +127,8 @@ def _part_moments(part, w: np.ndarray, mu: float, threads: int):
         h = int(bad[0])
         return None, (acc, part.first_sentence + sentence, (part.first_row + h, float(scores[h])))
     _expbleu.sentence_moments(scores, mu, part.offsets, stats, *moments, threads)
-    first = _expbleu.partition_totals(stats, part.offsets, moments[2], moments[3], moments[4], acc)
-    return (scores, moments), (acc, part.first_sentence + first if first >= 0 else -1, None)
+    first = _expbleu.partition_totals(stats, part.offsets, *moments[:3], acc)
+    return moments, (acc, part.first_sentence + first if first >= 0 else -1, None)
 
 
 def _checked_stats(part, metric: str, threads: int) -> None:
@@ -138,13 +139,11 @@ def _public(result):
     return result[1]
 
 
-def _part_gradient(part, result, mu: float, slope: np.ndarray, n_features: int, threads: int) -> Packed:
+def _part_gradient(part, result, slope: np.ndarray, n_features: int, threads: int) -> Packed:
     """Pass 2 on one partition: the exact partial X^T c, a packed accumulator of n_features rows."""
-    scores, (sent_max, sent_z, sent_best, sent_dev, _) = result[0]
-    stats = part.stats
-    coef = np.empty(stats.shape[0])
-    _expbleu.hypothesis_coefficients(scores, mu, part.offsets, stats, sent_max, sent_z, sent_best, sent_dev, slope,
-                                     coef, threads)
+    sent_best, sent_dev, _, prob = result[0]
+    coef = np.empty(prob.shape[0])
+    _expbleu.hypothesis_coefficients(prob, part.offsets, part.stats, sent_best, sent_dev, slope, coef, threads)
     acc = accumulator(n_features)
     _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, sent_best, coef,
                           acc, threads)
@@ -227,7 +226,7 @@ class ExpectedBleu:
                 f"{' '.join(f'{k}={v:.6g}' for k, v in zip(STATS_LAYOUT, totals))}): "
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
-        parts = pool.run(_part_gradient, results, pool.each(mu), pool.each(slope), pool.each(self.n_features))
+        parts = pool.run(_part_gradient, results, pool.each(slope), pool.each(self.n_features))
         gradient = mu * rounded_sum(pool.engine.fetch(parts))
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
