@@ -2,12 +2,11 @@
 
 An accumulator is an int64 array [k, WIDTH], one row per sum (``pyx/_exact.pxd`` explains
 the layout). Kernels add terms to rows exactly; :func:`rounded_sum` adds accumulators and
-rounds each row once, to the nearest double (:func:`rounded`: one accumulator);
-:func:`pack` keeps only each row's nonzero chunks, which is what a worker sends back for
-many features. The result is the correctly
-rounded sum of all terms, so it does not depend on how the terms were split or ordered:
-that is what keeps optimizer results bit-identical for any number of threads or dask
-workers.
+rounds each row once, to the nearest double (:func:`rounded`: one accumulator). The result
+is the correctly rounded sum of all terms, so it does not depend on how the terms were
+split or ordered: that is what keeps optimizer results bit-identical for any number of
+threads or dask workers. :func:`pack` keeps only the chunks of each row that are not
+implied, which is what a worker sends back for many features.
 """
 
 from __future__ import annotations
