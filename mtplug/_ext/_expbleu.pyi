@@ -33,11 +33,10 @@ def sentence_moments(
     mu: float,
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
     stats: np.ndarray,  # const int32_t[:, ::1], [n, n_stats]
-    sent_max: np.ndarray,  # float64_t[::1], [S], overwritten
-    sent_z: np.ndarray,  # float64_t[::1], [S], overwritten
     sent_best: np.ndarray,  # int64_t[::1], [S], overwritten: b, the argmax row
     sent_dev: np.ndarray,  # float64_t[:, ::1], [S, n_stats], overwritten: E_s[stats] - stats_b
     sent_bad: np.ndarray,  # int8_t[::1], [S], overwritten: 1 where mu * score is not finite
+    prob: np.ndarray,  # float64_t[::1], [n], overwritten: p_h, the softmax (0 in a bad sentence)
     n_threads: int = ...,
 ) -> None: ...
 def partition_totals(
@@ -56,12 +55,9 @@ def value_and_slope(
     slope: np.ndarray,  # float64_t[::1], [n_stats], overwritten: dM/dT
 ) -> tuple[float, int, int]: ...  # (J, STATUS_* code, index)
 def hypothesis_coefficients(
-    scores: np.ndarray,  # const float64_t[::1], [n]
-    mu: float,
+    prob: np.ndarray,  # const float64_t[::1], [n], from sentence_moments
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
     stats: np.ndarray,  # const int32_t[:, ::1], [n, n_stats]
-    sent_max: np.ndarray,  # const float64_t[::1], [S]
-    sent_z: np.ndarray,  # const float64_t[::1], [S]
     sent_best: np.ndarray,  # const int64_t[::1], [S]
     sent_dev: np.ndarray,  # const float64_t[:, ::1], [S, n_stats]
     slope: np.ndarray,  # const float64_t[::1], [n_stats]

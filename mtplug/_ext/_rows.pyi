@@ -19,8 +19,12 @@ def transpose_exact(
     ref_rows: np.ndarray,  # const int64_t[::1], [S], the dense block is taken relative to these rows
     coef: np.ndarray,  # const float64_t[::1], [n]
     acc: np.ndarray,  # int64_t[:, ::1], [n_features, WIDTH], exact sums added to: X^T coef
-    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+    n_threads: int = ...,  # OpenMP threads; the result does not depend on it
+    copy_bytes: int = ...,  # most bytes of per-thread accumulator copies; beyond, threads split sparse features
 ) -> None: ...
+
+#: default copy_bytes of transpose_exact
+TRANSPOSE_COPY_BYTES: int
 def argmax_per_sentence(
     scores: np.ndarray,  # const double[::1]
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
