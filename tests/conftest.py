@@ -1,22 +1,45 @@
-"""Shared fixtures: the project's shared data (../shared next to the repo) and helpers."""
+"""Shared fixtures: the project's shared data (../shared next to the repo) and helpers.
+
+A user's clone has no ../shared: tests that need it skip, saying so. CI sets
+MTPLUG_REQUIRE_SHARED=1, under which a missing ../shared fails them instead.
+MTPLUG_SHARED_DIR points the tests at another copy (or at none, to try a user's clone).
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+SHARED = Path(os.environ.get("MTPLUG_SHARED_DIR") or REPO.parent / "shared")
+#: the toy data bundled with the package (a copy of shared/data/moses-toy's n-best, reference, init.opt)
+EXAMPLE = REPO / "mtplug" / "data" / "example"
+
+
+def require_shared() -> Path:
+    """The shared data folder; skips the calling test when it is absent (fails under
+    MTPLUG_REQUIRE_SHARED=1, as in CI)."""
+    path = SHARED / "data"
+    if path.is_dir():
+        return path
+    why = f"needs the project's shared data, not found at {path} (a clone without ../shared beside it)"
+    if os.environ.get("MTPLUG_REQUIRE_SHARED", "0") not in ("", "0"):
+        pytest.fail(why + "; MTPLUG_REQUIRE_SHARED=1 makes that a failure")
+    pytest.skip(why)
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """../shared/data; a missing directory fails the test (it is never skipped)."""
-    path = SHARED / "data"
-    if not path.is_dir():
-        raise FileNotFoundError(f"shared data not found at {path}: tests need ../shared next to the repo")
-    return path
+    """../shared/data (see :func:`require_shared`)."""
+    return require_shared()
+
+
+@pytest.fixture(scope="session")
+def example_data() -> Path:
+    """mtplug/data/example: the Moses toy n-best (60 x 100), ref.0, run1.init.opt; always present."""
+    return EXAMPLE
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ TOY_START_BLEU = 0.265757  # shared/data/moses-toy/README.md
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZER_NAMES))
-def test_optimizer_runs_and_repeats_bit_for_bit(name, shared_data, tmp_path, capsys):
-    d = shared_data / "moses-toy"
+def test_optimizer_runs_and_repeats_bit_for_bit(name, example_data, tmp_path, capsys):
+    d = example_data
     outs = []
     for run in range(2):
         out = tmp_path / f"w{run}.opt"
-        rc = main(["optimize", name, "-q", "--ffile", str(d / "run1.features.dat"), "--scfile",
-                   str(d / "run1.scores.dat"), "--init", str(d / "run1.init.opt"), "--out", str(out),
+        rc = main(["optimize", name, "-q", "--nbest", str(d / "run1.best100.out.gz"), "--ref",
+                   str(d / "ref.0"), "--init", str(d / "run1.init.opt"), "--out", str(out),
                    "--seed", "3"] + (["--restarts", "2"] if name == "mert" else []))
         assert rc == 0
         result = json.loads(capsys.readouterr().out)

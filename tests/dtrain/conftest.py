@@ -22,12 +22,12 @@ TOY_START_BLEU = 0.265757  # shared/data/moses-toy/README.md: BLEU of the start 
 
 
 @pytest.fixture(scope="session")
-def toy(tmp_path_factory, shared_data):
+def toy(tmp_path_factory, example_data):
     """A dtrain set-up over the Moses toy set: the stand-in's pool (the toy n-best, unzipped: dtrain
     starts one stand-in per sentence, each would gunzip it), sources, cdec.ini, input (<seg id>
     lines), refs, start weights."""
     d = tmp_path_factory.mktemp("dtrain-toy")
-    toy_dir = shared_data / "moses-toy"
+    toy_dir = example_data
     (d / "pool.best100.out").write_bytes(gzip.decompress((toy_dir / "run1.best100.out.gz").read_bytes()))
     sources = [f"src{i}: source sentence {i}" for i in range(60)]
     (d / "sources.txt").write_text("".join(s + "\n" for s in sources), encoding="utf-8")

@@ -41,9 +41,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 STANDIN_DECODER = HERE / "standin_decoder.py"
-TOY = Path(__file__).resolve().parents[3] / "shared" / "data" / "moses-toy"
-if not TOY.is_dir():
-    TOY = Path("/work/shared/data/moses-toy")
+TOY = Path(os.environ.get("MTPLUG_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared") / "data" / "moses-toy"
 TOY_REFERENCE = TOY / "ref.0"
 TOY_DENSE = TOY / "run1.dense"
 

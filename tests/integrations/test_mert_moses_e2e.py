@@ -22,6 +22,8 @@ from .moses_driver import (RE_BEST_BLEU, RE_BEST_POINT, RE_DENSE, RE_SPARSE, STA
 
 REPO = Path(__file__).resolve().parents[2]
 REF = TOY / "ref.0"
+# the stand-in decoder's pool and the start weights are shared/data/moses-toy's
+pytestmark = pytest.mark.usefixtures("shared_data")
 START_BLEU = 0.265757      # shared/data/moses-toy/README.md: Moses's BLEU of the pool's 1-best at the start
 DIM = 8
 NBEST = 20

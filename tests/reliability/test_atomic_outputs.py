@@ -42,8 +42,8 @@ def commands(toy: Path, d: Path):
 
 
 @pytest.mark.parametrize("case", ["extract", "weights", "moses.ini"])
-def test_killed_writer_leaves_old_file(case, shared_data, tmp_path):
-    toy = shared_data / "moses-toy"
+def test_killed_writer_leaves_old_file(case, example_data, tmp_path):
+    toy = example_data
     (tmp_path / "moses.ini").write_text("[weight]\nDistortion0= 0.3\nLM0= 0.5\nWordPenalty0= -1\n"
                                         "PhrasePenalty0= 0.2\nTranslationModel0= 0.2 0.2 0.2 0.2\n")
     name, first, second, outputs = next(c for c in commands(toy, tmp_path) if c[0] == case)
