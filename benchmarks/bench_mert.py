@@ -86,7 +86,7 @@ def recovery(args) -> None:
                 if directions in args.skip:
                     continue
                 t = time.perf_counter()
-                res = Mert(directions=directions, restarts=0, reg=reg, reg_strength=strength,
+                res = Mert(directions=directions, restarts=0, reg=reg, reg_strength=strength if reg != "none" else None,
                            max_iterations=args.max_iterations).optimize(corpus, np.ones(dims), args.seed,
                                                                         threads=1)
                 print(f"D {dims:5d} noise {noise:5.0f} {directions:10s} {reg:9s}: cosine {cosine(res.weights, w_star):.5f}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -17,7 +16,8 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .errors import InputError
-from .jsonable import jsonable
+from .fileio import is_stdout
+from .jsonable import json_line
 
 EXIT_INPUT_ERROR = 2
 
@@ -62,6 +62,34 @@ def _counter(args, total: int, desc: str):
     return bar.update, bar.close
 
 
+def _check_outputs(outputs: dict) -> None:
+    """Refuse unusable output places (flag -> path; None = not asked for) before any
+    work; two outputs at one path are refused too."""
+    from .fileio import check_output
+
+    seen: dict[str, str] = {}
+    for flag, path in outputs.items():
+        if not path:
+            continue
+        check_output(path, f"{flag} output")
+        key = path if path == "-" else os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"{seen[key]} and {flag} name the same {'stream' if path == '-' else 'file'}", path)
+        seen[key] = flag
+
+
+def _named_weights(path: str, fmt: str | None = None):
+    """Weights that name their features (for forests, whose features have no positions):
+    refuses init.opt, weights.txt and kbmira --dense-init files with an InputError."""
+    from .formats.weights import detect_weights_format, read_weights
+
+    fmt = fmt or detect_weights_format(path)
+    if fmt in ("init-opt", "weights-txt", "dense-init"):
+        raise InputError(f"is a Moses {fmt} file, whose values are matched to features by position; forests name "
+                         "their features: give 'name value' lines, a cdec weights file or a moses.ini", path)
+    return read_weights(path, fmt)
+
+
 def _bleu_config(args):
     from .metrics.bleu import BleuConfig
 
@@ -72,6 +100,8 @@ def _references(args):
     from .formats.references import read_devset, read_references
 
     if args.devset:
+        if args.ref:
+            raise InputError("give the references either as --ref files or in --devset, not both", args.devset)
         return read_devset(args.devset)
     if not args.ref:
         raise InputError("no references: give --ref FILE [FILE ...] or --devset FILE")
@@ -163,7 +193,7 @@ def cmd_score(args) -> int:
     score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
     signature = _signature(args, refs)
     if args.json:
-        print(json.dumps({"name": "BLEU", **score.as_dict(), "signature": signature}))
+        print(json_line({"name": "BLEU", **score.as_dict(), "signature": signature}))
     else:
         print(f"{score.format()} {signature}")
     return 0
@@ -181,6 +211,10 @@ def cmd_extract(args) -> int:
 
     if not args.nbest:
         raise InputError("extract needs --nbest FILE [FILE ...]")
+    outputs = {"--ffile": args.ffile_out, "--scfile": args.scfile_out, "--store": args.store_out}
+    if not any(outputs.values()):
+        raise InputError("extract writes nothing: name at least one output (--ffile, --scfile or --store)")
+    _check_outputs(outputs)
     corpus = _load_corpus(args)
     prev_f, prev_s = _split_list(args.prev_ffile), _split_list(args.prev_scfile)
     if prev_f or prev_s:
@@ -201,13 +235,20 @@ def cmd_extract(args) -> int:
 
 
 def cmd_optimize(args) -> int:
-
-    from .formats.weights import Weights, detect_weights_format, read_weights, write_weights
+    from .formats.weights import detect_weights_format
     from .optimizers.registry import get_optimizer
+    from .start_weights import output_files, read_start, write_tuned
 
     algorithm = get_optimizer(args.algorithm)
-    options = {name: getattr(args, name) for name in algorithm.options}
+    try:   # options are checked before any file is read
+        optimizer = algorithm(**{name: getattr(args, name) for name in algorithm.options})
+    except ValueError as err:
+        raise InputError(f"{args.algorithm}: {err}") from None
+    _check_outputs({"--out": args.out})
     in_fmt = detect_weights_format(args.init)
+    out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
+    if out_fmt == "moses-ini" and in_fmt != "moses-ini":
+        raise InputError("--out-format moses-ini updates a moses.ini: give one as --init", args.init)
     with contextlib.ExitStack() as stack:
         engine = None
         if getattr(args, "scheduler", None):
@@ -216,12 +257,8 @@ def cmd_optimize(args) -> int:
             engine = stack.enter_context(connect(args.scheduler, quiet=args.quiet))
             _log(args, engine.describe())
         if getattr(args, "forests", None):
-            if in_fmt in ("init-opt", "weights-txt", "dense-init"):
-                raise InputError("forests name their features: give the start weights as 'name value' lines, a "
-                                 "cdec weights file or a moses.ini", args.init)
-            start_w = read_weights(args.init, in_fmt)
             # the start weights' features come first and stay in the output even if no forest has them
-            corpus = _load_forests(args, start_w.names)
+            corpus = _load_forests(args, _named_weights(args.init, in_fmt).names)
             corpus.check_complete(", ".join(args.forests))
         else:
             if engine is not None and args.store and algorithm.works_on_pools:
@@ -236,51 +273,32 @@ def cmd_optimize(args) -> int:
             corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
             if corpus.n_stats == 0:
                 raise InputError("no BLEU statistics: give references (--ref or --devset)")
-            start_w = read_weights(args.init, in_fmt, feature_names=corpus.feature_names[: corpus.n_dense])
         names = corpus.feature_names
-        start = start_w.to_array(names, allow_unknown=(in_fmt == "moses-ini"))
-        ranges = None
-        if in_fmt == "init-opt":
-            from .formats.mert_weights import read_init_opt
-
-            init = read_init_opt(args.init)
-            ranges = (init.mins, init.maxs)
-        _log(args, f"start: BLEU = {corpus.bleu_of(start).score:.6f}")
+        n_dense = getattr(corpus, "n_dense", 0)
+        start = read_start(args.init, names, n_dense, sparse_init=args.sparse_init, fmt=in_fmt)
+        for note in start.notes:
+            _log(args, f"start weights: {note}")
+        sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
+        _check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
+        _log(args, f"start: BLEU = {corpus.bleu_of(start.vector).score:.6f}")
         t0 = time.perf_counter()
-        try:
-            optimizer = algorithm(**options)
-        except ValueError as err:
-            raise InputError(f"{args.algorithm}: {err}") from None
         update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
         on_cluster = {"engine": engine} if engine is not None else {}
         try:
-            result = optimizer.optimize(corpus, start, args.seed, threads=args.threads, ranges=ranges,
+            result = optimizer.optimize(corpus, start.vector, args.seed, threads=args.threads, ranges=start.ranges,
                                         progress=update, **on_cluster)
         finally:
             close()
+    for warning in result.warnings:
+        print(f"mtplug: warning: {warning}", file=sys.stderr)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
-    out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
-    out_w = Weights.from_array(names, result.weights)
-    if out_fmt == "moses-ini":
-        write_weights(args.out, out_w, out_fmt, template=args.init)
-    elif out_fmt == "init-opt" and ranges is not None:
-        from .formats.mert_weights import InitOpt, write_init_opt
-
-        # keep the start file's restart ranges
-        write_init_opt(args.out, InitOpt(out_w.to_array(names[: corpus.n_dense]), *ranges), exact=True)
-    elif out_fmt == "cdec":
-        from .formats.cdec_weights import write_cdec_weights
-
-        write_cdec_weights(args.out, out_w, comment=f"mtplug optimize {args.algorithm} seed={result.seed} "
-                                                    f"BLEU={result.score:.6f}")
-    else:
-        positional = out_fmt in ("init-opt", "weights-txt", "dense-init", "mira-out")
-        # full precision: these files feed mtplug again (the Moses programs write Moses's 6 digits)
-        write_weights(args.out, out_w, out_fmt, feature_names=names[: corpus.n_dense] if positional else None,
-                      exact=True)
-    _log(args, f"end: BLEU = {result.score:.6f}")
-    print(json.dumps({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
-                      "out": args.out, **result.info}, default=jsonable))
+    written = write_tuned(args.out, out_fmt, start, names, result.weights, n_dense,
+                          comment=f"mtplug optimize {args.algorithm} seed={result.seed} BLEU={result.score:.6f}")
+    _log(args, f"end: BLEU = {result.score:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
+    # with the weights on stdout (--out - or /dev/stdout), the JSON line goes to stderr
+    print(json_line({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
+                     "out": args.out, "files": written, **result.info}),
+          file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0
 
 
@@ -288,12 +306,13 @@ def cmd_kbest(args) -> int:
     """k-best lists from lattices/forests, as n-best lines any optimizer reads."""
     from .fileio import atomic_output
     from .formats.forests import read_forests
-    from .formats.weights import detect_weights_format, read_weights
     from .forests.kbest import kbest_nbest_lines
 
     if args.k < 1:
         raise InputError(f"-k must be >= 1, got {args.k}")
-    w = read_weights(args.weights, detect_weights_format(args.weights))
+    if args.out:
+        _check_outputs({"--out": args.out})
+    w = _named_weights(args.weights)
     weights = {name: w[name] for name in w}
     t0 = time.perf_counter()
     per_sentence: list[tuple[int, list[str]]] = []
@@ -331,7 +350,7 @@ def cmd_tune(args) -> int:
     cfg = config_from_args(args)
     summary = run_tuning(cfg, Hooks(log=lambda m: _log(args, m),
                                     counter=lambda total, desc: _counter(args, total, desc)))
-    print(json.dumps(summary))
+    print(json_line(summary))
     return 0
 
 
@@ -341,7 +360,7 @@ def cmd_plot(args) -> int:
     written = plot_workdir(args.workdir, args.out)
     for path in written:
         _log(args, f"wrote {path}")
-    print(json.dumps({"files": written}))
+    print(json_line({"files": written}))
     return 0
 
 
@@ -402,11 +421,20 @@ def cmd_example(args) -> int:
 
 
 # ---------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, ``PROG: error: ...`` (exit status 2)."""
+
+    def error(self, message):  # noqa: D102 - argparse hook
+        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        sys.exit(EXIT_INPUT_ERROR)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from . import validation
     from .formats.weights import weights_formats
     from .optimizers.registry import FOREST_OPTIMIZERS, OPTIMIZER_NAMES, get_optimizer
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mtplug", description="Tune the feature weights of SMT systems (Moses, cdec).",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"mtplug {__version__}")
@@ -456,12 +484,19 @@ def build_parser() -> argparse.ArgumentParser:
         g = a.add_argument_group("weights")
         g.add_argument("--init", required=True, metavar="FILE",
                        help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content)")
-        g.add_argument("--out", required=True, metavar="FILE", help="where to write the tuned weights")
+        g.add_argument("--sparse-init", metavar="FILE",
+                       help="Moses sparse start weights ('name value' lines; as kbmira --sparse-init), for an "
+                            "--init that holds dense weights only (init.opt, weights.txt) or beside a moses.ini "
+                            "(whose own [weight-file] is read too)")
+        g.add_argument("--out", required=True, metavar="FILE",
+                       help="where to write the tuned weights ('-': stdout); sparse weights that its format "
+                            "cannot hold go to FILE.sparse-weights (named in a moses.ini's [weight-file])")
         g.add_argument("--out-format", metavar="FMT", choices=sorted(set(weights_formats()) - {"names"}),
                        help="format of --out: %(choices)s (default: that of --init; 'names' files are "
                             "written as 'sparse')")
-        g.add_argument("--seed", type=int, default=0, help="random seed (default 0); written to the log")
-        g.add_argument("--threads", type=int, default=None, help="worker threads (default: all cores)")
+        g.add_argument("--seed", type=validation.seed, default=0, help="random seed (default 0); written to the log")
+        g.add_argument("--threads", type=validation.threads, default=None,
+                       help="worker threads (default: all cores)")
         if cls.distributes:
             g.add_argument("--scheduler", metavar="ADDRESS",
                            help="run the per-sentence work on the workers of this dask scheduler (tcp://host:port, "
@@ -518,7 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except InputError as err:
+    except (InputError, FloatingPointError) as err:
+        # FloatingPointError: an optimizer overflowed on the values it was given
         print(f"mtplug: error: {err}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
+import stat
+import sys
 import tempfile
 import zlib
 from typing import IO, Iterator
@@ -94,30 +97,133 @@ def read_text_lines(path: str | os.PathLike) -> list[str]:
     return [text for _, text in iter_text_lines(path)]
 
 
+#: Paths of this process's open file descriptors (``/dev/stdout``, ``/dev/fd/3``,
+#: ``/proc/self/fd/1``): written through the descriptor itself, so a shell redirection
+#: (``> out.txt``, ``>> log``) keeps its file, offset and append mode.
+_FD_PATH = re.compile(r"/dev/(?:std(in|out|err)|fd/([0-9]+))|/proc/(?:self|thread-self|([0-9]+))/fd/([0-9]+)")
+_STD_FDS = {"in": 0, "out": 1, "err": 2}
+
+
+def _own_fd(path: str) -> int | None:
+    """The descriptor number when ``path`` names one of this process's open descriptors."""
+    m = _FD_PATH.fullmatch(os.path.abspath(path))
+    if m is None:
+        return None
+    std, dev_fd, pid, proc_fd = m.groups()
+    if pid is not None and int(pid) != os.getpid():
+        return None
+    return _STD_FDS[std] if std else int(dev_fd if dev_fd is not None else proc_fd)
+
+
+def is_stdout(path: str | os.PathLike) -> bool:
+    """Whether writing ``path`` writes this process's standard output (``-``, ``/dev/stdout``...)."""
+    path = os.fspath(path)
+    return path == "-" or _own_fd(path) == 1
+
+
+def _output_target(path: str) -> tuple[str, bool]:
+    """``(where to write, direct)``: the file a path names after following symlinks, and
+    whether it must be written in place (a special file: device, FIFO, socket, or the path
+    of an open descriptor) instead of through a temporary file and a rename."""
+    if _own_fd(path) is not None:
+        return path, True
+    try:
+        st = os.stat(path)          # follows links
+    except FileNotFoundError:
+        return os.path.realpath(path), False   # new file (or a dangling link's target)
+    except OSError:
+        return path, False
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+        return path, True
+    return os.path.realpath(path), False
+
+
+def check_output(path: str | os.PathLike, what: str = "output") -> None:
+    """Refuse, before any work, an output place that cannot take a file: ``-`` (stdout)
+    and special files are fine; a directory, a missing folder, or a folder where no file
+    can be created (tried, not guessed from permission bits) raise :class:`InputError`
+    naming the path."""
+    path = os.fspath(path)
+    if path == "-":
+        return
+    if not path:
+        raise InputError(f"empty path given as {what}")
+    target, direct = _output_target(path)
+    if direct:
+        fd = _own_fd(path)
+        if fd is not None:
+            try:
+                os.fstat(fd)
+            except OSError:
+                raise InputError(f"cannot write the {what}: file descriptor {fd} is not open", path) from None
+            return
+        if not os.access(path, os.W_OK):
+            raise InputError(f"cannot write the {what} here: permission denied", path)
+        return
+    if os.path.isdir(target):
+        raise InputError(f"is a directory; expected a file path for the {what}", path)
+    folder = os.path.dirname(target) or "."
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write the {what}: no such folder {folder}", path)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mtplug-probe.", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write the {what} in {folder} ({exc.strerror})", path) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf-8") -> Iterator[IO]:
     """Write ``path`` through a temporary file in the same directory, renamed on success.
 
     If the body raises (or the process dies), ``path`` keeps its old content and the
-    temporary file is removed (or, after a kill, left as ``.<name>.*.tmp``).
+    temporary file is removed (or, after a kill, left as ``.<name>.*.tmp``). A symlink is
+    written through (its target is replaced, the link stays); ``-`` is stdout; special
+    files (``/dev/stdout``, ``/dev/null``, FIFOs, devices) are written directly, as there
+    is nothing to replace.
     """
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    binary = "b" in mode
+    if path == "-":
+        out = sys.stdout.buffer if binary else sys.stdout
+        yield out
+        out.flush()
+        return
+    target, direct = _output_target(path)
+    if direct:
+        fd = _own_fd(path)
+        text = {} if binary else {"encoding": encoding, "newline": ""}
+        try:
+            if fd is not None:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                fh = os.fdopen(os.dup(fd), "wb" if binary else "w", **text)
+            else:
+                fh = open(path, "wb" if binary else "w", **text)
+        except OSError as exc:
+            raise InputError(f"cannot write ({exc.strerror})", path) from None
+        with fh:
+            yield fh
+        return
+    directory = os.path.dirname(target)
     try:
-        binary = "b" in mode
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError(f"cannot write in {directory} ({exc.strerror})", path) from None
+    try:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": encoding, "newline": ""})) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        if os.path.exists(path):
+        if os.path.exists(target):
             # keep the permission bits of the file we replace
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         else:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -132,7 +132,13 @@ def test_optimize_with_name_value_weights(write, tmp_path, capsys):
     lines = open(out).read().splitlines()
     assert lines[0].startswith("# mtplug optimize none seed=3 BLEU=")
     assert lines[1:] == ["LM0_0 1", "TM0_0 0.5", "s_x 0.25"]
-    unknown = write("bad.cdec", "LM0_0 1\nNoSuchFeature 2\n")
-    assert main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", unknown, "--out", out]) == \
-        EXIT_INPUT_ERROR
-    assert "NoSuchFeature" in capsys.readouterr().err
+    # issue 19, defect 3: a weight for a feature no hypothesis has (cdec's PassThrough, a sparse
+    # feature not seen yet) is kept and written back unchanged, in the start file's order
+    unseen = write("unseen.cdec", "LM0_0 1\nPassThrough 2\nTM0_0 0.5\n")
+    capsys.readouterr()
+    assert main(["optimize", "none", "--nbest", nb, "--ref", ref, "--init", unseen, "--out", out,
+                 "--out-format", "cdec"]) == 0
+    assert open(out).read().splitlines()[1:] == ["LM0_0 1", "PassThrough 2", "TM0_0 0.5"]
+    err = capsys.readouterr().err
+    assert "1 start weight(s) name features no hypothesis has (PassThrough): kept unchanged" in err
+    assert "2 feature(s) of the n-best lists have no start weight and start at 0 (TM0_1, s_x)" in err

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 
-from ..formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_ini
-from ..formats.sparse_weights import read_sparse_weights, write_sparse_weights
+from ..formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_config
+from ..formats.sparse_weights import read_sparse_weights
 from ..formats.weights import Weights, format_shortest, split_dense_name
 from . import Decoder, ShardRun
 
@@ -54,19 +54,9 @@ class MosesDecoder(Decoder):
             parts.append(format_shortest(value))
         return " ".join(parts)
 
-    def _write(self, ini_path: str, sparse_path: str, weights: Weights) -> list[str]:
-        """moses.ini at ``ini_path`` and, when there are sparse weights (or the config
-        names a file of its own, which must not apply), the sparse file it points to."""
-        dense, sparse = self.split(weights)
-        if not len(sparse) and not self.ini_weight_file:
-            write_moses_ini(ini_path, dense, template=self.cfg.config)
-            return [ini_path]
-        write_sparse_weights(sparse_path, sparse)
-        write_moses_ini(ini_path, dense, template=self.cfg.config, weight_file=os.path.abspath(sparse_path))
-        return [ini_path, sparse_path]
-
     def prepare(self, folder: str, weights: Weights) -> None:
-        written = self._write(os.path.join(folder, "moses.ini"), os.path.join(folder, "sparse-weights"), weights)
+        written = write_moses_config(os.path.join(folder, "moses.ini"), weights, self.cfg.config,
+                                     os.path.join(folder, "sparse-weights"))
         self._overwrite = self.overwrite_string(self.split(weights)[0])
         self._sparse = written[1] if len(written) > 1 else None
 
@@ -80,4 +70,4 @@ class MosesDecoder(Decoder):
 
     def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:
         # Moses reads neither file with comments: the comment goes to the log only
-        return self._write(path, path + ".sparse-weights", weights)
+        return write_moses_config(path, weights, self.cfg.config, path + ".sparse-weights")

@@ -9,14 +9,14 @@ flags override ``-c dtrain.ini``. The weights go to ``output`` (dtrain's default
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
 
 from .. import __version__
 from ..errors import InputError
-from ..jsonable import jsonable
+from ..fileio import check_output
+from ..jsonable import json_line
 from .config import GROUPS, KEYS, load_config
 
 EXAMPLES = """\
@@ -90,6 +90,7 @@ def run(args, log, counter) -> int:
         f"shards={cfg.shards} seed={cfg.seed}; decoder: {command} -c {cfg.decoder_config}")
     if cfg.fselect != -1:
         log("warning: fselect is not implemented (dtrain does not implement it either); ignored")
+    check_output(cfg.output, "dtrain weights")
     out_dir = os.path.dirname(os.path.abspath(cfg.output)) if cfg.output != "-" else "."
     from ..distributed import engine_for
 
@@ -110,7 +111,7 @@ def run(args, log, counter) -> int:
                "select_weights": cfg.select_weights, "best_epoch": result.best_epoch,
                "score": last["avg_score"], "bleu": last["bleu"], "shards": result.shards,
                "decoder_calls": result.decoder_calls, "seconds": result.seconds, "epochs": result.epochs}
-    line = json.dumps(summary, default=jsonable)
+    line = json_line(summary)
     if cfg.output == "-" and result.weights is not None:
         if not getattr(args, "quiet", False):
             print(line, file=sys.stderr, flush=True)

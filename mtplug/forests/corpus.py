@@ -166,11 +166,6 @@ class ForestCorpus:
         return len(self._index)
 
     @property
-    def n_restart_features(self) -> int:
-        """MERT's random restarts vary every feature (there is no dense block)."""
-        return len(self._index)
-
-    @property
     def n_hypotheses(self) -> int:
         """The number of edges over all forests (the length of :meth:`scores`)."""
         return self._edge_offset

@@ -145,6 +145,11 @@ def read_init_opt(path) -> InitOpt:
                 path,
                 i,
             )
+    inverted = [j for j, (lo, hi) in enumerate(zip(rows[1], rows[2])) if lo > hi]
+    if inverted:
+        j = inverted[0]
+        raise InputError(f"feature {j} (column {j + 1}) has the range [{rows[1][j]:g}, {rows[2][j]:g}]: expected "
+                         f"each minimum (line 2) <= its maximum (line 3)", path, 3)
     return InitOpt(*rows)
 
 

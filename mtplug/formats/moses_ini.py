@@ -23,6 +23,7 @@ Moses, mert-moses.pl and Python alike.
 from __future__ import annotations
 
 import gzip
+import os
 import re
 from dataclasses import dataclass
 
@@ -226,6 +227,27 @@ def write_moses_ini(path, weights: Weights, template=None, *, allow_unknown: boo
             last_end = ini.lines[-1].end if ini.lines else end
             fh.write((end if ini.lines and not last_end else b"") + end + b"[weight-file]" + end
                      + weight_file.encode("utf-8") + end)
+
+
+def write_moses_config(path, weights: Weights, template, sparse_path: str) -> list[str]:
+    """moses.ini and its sparse weights as mert-moses.pl writes a tuned config: features
+    with a ``[weight]`` line of ``template`` are updated there (:func:`write_moses_ini`),
+    the others (sparse features; zero weights left out) go to ``sparse_path``, which the
+    config names in ``[weight-file]`` (by absolute path). A template that names a sparse
+    file of its own gets the new one even when there is no sparse weight (the old one
+    must not apply). Returns the files written."""
+    from .sparse_weights import write_sparse_weights
+
+    ini = _parse(template)
+    known = {name for e in ini.weights for name in e.names}
+    dense = Weights((n, v) for n, v in weights.items() if n in known)
+    sparse = Weights((n, v) for n, v in weights.items() if n not in known and v != 0.0)
+    if not len(sparse) and not ini.weight_file:
+        write_moses_ini(path, dense, template=template)
+        return [os.fspath(path)]
+    write_sparse_weights(sparse_path, sparse)
+    write_moses_ini(path, dense, template=template, weight_file=os.path.abspath(sparse_path))
+    return [os.fspath(path), os.fspath(sparse_path)]
 
 
 def _rewrite(line: _Line, entry: _WeightLine, weights: Weights) -> bytes:

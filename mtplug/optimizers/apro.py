@@ -44,7 +44,7 @@ import numpy as np
 from .._ext import _apro, _rows
 from ..exact_sum import Packed, accumulator, pack, rounded_sum
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
-from .base import Optimizer, Result
+from .base import Optimizer, Result, largest_weight
 
 
 @dataclass
@@ -208,10 +208,13 @@ class AproObjective:
     def point_from_pass(self, w: np.ndarray, p: _Pass) -> AproPoint:
         """The point ``w`` whose scores gave the pass ``p``: forms F and grad F."""
         pool = self.pool
-        grad = w + self.scale * self._summed(pool.run(_gradient, p.results, pool.each(self.n_features)))
-        value = 0.5 * float(w @ w) + self.scale * p.loss
+        with np.errstate(over="ignore", invalid="ignore"):   # overflow is checked below
+            grad = w + self.scale * self._summed(pool.run(_gradient, p.results, pool.each(self.n_features)))
+            value = 0.5 * float(w @ w) + self.scale * p.loss
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
-            raise FloatingPointError(f"the APRO objective overflows at |w| = {float(np.linalg.norm(w)):g}")
+            raise FloatingPointError(f"the APRO objective overflows (largest |weight| {largest_weight(w):g}): the "
+                                     "feature values or weights are too large for squared hinge losses; rescale "
+                                     "the features")
         self.gradients += 1
         return AproPoint(w, value, grad, p.active_pairs, p)
 
@@ -435,9 +438,26 @@ class Apro(Optimizer):
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
         obj = self.objective(corpus, threads=max(1, threads or os.cpu_count() or 1), engine=engine)
-        g0 = float(np.linalg.norm(obj.at(np.zeros(corpus.n_features)).grad))
+        at_zero = obj.at(np.zeros(corpus.n_features))
+        warnings = []
+        if at_zero.value == 0.0:
+            # F(0) = C/N · (number of pairs): no pair, nothing to learn; the minimiser 0 is no answer
+            if progress is not None:
+                progress(1)
+            return Result(weights=start, score=obj.metric_of(start), seed=seed,
+                          info={"iterations": 0, "active_pairs": 0, "converged": True, "objective": 0.0,
+                                "seconds": time.perf_counter() - t0, "message": "no preference pairs"},
+                          warnings=["apro: no preference pairs (in every sentence all hypotheses have the same "
+                                    f"{self.sentence_metric}): the start weights are returned unchanged"])
+        g0 = float(np.linalg.norm(at_zero.grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance
-        point, report = newton_cg(obj, start, gtol, g0, self.max_iterations)
+        first = start
+        if not self._finite_at(obj, start):
+            # F is strictly convex: its minimiser does not depend on where Newton starts
+            first = np.zeros(corpus.n_features)
+            warnings.append("apro: the objective overflows at the start weights (largest |weight| "
+                            f"{largest_weight(start):g}); Newton starts from w = 0 instead")
+        point, report = newton_cg(obj, first, gtol, g0, self.max_iterations)
         w_opt = point.weights
         w = self.psi * w_opt + (1.0 - self.psi) * start if self.psi != 1.0 else w_opt.copy()
         score = obj.metric_of(w)
@@ -451,4 +471,12 @@ class Apro(Optimizer):
         }
         if progress is not None:
             progress(1)
-        return Result(weights=w, score=score, seed=seed, info=info)
+        return Result(weights=w, score=score, seed=seed, info=info, warnings=warnings)
+
+    @staticmethod
+    def _finite_at(obj: "AproObjective", w: np.ndarray) -> bool:
+        try:
+            obj.at(w)
+        except FloatingPointError:
+            return False
+        return True

@@ -26,6 +26,8 @@ class Result:
     score: float
     seed: int
     info: dict = field(default_factory=dict)
+    #: what the caller should tell the user (a degenerate pool, weights returned unchanged)
+    warnings: list = field(default_factory=list)
 
 
 class Optimizer:
@@ -57,16 +59,84 @@ class Optimizer:
 
     @staticmethod
     def checked_start(corpus, start) -> np.ndarray:
-        """``start`` as a new float64 [n_features] array, after checking it and that every
-        sentence of ``corpus`` has hypotheses (InputError/ValueError otherwise)."""
+        """``start`` as a new float64 [n_features] array, after checking it, that every
+        sentence of ``corpus`` has hypotheses, and that the model score w·f of every
+        hypothesis is a finite number under it (InputError/ValueError otherwise)."""
         corpus.check_complete()
         start = np.array(start, dtype=np.float64)
         if start.shape != (corpus.n_features,):
             raise ValueError(f"start must have shape ({corpus.n_features},), got {start.shape}")
         if not np.all(np.isfinite(start)):
             raise ValueError("start weights must be finite")
+        check_feature_magnitudes(corpus)
+        check_scores_finite(corpus, start, "the start weights")
         return start
 
     def progress_total(self) -> int:
         """How many units of work ``optimize`` reports to ``progress``."""
         return 1
+
+
+#: Largest |feature value| the optimizers take: their arithmetic squares feature
+#: differences and sums them over many hypotheses (1e100² · 1e8 terms still fits a double).
+MAX_FEATURE_MAGNITUDE = 1e100
+
+
+def check_feature_magnitudes(corpus) -> None:
+    """InputError naming the feature (and sentence) of a |feature value| above
+    :data:`MAX_FEATURE_MAGNITUDE` (n-best stores only; other corpora are not checked)."""
+    from ..errors import InputError
+
+    dense, values = getattr(corpus, "dense", None), getattr(corpus, "sparse_values", None)
+    if dense is None or values is None:
+        return
+    row = feature = None
+    if dense.size and np.max(np.abs(dense)) > MAX_FEATURE_MAGNITUDE:
+        row, feature = map(int, np.argwhere(np.abs(dense) > MAX_FEATURE_MAGNITUDE)[0])
+    elif values.size and np.max(np.abs(values)) > MAX_FEATURE_MAGNITUDE:
+        k = int(np.flatnonzero(np.abs(values) > MAX_FEATURE_MAGNITUDE)[0])
+        row = int(np.searchsorted(corpus.sparse_indptr, k, side="right")) - 1
+        feature = int(corpus.sparse_ids[k])
+    if row is None:
+        return
+    sentence = int(np.searchsorted(corpus.sent_offsets, row, side="right")) - 1
+    value = corpus.dense[row, feature] if feature < corpus.n_dense else values[k]
+    raise InputError(f"feature {corpus.feature_names[feature]} has the value {value:g} in sentence {sentence}; "
+                     f"expected |feature values| <= {MAX_FEATURE_MAGNITUDE:g} (the optimizers square and sum "
+                     "feature differences): rescale the feature")
+
+
+def check_scores_finite(corpus, weights: np.ndarray, what: str) -> None:
+    """InputError when some model score w·f (``weights`` float64 [n_features]) overflows:
+    no optimizer can rank hypotheses whose scores are infinite or NaN. Names the first
+    such sentence and the largest weight × feature value. Corpora without local model
+    scores (a pool kept on dask workers) are not checked here."""
+    from ..errors import InputError
+
+    scores_of = getattr(corpus, "scores", None)
+    if scores_of is None:
+        return
+    scores = scores_of(weights)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if not len(bad):
+        return
+    where = ""
+    offsets = getattr(corpus, "sent_offsets", None)
+    if offsets is not None:
+        where = f", first in sentence {int(np.searchsorted(offsets, bad[0], side='right')) - 1}"
+    big = int(np.argmax(np.abs(weights)))
+    raise InputError(f"{what} make {len(bad)} model score(s) w·f overflow{where}; expected weights and feature "
+                     f"values whose products fit a double (largest |weight|: {corpus.feature_names[big]} = "
+                     f"{weights[big]:g})")
+
+
+def largest_weight(w: np.ndarray) -> float:
+    """max |w_i| (0 for an empty vector): the scale of a weight vector in messages, which,
+    unlike its norm, never overflows."""
+    return float(np.max(np.abs(w))) if len(w) else 0.0
+
+
+def no_update_warning(name: str, start: np.ndarray) -> str:
+    """The warning of an online optimizer that never updated: its result is the start."""
+    return (f"{name}: no update in any pass (every hope already beats its fear by the margin), so the result is "
+            f"the start weights (largest |weight| {largest_weight(start):g}; weights that large dwarf the metric's margins)")

@@ -207,41 +207,62 @@ class Mert(Optimizer):
         "restarts": dict(type=int, default=20, metavar="N",
                          help="random start points besides the given one (0 = only the start; default 20, "
                               "as mert-moses.pl passes)"),
-        "random_directions": dict(type=int, default=10, metavar="M",
+        "random_directions": dict(type=int, default=None, metavar="M",
                                   help="directions tried per round with --directions random (default 10)"),
         "random_walks": dict(type=int, default=0, metavar="N",
                              help="random walks from the best point, each followed by a new search "
                                   "(Moore & Quirk 2008; default 0)"),
         "reg": dict(choices=REGULARIZERS, default="none",
                     help="regulariser of the line search (Galley et al. 2013, §3.1; default none)"),
-        "reg_strength": dict(type=float, default=0.0, metavar="LAMBDA", help="λ of the regulariser (default 0)"),
+        "reg_strength": dict(type=float, default=None, metavar="LAMBDA",
+                             help="λ > 0 of the regulariser (required with --reg other than none)"),
         "reg_fixed_feature": dict(default=None, metavar="NAME",
                                   help="with --reg l2-fixed: the feature whose weight stays fixed (default: "
                                        "the active feature with the largest |start weight|)"),
         "activate_features": dict(default=None, metavar="NAMES",
                                   help="comma list of the features to tune; the others keep their start weights"),
-        "tolerance": dict(type=float, default=1e-6, help="a round that gains less ends the search (default 1e-6)"),
+        "tolerance": dict(type=float, default=1e-6,
+                          help="a round that gains less ends the search (>= 0; default 1e-6)"),
         "max_iterations": dict(type=int, default=200, help="rounds per start point at most (default 200)"),
-        "mu_start": dict(type=float, default=0.01, help="expbleu: first μ (default 0.01)"),
-        "mu_max": dict(type=float, default=1000.0, help="expbleu: μ is doubled up to this (default 1000)"),
+        "mu_start": dict(type=float, default=None, help="expbleu: first μ (default 0.01)"),
+        "mu_max": dict(type=float, default=None, help="expbleu: μ is doubled up to this (default 1000)"),
     }
 
-    def __init__(self, directions="coordinate", restarts=20, random_directions=10, random_walks=0, reg="none",
-                 reg_strength=0.0, reg_fixed_feature=None, activate_features=None, tolerance=1e-6,
-                 max_iterations=200, mu_start=0.01, mu_max=1000.0):
+    def __init__(self, directions="coordinate", restarts=20, random_directions=None, random_walks=0, reg="none",
+                 reg_strength=None, reg_fixed_feature=None, activate_features=None, tolerance=1e-6,
+                 max_iterations=200, mu_start=None, mu_max=None):
         if directions not in DIRECTION_FINDERS:
             raise ValueError(f"directions must be one of {', '.join(DIRECTION_FINDERS)}, got {directions!r}")
+        # options that cannot take effect with the chosen search are errors, not silence
+        for name, value, needs, what in (("random_directions", random_directions, directions == "random",
+                                          "directions random"),
+                                         ("mu_start", mu_start, directions == "expbleu", "directions expbleu"),
+                                         ("mu_max", mu_max, directions == "expbleu", "directions expbleu"),
+                                         ("reg_strength", reg_strength, reg != "none", "a regulariser (reg)"),
+                                         ("reg_fixed_feature", reg_fixed_feature, reg == "l2-fixed",
+                                          "reg l2-fixed")):
+            if value is not None and not needs:
+                raise ValueError(f"{name} applies only with {what}")
+        random_directions = 10 if random_directions is None else random_directions
+        mu_start = 0.01 if mu_start is None else mu_start
+        mu_max = 1000.0 if mu_max is None else mu_max
         for name, value in (("restarts", restarts), ("random_walks", random_walks)):
             if value < 0:
                 raise ValueError(f"{name} must be >= 0, got {value}")
         if random_directions < 1 or max_iterations < 1:
             raise ValueError("random_directions and max_iterations must be >= 1")
-        if not (0 < mu_start <= mu_max):
-            raise ValueError(f"need 0 < mu_start <= mu_max, got {mu_start}, {mu_max}")
+        if not (0 < mu_start <= mu_max < math.inf):
+            raise ValueError(f"need 0 < mu_start <= mu_max < inf, got {mu_start}, {mu_max}")
+        if not (0 <= tolerance < math.inf):
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance}")
         if reg not in REGULARIZERS:
             raise ValueError(f"reg must be one of {', '.join(REGULARIZERS)}, got {reg!r}")
-        if not (reg_strength >= 0):
-            raise ValueError(f"reg_strength must be >= 0, got {reg_strength}")
+        if reg != "none" and reg_strength is None:
+            raise ValueError(f"reg {reg} needs reg_strength > 0 (the regulariser's λ)")
+        reg_strength = 0.0 if reg_strength is None else reg_strength
+        if reg != "none" and not (0 < reg_strength < math.inf):
+            raise ValueError(f"reg_strength must be a finite number > 0 with reg {reg} (0 is no regulariser: "
+                             f"leave reg out), got {reg_strength}")
         super().__init__()
         self.directions = directions
         self.restarts = int(restarts)
@@ -284,24 +305,22 @@ class Mert(Optimizer):
         reg = Regularizer(self.reg_kind, self.reg_strength, w0=start.copy(), fixed=fixed)
         return reg, active
 
-    def _start_points(self, start, active, ranges, rng_streams, n_dense) -> list[np.ndarray]:
-        """The given start and one random point per restart (uniform in each active dense
-        feature's range; [-1, 1] where no range is known; sparse features keep their start).
-        ``n_dense``: the features 0 .. n_dense-1 vary (a ForestCorpus varies all of its
-        features: forests have no dense block, and cdec's dpmert searches over all)."""
+    def _start_points(self, start, active, ranges, rng_streams) -> list[np.ndarray]:
+        """The given start and one random point per restart: every active feature drawn
+        uniformly in its range (init.opt's, which covers the dense columns; [-1, 1] for
+        the features it does not cover, sparse ones included); features left out of
+        ``--activate-features`` keep their start."""
         lo = np.full(len(start), -1.0)
         hi = np.full(len(start), 1.0)
         if ranges is not None:
+            # init.opt's ranges (checked: min <= max; min == max pins the feature, as Moses draws)
             mins, maxs = ranges
-            k = min(len(mins), n_dense)
-            ok = np.asarray(mins[:k]) < np.asarray(maxs[:k])
-            lo[:k] = np.where(ok, mins[:k], lo[:k])
-            hi[:k] = np.where(ok, maxs[:k], hi[:k])
-        dense_active = active[active < n_dense]
+            k = min(len(mins), len(start))
+            lo[:k], hi[:k] = mins[:k], maxs[:k]
         points = [start.copy()]
         for rng in rng_streams:
             p = start.copy()
-            p[dense_active] = rng.uniform(lo[dense_active], hi[dense_active])
+            p[active] = rng.uniform(lo[active], hi[active])
             points.append(p)
         return points
 
@@ -341,8 +360,7 @@ class Mert(Optimizer):
         active = self._active(corpus, start)
         reg, active = self._regularizer(corpus, start, active)
         streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(self.restarts + 1)]
-        points = self._start_points(start, active, ranges, streams[1:],
-                                   getattr(corpus, "n_restart_features", corpus.n_dense))
+        points = self._start_points(start, active, ranges, streams[1:])
         threads = max(1, threads or os.cpu_count() or 1)
         # restarts share the threads; what is left over goes to each search's kernels
         workers = min(threads, len(points))

@@ -32,7 +32,7 @@ from ..distributed import LocalEngine
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..forests.corpus import ForestCorpus
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result
+from .base import Optimizer, Result, no_update_warning
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
 HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
@@ -231,7 +231,8 @@ class Mira(Optimizer):
             raise FloatingPointError("MIRA produced non-finite weights")
         info = {"passes": self.passes, "steps": steps, "background": bg if pseudo else None, "steps_per_pass": per_pass, "total_loss": loss,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
-        return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info)
+        return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info,
+                      warnings=[] if steps else [no_update_warning("mira", start)])
 
 
 class KbMira(Optimizer):
@@ -319,7 +320,8 @@ class KbMira(Optimizer):
         info = {"passes": self.passes, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
                 "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
                 "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
-        return Result(weights=best_w, score=best_bleu, seed=seed, info=info)
+        return Result(weights=best_w, score=best_bleu, seed=seed, info=info,
+                      warnings=[] if sum(steps) else [no_update_warning("kbmira", start)])
 
     def _forest_pass(self, corpus, order, bg, w, u, state) -> float:
         """One kbmira pass over forests (Moses's hypergraph mode), updating bg, w, u, state in

@@ -226,6 +226,9 @@ class Pro(Optimizer):
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError(f"PRO: the {self.classifier} classifier produced non-finite weights")
         score = corpus.metric_of(weights)
+        warnings = [] if sample.n_pairs else [
+            f"pro: no pair of hypotheses differs by {self.beta:g} or more in {self.sentence_metric} in any "
+            "sentence: the start weights are returned unchanged"]
         info = {
             "classifier": self.classifier,
             "draws": sample.draws,
@@ -233,9 +236,9 @@ class Pro(Optimizer):
             "pairs_kept": sample.n_pairs,
             "classifier_iterations": fit.iterations if fit else 0,
             "classifier_converged": fit.converged if fit else True,
-            "classifier_objective": fit.objective if fit else float("nan"),
+            "classifier_objective": fit.objective if fit else None,
             "seconds_sampling": t_sample,
             "seconds_classifier": t_fit,
             "seconds": time.perf_counter() - t0,
         }
-        return Result(weights=weights, score=score, seed=seed, info=info)
+        return Result(weights=weights, score=score, seed=seed, info=info, warnings=warnings)

@@ -49,7 +49,7 @@ import numpy as np
 from .._ext import _hopefear, _rampion
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result
+from .base import Optimizer, Result, largest_weight, no_update_warning
 
 LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
 
@@ -130,7 +130,9 @@ def ssd_epoch(corpus, base, gains, hope_prob, fear, soft: bool, eta: float, c: f
         np.ascontiguousarray(corpus.sent_offsets, np.int64), base, gains, hope_prob, float(fear[0]),
         float(fear[1]), bool(soft), float(eta), shrink, u, work)
     if status != 0:
-        raise FloatingPointError(f"RAMPION: model score of sentence {bad} is not finite (lower eta?)")
+        raise FloatingPointError(f"RAMPION: the model score of sentence {bad} overflowed during training (largest "
+                                 f"|θ − θ0| {largest_weight(u):g}); a smaller --eta, or features of a smaller "
+                                 "magnitude, keep it finite")
 
 
 class Rampion(Optimizer):
@@ -210,7 +212,8 @@ class Rampion(Optimizer):
                 epoch_seconds.append(time.perf_counter() - te)
             weights = start + u
             if not np.all(np.isfinite(weights)):
-                raise FloatingPointError("RAMPION: non-finite weights (lower eta?)")
+                raise FloatingPointError("RAMPION: the weights overflowed during training; a smaller --eta, or "
+                                         "features of a smaller magnitude, keep them finite")
             objective.append(ramp_objective(corpus.scores(weights), gains, offsets, self.loss, self.alpha, self.c,
                                             weights, start))
             if progress is not None:
@@ -224,4 +227,5 @@ class Rampion(Optimizer):
             "seconds_per_epoch": float(np.mean(epoch_seconds)),
             "seconds": time.perf_counter() - t0,
         }
-        return Result(weights=weights, score=score, seed=seed, info=info)
+        return Result(weights=weights, score=score, seed=seed, info=info,
+                      warnings=[] if np.any(u) else [no_update_warning("rampion", start)])

@@ -336,6 +336,12 @@ def config_from_args(args) -> TuneConfig:
         raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
     if not 0.0 <= values["min_change"] < math.inf:
         raise fail("min_change", f"must be a finite number >= 0, got {values['min_change']}")
+    if not 0 <= values["seed"] < 2**63:
+        raise fail("seed", f"must be an integer in [0, 2^63), got {values['seed']}")
+    if values["threads"] is not None and values["threads"] < 1:
+        raise fail("threads", f"must be >= 1 (or left out: all cores), got {values['threads']}")
+    if os.path.exists(values["workdir"]) and not os.path.isdir(values["workdir"]):
+        raise fail("workdir", f"must be a directory (it is created if missing), but {values['workdir']} is a file")
     cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
     try:
         cls(**options)

@@ -340,6 +340,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             else:
                 on_cluster = {"engine": engine} if engine is not None and optimizer.distributes else {}
                 result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
+                for warning in result.warnings:
+                    hooks.log(f"iteration {n}: warning: {warning}")
                 tuned_bleu = float(result.score)
                 new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)

@@ -331,12 +331,14 @@ def test_sparse_features_give_the_same_optimum_as_dense_ones():
     assert np.all(w_sparse[others] == 0.0)
 
 
-def test_no_preference_pairs_gives_zero_weights():
+def test_no_preference_pairs_keeps_the_start_and_warns():
+    # issue 19, defect 9: the minimiser of 1/2|w|^2 alone (w = 0) is no answer
     corpus = NbestCorpus.from_arrays([0, 0, 1], np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 0.5]]), ["A_0", "B_0"],
                                      np.array([[5], [5], [1]], np.int32), metric="linear")
     res = Apro().optimize(corpus, np.array([0.7, -0.2]), 0)
     assert res.info["converged"] and res.info["active_pairs"] == 0
-    np.testing.assert_allclose(res.weights, 0.0, atol=1e-12)
+    np.testing.assert_array_equal(res.weights, [0.7, -0.2])
+    assert len(res.warnings) == 1 and "no preference pairs" in res.warnings[0]
 
 
 def test_progress_is_called_once_at_the_end(toy):

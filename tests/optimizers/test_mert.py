@@ -78,7 +78,7 @@ def test_l2_fixed_keeps_the_fixed_weight(toy):
 
 def test_l2_pulls_towards_the_start(toy):
     corpus, init = toy
-    free = Mert(restarts=0, reg="l2", reg_strength=0.0).optimize(corpus, init.start, 1)
+    free = Mert(restarts=0).optimize(corpus, init.start, 1)
     pulled = Mert(restarts=0, reg="l2", reg_strength=1.0).optimize(corpus, init.start, 1)
     dist = lambda w: np.linalg.norm(w - init.start)  # noqa: E731
     assert dist(pulled.weights) <= dist(free.weights)
@@ -95,6 +95,23 @@ def test_option_validation():
         Mert(directions="newton")
     with pytest.raises(ValueError, match="restarts must be >= 0"):
         Mert(restarts=-1)
+
+
+@pytest.mark.parametrize("options, message", [
+    # issue 19, defect 10: options that cannot take effect, and values that make no sense
+    ({"reg": "l2"}, "reg l2 needs reg_strength > 0"),
+    ({"reg": "l2", "reg_strength": 0.0}, "reg_strength must be a finite number > 0 with reg l2"),
+    ({"reg": "l0", "reg_strength": -1.0}, "reg_strength must be a finite number > 0"),
+    ({"reg_strength": 0.1}, "reg_strength applies only with a regulariser"),
+    ({"reg": "l2", "reg_strength": 0.1, "reg_fixed_feature": "LM0_0"}, "reg_fixed_feature applies only with reg l2-fixed"),
+    ({"random_directions": 5}, "random_directions applies only with directions random"),
+    ({"directions": "powell", "mu_start": 0.1}, "mu_start applies only with directions expbleu"),
+    ({"tolerance": -1.0}, "tolerance must be a finite number >= 0"),
+    ({"tolerance": float("nan")}, "tolerance must be a finite number >= 0"),
+])
+def test_options_that_cannot_take_effect_are_errors(options, message):
+    with pytest.raises(ValueError, match=message):
+        Mert(**options)
 
 
 def test_cli_mert_on_extractor_files(shared_data, tmp_path, capsys):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ... import validation
+
 from .common import MosesArgumentParser, check_sctype, log, parse_scconfig, run_program, split_list
 
 PROG = "evaluator"
@@ -34,7 +36,7 @@ def build_parser() -> MosesArgumentParser:
                    help="translations, one sentence per line")
     p.add_argument("--bootstrap", "-b", type=int, default=0, metavar="N",
                    help="bootstrap resamplings for a 95%% interval (default 0: none)")
-    p.add_argument("--rseed", "-r", type=int, default=None, metavar="SEED",
+    p.add_argument("--rseed", "-r", type=validation.seed, default=None, metavar="SEED",
                    help="seed of the resampling (default 0: mtplug is deterministic)")
     p.add_unsupported("--factors", "-f", why="factored hypotheses are not split by mtplug", allowed=("",))
     p.add_unsupported("--filter", "-l", why="pre-processing filters are not run by mtplug", allowed=("",))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ... import validation
+
 from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
                      check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
 
@@ -38,7 +40,7 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g = p.add_argument_group("Moses kbmira flags")
     g.add_argument("--scfile", "-S", action="append", metavar="FILE", help="scores files (repeated)")
     g.add_argument("--ffile", "-F", action="append", metavar="FILE", help="features files (repeated)")
-    g.add_argument("--random-seed", "-r", type=int, default=None, metavar="SEED",
+    g.add_argument("--random-seed", "-r", type=validation.seed, default=None, metavar="SEED",
                    help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
     g.add_argument("--output-file", "-o", default=None, metavar="FILE", help="weights file (default stdout)")
     # None = not given: the optimizer's default holds (kbmira's are Moses's: 0.01, 0.999, 60)
@@ -136,6 +138,8 @@ def train(args, algorithm: str) -> int:
         "safe_hope": args.safe_hope or None, "order": "fixed" if (args.no_shuffle or args.streaming) else None})
     optimizer = cls(**options)
     result = optimizer.optimize(corpus, start, seed)
+    for warning in result.warnings:
+        log(f"{PROG}: warning: {warning}")
     info = result.info
     for bleu, steps, loss in zip(info.get("bleu_per_pass", ()), info.get("steps_per_pass", ()),
                                  info.get("loss_per_pass", ())):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ... import validation
+
 from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
                      check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
 
@@ -60,7 +62,7 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
                    help="random start points besides the given ones (default 1)")
     g.add_argument("--nrandom", "-m", type=int, default=0, metavar="M",
                    help="random directions per round (with -t random-direction; default 0 = 10 for mtplug)")
-    g.add_argument("--rseed", "-r", type=int, default=None, metavar="SEED",
+    g.add_argument("--rseed", "-r", type=validation.seed, default=None, metavar="SEED",
                    help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
     g.add_argument("--optimize", "-o", default="", metavar="NAMES",
                    help="features to optimise (comma or blank list of features.dat names); others stay fixed")
@@ -79,7 +81,7 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
     g.add_argument("--sparse-weights", "-p", default=None, metavar="FILE",
                    help="sparse weights ('name value' lines): the sparse features become one extra "
                         "dense column, weighted by them (init files then hold D+1 values)")
-    g.add_argument("--threads", "-T", type=int, default=None, metavar="N",
+    g.add_argument("--threads", "-T", type=validation.threads, default=None, metavar="N",
                    help="threads (default: all cores; the result does not depend on it)")
     p.add_ignored("--verbose", "-v", nargs=1, why="mtplug logs the same at every level", group=g)
     p.add_unsupported("--positive", "-P", why="positivity constraints are not provided", allowed=("",), group=g)
@@ -179,7 +181,7 @@ def optimize(args, algorithm: str) -> int:
             algorithm, cls, options = "none", get_optimizer("none"), {}
         else:
             options.update(directions=directions, restarts=max(0, args.ntry), activate_features=",".join(active)
-                           or None, random_directions=args.nrandom or cls.options["random_directions"]["default"])
+                           or None, random_directions=(args.nrandom or None) if directions == "random" else None)
             if args.type == "powell" and args.nrandom and not args.directions:
                 log(f"{PROG}: note: -m {args.nrandom} with -t powell: Moses adds random directions to its "
                     "coordinate search; mtplug searches the coordinates only (use -t random-direction)")
@@ -198,6 +200,8 @@ def optimize(args, algorithm: str) -> int:
             optimizer = cls(**{**options, "restarts": 0})
         log(f"{PROG}: start point {i + 1} of {len(starts)}: BLEU = {corpus.metric_of(start):.6f}")
         result = optimizer.optimize(corpus, start, seed, threads=args.threads, ranges=ranges)
+        for warning in result.warnings:
+            log(f"{PROG}: warning: {warning}")
         objective = result.info.get("objective", result.score)
         if best is None or objective > best[0]:
             best = (objective, result)

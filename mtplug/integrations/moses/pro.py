@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ... import validation
+
 from .common import MosesArgumentParser, Timer, load_mert_data, log, run_program, split_list
 
 PROG = "pro"
@@ -30,7 +32,7 @@ def build_parser() -> MosesArgumentParser:
     g = p.add_argument_group("Moses pro flags")
     g.add_argument("--scfile", "-S", action="append", metavar="FILE", help="scores files (repeated)")
     g.add_argument("--ffile", "-F", action="append", metavar="FILE", help="features files (repeated)")
-    g.add_argument("--random-seed", "-r", type=int, default=None, metavar="SEED",
+    g.add_argument("--random-seed", "-r", type=validation.seed, default=None, metavar="SEED",
                    help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
     g.add_argument("--output-file", "-o", default=None, metavar="FILE", help="pro.data to write (default stdout)")
     g.add_argument("--smooth-brevity-penalty", "-b", action="store_true",
