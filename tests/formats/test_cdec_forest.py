@@ -133,7 +133,7 @@ def test_plain_archive_reads_like_the_gzipped_one(write, ch_inside, forests):
 
 # (what, offset, old bytes, new bytes, fragments of the message)
 PATCHES = [
-    ("library version", 0x1E, b"\x0a\x00", b"\x11\x00", ["library version 10", "byte 30", "version 17"]),
+    ("library version", 0x1E, b"\x0a\x00", b"\x16\x00", ["library version 10 to 21", "byte 30", "version 22"]),
     ("32-bit long", 0x20, b"\x04\x08\x04\x08", b"\x04\x04\x04\x08", ["sizes 4 8 4 8", "byte 32"]),
     ("absurd node count", 0x2D, b"\x06\x00\x00\x00", b"\xff\xff\xff\x7f", ["node count", "byte 45", "2147483647"]),
     ("node out of order", 0x6F, b"\x01\x00\x00\x00", b"\x02\x00\x00\x00", ["node id 1", "byte 111"]),
