@@ -401,3 +401,21 @@ def test_unknown_library_versions_are_one_line_errors(write, input_error, versio
                      f"found version {version}") as info:
         read_cdec_forest(path)
     assert "\n" not in str(info.value)
+
+
+#: (nodes, edges) of tests/golden/cdec-forests-v18/forests/{0,1,2}.bin.gz as cdec wrote them
+V18_COUNTS = [(12, 20), (17, 27), (8, 11)]
+
+
+@pytest.mark.parametrize("s", range(3))
+def test_cdec_built_with_boost_1_74_writes_version_18(golden_v18, s):
+    """Forests cdec f7c4899b wrote with Boost 1.74 (tests/golden/cdec-forests-v18/PROVENANCE);
+    their k-best against cdec's own is in tests/forests/test_cdec_golden.py."""
+    path = golden_v18 / "forests" / f"{s}.bin.gz"
+    raw = gzip.decompress(path.read_bytes())
+    assert raw[30:32] == struct.pack("<H", 18)
+    assert struct.unpack_from("<ii", raw, 45) == V18_COUNTS[s]
+    hg = read_cdec_forest(path)
+    hg.check()
+    assert (hg.n_nodes, hg.n_edges) == V18_COUNTS[s]  # every node is reachable: none dropped
+    assert set(hg.feature_names) <= {"PhraseModel_0", "PhraseModel_1", "WordPenalty", "Glue", "PassThrough"}
