@@ -42,6 +42,15 @@ def example_data() -> Path:
     return EXAMPLE
 
 
+@pytest.fixture(scope="session")
+def golden_v18() -> Path:
+    """tests/golden/cdec-forests-v18: forests cdec wrote with Boost 1.74 (see its PROVENANCE)."""
+    path = REPO / "tests" / "golden" / "cdec-forests-v18"
+    if not (path / "PROVENANCE").is_file():
+        raise FileNotFoundError(f"golden case {path} is missing")
+    return path
+
+
 @pytest.fixture
 def write(tmp_path):
     """write(name, text_or_bytes) -> path of a new file in tmp_path."""

@@ -1,7 +1,73 @@
 """cdec forests as ``cdec -O DIR`` writes them: ``DIR/<id>.bin.gz``, a gzipped
-``boost::archive::binary_oarchive`` of cdec's Hypergraph (Boost archive library version 10,
-little-endian, 64-bit ``long``/``size_t``; the layout of cdec's test data, which Boost 1.74
-also reads).
+``boost::archive::binary_oarchive`` of cdec's Hypergraph (little-endian, 64-bit
+``long``/``size_t``), as any Boost from 1.53 on writes it: Boost archive library versions 10
+(cdec's own test data) to 21 (a cdec built against Boost 1.74 writes 18).
+
+Boost archive library versions. The archive header holds BOOST_ARCHIVE_VERSION() of the
+Boost that wrote it: its value at each release tag of boostorg/serialization
+(src/basic_archive.cpp), and what the commit that bumped it changed::
+
+    10  1.53 - 1.55   "fixed base64" (text and XML archives)
+    11  1.56 - 1.57   none ("not changes")
+    12  1.58          loading of collections (what is written is unchanged)
+    13  1.59          visibility macros ("bumped in case I break something")
+    14  1.60 - 1.63   wide/multibyte character conversion (wide text and XML archives)
+    15  1.64 - 1.65   boost::optional<T>
+    16  1.66 - 1.67   <codecvt> dropped (wide text and XML archives)
+    17  1.68 - 1.72   a gcc warning
+    18  1.73 - 1.75   boost::unordered_map's template argument; the header is written from
+                      the most derived archive's constructor (the same bytes)
+    19  1.76 - 1.83   hash_map includes ("just in case I broke something")
+    20  1.84 on       a cast in interface_oarchive.hpp; release tags checked up to 1.84,
+                      develop stayed at 20 until PR #354 (2026-07-21)
+    21  after PR #354 an enum whose underlying type is wider than int is written at
+                      that width instead of as an int (narrower enums keep their bytes)
+
+Which fields change with the version (include/boost/archive/basic_binary_iarchive.hpp
+branches on it when reading; basic_binary_oarchive.hpp asserts the widths written today;
+boost/serialization/vector.hpp, collections_save_imp.hpp, map.hpp, item_version_type.hpp,
+collection_size_type.hpp)::
+
+    library version (header)       u16 from 8 on (one byte up to 5; 6 and 7 vary)
+    tracking flag                  u8 in every version
+    class id / class id reference  i16 (Boost reads i16 for every version)
+    class version                  u32 from 8 on (u8 in 7, u16 in 6, u8 in 3-5, u32 in 1-2)
+    object id / object reference   u32
+    collection count               u64 (size_t) from 6 on, u32 before
+    item_version                   u32 after the count of a collection saved item by item
+                                   (std::map, std::list, a vector of classes) from 4 on; a
+                                   vector of numbers, saved as one array, has it only in 4, 5
+    enum                           i32 up to 20; from 21 as wide as an underlying type wider
+                                   than int
+
+Every change of width is at version 8 or earlier; the later bumps concern text and XML
+archives, loading, or types that cdec's Hypergraph does not save (map, optional,
+unordered_map, hash_map, enum). Versions 10 to 21 therefore write cdec's forests byte for
+byte the same apart from the version number. Checked: forests that cdec f7c4899b wrote with
+Boost 1.74 (version 18) give cdec's own k-best (tests/golden/cdec-forests-v18), and the tests
+build the archive for every version. Versions below 10 (Boost 1.52 and older) and above 21
+(a later Boost) are refused: their writers were not checked.
+
+How the pieces of a Hypergraph are written, the same in every version from 10 to 21:
+
+* a class saved by value (Hypergraph, Node, Edge, cdec's SmallVector and SparseVector,
+  std::pair) has the default implementation level object_class_info
+  (boost/serialization/level.hpp), so archive/detail/oserializer.hpp and
+  src/basic_oarchive.cpp (save_object) put a class header (tracking flag, class version)
+  before its first object;
+* std::vector<int> (a node's in- and out-edges) is object_serializable
+  (boost/serialization/collection_traits.hpp): no class header; vector.hpp saves the count,
+  then the ints as one array (no item_version);
+* cdec's SmallVector (tail nodes) and SparseVector (features) save their own u16 / i32
+  count and then item by item: no Boost collection code, so no item_version, and no
+  std::map is written although cdec includes boost/serialization/map.hpp;
+* boost::shared_ptr<TRule> (boost/serialization/shared_ptr.hpp) is untracked at class
+  version 1 and saves the raw pointer: save_pointer in src/basic_oarchive.cpp writes the
+  class id, for the first pointer of the class its tracking flag and version (no class name:
+  TRule is not polymorphic), then the object id (TRule is tracked, being saved through a
+  pointer), then the rule itself the first time that object id appears;
+* a string is a size_t length and the bytes (impl/basic_binary_oprimitive.ipp, which also
+  writes the header's sizes of int, long, float, double and the byte-order int).
 
 Layout, worked out from cdec's save code and the bytes of its test forests (integers
 little-endian; a "string" is a u64 byte count then the bytes; a "class header" is a u8
@@ -46,8 +112,8 @@ from ..errors import InputError
 from ..fileio import open_binary
 from ..hypergraph import Hypergraph, HypergraphBuilder
 
-#: The Boost archive library version of cdec's forests; the layout above is only known for it.
-LIBRARY_VERSION = 10
+#: The Boost archive library versions read (all lay out cdec's forests the same; see above).
+LIBRARY_VERSIONS = range(10, 22)
 _SIGNATURE = b"serialization::archive"
 _U8, _U16, _I16 = struct.Struct("<B"), struct.Struct("<H"), struct.Struct("<h")
 _I32, _U32, _U64, _F64 = struct.Struct("<i"), struct.Struct("<I"), struct.Struct("<Q"), struct.Struct("<d")
@@ -126,9 +192,9 @@ def _header(r: _Reader) -> None:
     r.pos += len(_SIGNATURE)
     at = r.pos
     version = r.unpack(_U16, "the Boost archive library version")
-    if version != LIBRARY_VERSION:
-        raise r.fail(f"Boost archive library version {LIBRARY_VERSION} (the layout of cdec's forests)",
-                     f"version {version}", at)
+    if version not in LIBRARY_VERSIONS:
+        raise r.fail(f"Boost archive library version {LIBRARY_VERSIONS[0]} to {LIBRARY_VERSIONS[-1]} "
+                     "(the versions whose layout of cdec's forests is known)", f"version {version}", at)
     at = r.pos
     sizes = tuple(r.unpack(_U8, "the sizes of int, long, float and double") for _ in range(4))
     if sizes != (4, 8, 4, 8):

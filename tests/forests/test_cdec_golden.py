@@ -1,5 +1,6 @@
 """Forest MERT on cdec's real forests against the numbers cdec computes on them
-(tests/golden/cdec-forests/PROVENANCE)."""
+(tests/golden/cdec-forests/PROVENANCE), and k-best of forests cdec wrote with Boost 1.74
+against cdec's own k-best (tests/golden/cdec-forests-v18/PROVENANCE)."""
 
 from __future__ import annotations
 
@@ -66,3 +67,40 @@ def test_cli_mert_over_the_forest_directory(cdec_setup, tmp_path, capsys):
     assert set(tuned) >= set(ORIGIN)
     assert main(args[:-4] + ["--out", str(tmp_path / "again.weights"), "--restarts", "0", "--seed", "1"]) == 0
     assert (tmp_path / "again.weights").read_bytes() == out.read_bytes()
+
+
+# ----------------------------------------------------------------------------- Boost 1.74 forests
+
+def _kbest_lines(text: str) -> list[tuple[int, str, dict[str, float], float]]:
+    """``(sid, hypothesis, features, score)`` of k-best lines: cdec's ``name=value`` tokens or
+    mtplug's Moses-style ``name= value`` (a label ending in '=' takes the next token)."""
+    out = []
+    for line in text.splitlines():
+        sid, hyp, feats, score = (f.strip() for f in line.split("|||"))
+        values, label = {}, None
+        for tok in feats.split():
+            if tok.endswith("="):
+                label = tok[:-1]
+            elif label is not None:
+                values[label], label = float(tok), None
+            else:
+                name, value = tok.rsplit("=", 1)
+                values[name] = float(value)
+        out.append((int(sid), hyp, {k: v for k, v in values.items() if v != 0.0}, float(score)))
+    return out
+
+
+def test_kbest_of_boost_1_74_forests_is_cdecs(golden_v18, capsys):
+    """cdec prints 6 significant digits and its derivations here have no ties: the same lines
+    in the same order, values within cdec's rounding."""
+    gold = _kbest_lines((golden_v18 / "gold.stdout").read_text())
+    assert main(["kbest", "-q", "--forests", str(golden_v18 / "forests"), "--weights", str(golden_v18 / "weights"),
+                 "-k", "5"]) == 0
+    got = _kbest_lines(capsys.readouterr().out)
+    assert len(got) == len(gold) == 15
+    for (sid, hyp, feats, score), want in zip(got, gold):
+        assert (sid, hyp, sorted(feats)) == (want[0], want[1], sorted(want[2]))
+        assert feats == pytest.approx(want[2], rel=1e-5, abs=1e-6)
+        assert score == pytest.approx(want[3], rel=1e-5, abs=1e-6)
+    # the [X,1] et [X,2] -> [2] and [1] rule: tails in the rule's order, not the source's
+    assert (1, "the cat and the dog") in {(sid, hyp) for sid, hyp, _, _ in got}

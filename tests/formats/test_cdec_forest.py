@@ -22,6 +22,10 @@ FILES = ["0.bin.gz", "1.bin.gz", "test-ch-inside.bin.gz", "test-zero-origin.bin.
 #: (nodes, edges) as cdec wrote them; every node is reachable from the goal, so none is dropped.
 COUNTS = {"0.bin.gz": (350, 1026), "1.bin.gz": (2197, 14141),
           "test-ch-inside.bin.gz": (6, 8), "test-zero-origin.bin.gz": (7, 10)}
+#: Boost archive library version -> the first Boost release writing it (boostorg/serialization
+#: src/basic_archive.cpp at each release tag; 21 is develop since PR #354, 2026-07-21).
+LIBRARY_VERSIONS = {10: "1.53", 11: "1.56", 12: "1.58", 13: "1.59", 14: "1.60", 15: "1.64", 16: "1.66",
+                    17: "1.68", 18: "1.73", 19: "1.76", 20: "1.84", 21: "PR #354"}
 #: The dpmert origin of the shared README (every other feature weighs 0).
 ORIGIN = {"WordPenalty": 4.25, "LanguageModel": -1.1165, "PhraseModel_0": -0.96, "PhraseModel_1": -0.65,
           "PhraseModel_2": -0.77, "PassThrough": -10.0}
@@ -133,7 +137,7 @@ def test_plain_archive_reads_like_the_gzipped_one(write, ch_inside, forests):
 
 # (what, offset, old bytes, new bytes, fragments of the message)
 PATCHES = [
-    ("library version", 0x1E, b"\x0a\x00", b"\x11\x00", ["library version 10", "byte 30", "version 17"]),
+    ("library version", 0x1E, b"\x0a\x00", b"\x16\x00", ["library version 10 to 21", "byte 30", "version 22"]),
     ("32-bit long", 0x20, b"\x04\x08\x04\x08", b"\x04\x04\x04\x08", ["sizes 4 8 4 8", "byte 32"]),
     ("absurd node count", 0x2D, b"\x06\x00\x00\x00", b"\xff\xff\xff\x7f", ["node count", "byte 45", "2147483647"]),
     ("node out of order", 0x6F, b"\x01\x00\x00\x00", b"\x02\x00\x00\x00", ["node id 1", "byte 111"]),
@@ -256,9 +260,13 @@ class _Writer:
         out += b"".join(struct.pack("<i", -r) if isinstance(r, int) else self.string(r) for r in rhs)
         return out + bytes([arity]) + self.features([("RuleScore", 1.0)])
 
-    def archive(self, n_nodes: int, edges) -> bytes:
-        """edges: (head, tails, rhs with int k = tails[k], [(name, value)]); identical rhs share a rule."""
-        out = struct.pack("<Q", 22) + b"serialization::archive" + struct.pack("<H", 10) + bytes([4, 8, 4, 8])
+    def archive(self, n_nodes: int, edges, library_version: int = 10) -> bytes:
+        """edges: (head, tails, rhs with int k = tails[k], [(name, value)]); identical rhs share a rule.
+
+        ``library_version`` only changes the header's u16: Boost 1.53 to today (versions 10 to
+        21) lay out cdec's Hypergraph the same (the table in mtplug/formats/cdec_forest.py)."""
+        out = struct.pack("<Q", 22) + b"serialization::archive" + struct.pack("<H", library_version)
+        out += bytes([4, 8, 4, 8])
         out += struct.pack("<i", 1) + self.header("Hypergraph") + struct.pack("<ii", n_nodes, len(edges))
         for v in range(n_nodes):
             ins = [i for i, e in enumerate(edges) if e[0] == v]
@@ -309,11 +317,11 @@ def _derivation_counts(n, edges):
 
 
 @settings(max_examples=40, deadline=None)
-@given(_forests())
-def test_synthetic_archives_keep_edges_and_derivations(tmp_path_factory, forest):
+@given(_forests(), st.sampled_from(sorted(LIBRARY_VERSIONS)))
+def test_synthetic_archives_keep_edges_and_derivations(tmp_path_factory, forest, version):
     n, edges = forest
     path = tmp_path_factory.mktemp("syn") / "0.bin"
-    path.write_bytes(_Writer().archive(n, edges))
+    path.write_bytes(_Writer().archive(n, edges, version))
     hg = read_cdec_forest(path)
     reachable = set()
     todo = [n - 1]
@@ -348,3 +356,66 @@ def test_shared_rules_are_read_once_and_reused(write):
     assert [hg.edge_features(e) for e in range(4)] == [{"F0": 1.0}, {"F0": 2.0}, {}, {"Glue": 1.0}]
     assert [[hg.words[r] if r >= 0 else r for r in hg.edge_rhs(e)] for e in range(4)] == [["a"], ["a"],
                                                                                           [-1, "b"], [-1, "b"]]
+
+
+# ----------------------------------------------------------------------------- Boost library versions
+
+#: A forest with shared rules, a reordering rule and an unreachable node (3 nodes, goal 3).
+VERSION_FOREST = (4, [(0, [], ["a"], [("F0", 1.0)]), (0, [], ["b"], [("F0", -0.5), ("Glue", 1.0)]),
+                      (1, [], ["z"], [("F1", 3.0)]),
+                      (2, [0], [0, "c"], [("F1", 2.0)]), (2, [0], [0, "c"], [("F1", 0.25)]),
+                      (3, [2, 0], [1, "d", 0], []), (3, [2], ["e", 0], [("Glue", 1.0)])])
+
+
+def _assert_same_hypergraph(got, want):
+    assert (got.n_nodes, got.words, got.feature_names) == (want.n_nodes, want.words, want.feature_names)
+    for name in ("node_edges", "edge_head", "tail_indptr", "tails", "rhs_indptr", "rhs", "feat_indptr",
+                 "feat_ids", "feat_values"):
+        assert (getattr(got, name) == getattr(want, name)).all(), name
+
+
+@pytest.mark.parametrize("version", sorted(LIBRARY_VERSIONS), ids=[f"v{v}-boost{b}" for v, b in
+                                                                   sorted(LIBRARY_VERSIONS.items())])
+def test_every_known_library_version_reads_like_version_10(write, version):
+    n, edges = VERSION_FOREST
+    v10 = _Writer().archive(n, edges)
+    raw = _Writer().archive(n, edges, version)
+    assert raw[30:32] == struct.pack("<H", version) and raw[:30] + raw[32:] == v10[:30] + v10[32:]
+    want = read_cdec_forest(write("10.bin", v10))
+    assert (want.n_nodes, want.n_edges) == (3, 6)  # node 1 is not reachable from the goal
+    _assert_same_hypergraph(read_cdec_forest(write(f"{version}.bin.gz", gzip.compress(raw))), want)
+
+
+@pytest.mark.parametrize("version", sorted(LIBRARY_VERSIONS))
+def test_cdecs_test_forest_under_every_known_library_version(write, ch_inside, forests, version):
+    raw = _patch(ch_inside, 0x1E, b"\x0a\x00", struct.pack("<H", version))
+    _assert_same_hypergraph(read_cdec_forest(write("0.bin", raw)), forests["test-ch-inside.bin.gz"])
+
+
+@pytest.mark.parametrize("version", [0, 1, 5, 7, 8, 9, 22, 23, 0x100A, 0xFFFF])
+def test_unknown_library_versions_are_one_line_errors(write, input_error, version):
+    """Below 10 (Boost <= 1.52) and above 21 (a later Boost) the layout is not known."""
+    n, edges = VERSION_FOREST
+    path = write("0.bin.gz", gzip.compress(_Writer().archive(n, edges, version)))
+    with input_error(path, None, "expected Boost archive library version 10 to 21", "at byte 30 of the archive",
+                     f"found version {version}") as info:
+        read_cdec_forest(path)
+    assert "\n" not in str(info.value)
+
+
+#: (nodes, edges) of tests/golden/cdec-forests-v18/forests/{0,1,2}.bin.gz as cdec wrote them
+V18_COUNTS = [(12, 20), (17, 27), (8, 11)]
+
+
+@pytest.mark.parametrize("s", range(3))
+def test_cdec_built_with_boost_1_74_writes_version_18(golden_v18, s):
+    """Forests cdec f7c4899b wrote with Boost 1.74 (tests/golden/cdec-forests-v18/PROVENANCE);
+    their k-best against cdec's own is in tests/forests/test_cdec_golden.py."""
+    path = golden_v18 / "forests" / f"{s}.bin.gz"
+    raw = gzip.decompress(path.read_bytes())
+    assert raw[30:32] == struct.pack("<H", 18)
+    assert struct.unpack_from("<ii", raw, 45) == V18_COUNTS[s]
+    hg = read_cdec_forest(path)
+    hg.check()
+    assert (hg.n_nodes, hg.n_edges) == V18_COUNTS[s]  # every node is reachable: none dropped
+    assert set(hg.feature_names) <= {"PhraseModel_0", "PhraseModel_1", "WordPenalty", "Glue", "PassThrough"}
