@@ -2,14 +2,15 @@
 
 Line format (both decoders)::
 
-    sid ||| hypothesis ||| features ||| score [||| more fields ...]
+    sid ||| hypothesis ||| features [||| score [||| more fields ...]]
 
 Features may be in Moses's labelled dense form (``LM0= -41.3 TM0= 1 2 3``), the old
 Moses form with labels ending in ``:`` (``d: 0 -7.6 lm: -41.3``), Moses sparse labels
 (a label with ``_`` in its name takes one value: ``WT_the~das= 1``), or ``name=value``
 tokens (cdec). Dense label ``X`` with m values becomes the columns ``X_0 .. X_{m-1}``,
 exactly the names Moses's extractor writes to features.dat. The score field and any
-further fields are ignored. Blank lines are skipped (as Moses's extractor does).
+further fields are optional and ignored: a line needs its first three fields, as for
+Moses's extractor (``mert/Data.cpp``). Blank lines are skipped (as Moses's extractor does).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..fileio import CHUNK_BYTES, iter_chunks
 
 # Messages for the scanner's status codes (pyx/_nbest_scan.pyx). {t} is the text at fault.
 _MESSAGES = {
-    1: "expected 'id ||| hypothesis ||| features ||| score', found fewer than three '|||' fields",
+    1: "expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer",
     2: "expected a non-negative integer sentence id, got {t!r}",
     3: "sentence id {t} is smaller than the previous line's: n-best lists must be sorted by sentence",
     4: "sentence id {t} has no reference (the references have {nref} sentences)",

@@ -386,17 +386,26 @@ def _finish(cfg, hooks, decoder, state, state_path) -> dict:
         _write_json(state_path, state)
     final = os.path.join(cfg.workdir, decoder.final_name)
     best = state["best"]
-    if cfg.final_weights == "best" and best["iteration"] < state["completed"]:
-        final_weights = best["weights"]
-        which = f"the weights decoded in iteration {best['iteration']} (BLEU {best['bleu']:.6f})"
+    last = state["history"][-1] if state["history"] else {}
+    if cfg.final_weights == "best":
+        # the weights that decoded the best BLEU: never the optimizer's next weights, which
+        # no decoder has run with (even when the last iteration decoded best)
+        final_weights, final_iteration, final_bleu = best["weights"], best["iteration"], best["bleu"]
+        which = f"the weights decoded in iteration {final_iteration} (BLEU {final_bleu:.6f})"
     else:
         final_weights = state["weights"]
-        which = f"the weights after iteration {state['completed']}"
+        # only a run that stopped for lack of new hypotheses kept the weights it decoded last
+        decoded = state["stop"] == "no new hypotheses"
+        final_iteration = state["completed"] if decoded else None
+        final_bleu = last.get("bleu") if decoded else None
+        which = f"the weights after iteration {state['completed']}" + (
+            "" if decoded else " (not decoded: their BLEU on the store was "
+                               f"{last['tuned_bleu']:.6f})" if last.get("tuned_bleu") is not None else "")
     written = decoder.write_weights(final, _weights_of(final_weights),
                                     comment=f"mtplug tune {cfg.optimizer}: {which}")
     hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights ({which}): {final}")
-    last = state["history"][-1] if state["history"] else {}
     return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
-            "bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"),
+            "final_weights": cfg.final_weights, "final_iteration": final_iteration, "bleu": final_bleu,
+            "last_bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"),
             "history": [{k: h[k] for k in ("iteration", "bleu", "tuned_bleu", "hypotheses", "new")}
                         for h in state["history"]]}

@@ -277,7 +277,23 @@ class _Args:
 
 def _pool_options():
     return {"pool": os.environ.get("STANDIN_POOL") or str(DEFAULT_POOL),
-            "source": os.environ.get("STANDIN_SOURCE") or None}
+            "source": os.environ.get("STANDIN_SOURCE") or None,
+            "by_position": os.environ.get("STANDIN_BY_POSITION", "") not in ("", "0")}
+
+
+NO_LOOKUP = ("cannot tell which pool sentence an input line is: give -standin-source FILE (the tuning set's "
+             "source; each line is looked up there, so a shard of any size decodes the right sentences), or "
+             "-standin-by-position when this one process decodes the whole set from its first sentence")
+
+
+def sentence_index(o: dict):
+    """The source index of ``-standin-source`` (None: by position, which must be asked for:
+    a shard of a tuning set starts at its own line 0, not at the set's)."""
+    if o["source"]:
+        return source_index(o["source"])
+    if not o["by_position"]:
+        raise StandinError(NO_LOOKUP)
+    return None
 
 
 # ------------------------------------------------------------------ Moses front end
@@ -347,6 +363,8 @@ def parse_moses_args(argv: list[str]) -> dict:
     for a in args:
         if a in keys:
             o[keys[a]] = args.value(a)
+        elif a == "-standin-by-position":
+            o["by_position"] = True
         elif a in ("-inputtype", "-threads", "-v", "-verbose"):
             args.value(a)
         elif a == "-n-best-list":
@@ -405,9 +423,9 @@ def main_moses(argv: list[str], out=None) -> int:
         raise StandinError("no -input-file given (the stand-in does not read stdin)")
     with open(o["input"], encoding="utf-8") as fh:
         lines = fh.read().splitlines()
-    if len(lines) > len(pool) and o["source"] is None:
+    index = sentence_index(o)
+    if len(lines) > len(pool) and index is None:
         raise StandinError(f"{o['input']} has {len(lines)} sentences, the pool only {len(pool)}")
-    index = source_index(o["source"]) if o["source"] else None
 
     def score(h: Hyp) -> float:
         total = 0.0
@@ -541,6 +559,8 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
             o[keys[a]] = args.value(a)
         elif a in ("-r", "--unique_k_best"):
             o["unique"] = True
+        elif a == "-standin-by-position":
+            o["by_position"] = True
         else:
             raise StandinError(f"unknown argument {a!r}")
     if not o["ini"]:
@@ -553,14 +573,16 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
     if k < 0:
         raise StandinError(f"-k: bad size {o['k']!r}")
     weights = read_name_values(o["weights"]) if o["weights"] else {}
-    index = source_index(o["source"]) if o["source"] else None
     calls = []  # (output id, pool sentence) per input line
     counter = -1
+    index: dict | None = None
     for position, line in enumerate(stdin.read().splitlines()):
         counter += 1
         text, sid = split_seg(line)
         if sid is not None:
             counter = sid
+        elif index is None and (o["source"] or not o["by_position"]):
+            index = sentence_index(o)      # a <seg id> names its sentence; a plain line needs a lookup
         calls.append((counter, pool_sentence(text, position, index, o["source"]) if sid is None else sid))
     # {sentence: [(-model score, pool order, text, 'f=v ...')]}, best first, ties in pool order
     pool: dict[int, list] = {}
@@ -585,11 +607,40 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
     return 0
 
 
+USAGE = """\
+usage: python -m mtplug.tune.standin {moses,cdec} [ARGS]
+
+A stand-in decoder: re-ranks a fixed pool of hypotheses (a Moses n-best list) with the
+weights it is given, spelled like the real programs, so decoder-in-the-loop tuning runs
+without Moses or cdec.
+
+  moses -config moses.ini [-weight-overwrite 'LM0= 0.5 ...'] [-weight-file sparse.w]
+        [-n-best-list FILE N [distinct]] -input-file SRC [-show-weights] [-standin-sparse]
+  cdec  -c cdec.ini [-w weights] [-k N] [-r]                     (input lines on stdin)
+
+stand-in options (both front ends):
+  -standin-pool FILE      the pool (default: mtplug's bundled example n-best; env STANDIN_POOL)
+  -standin-source FILE    the tuning set's source: an input line is looked up there to find its
+                          pool sentence, so shards (mtplug tune --jobs J) decode the right
+                          sentences (env STANDIN_SOURCE); cdec lines with <seg id="N"> need none
+  -standin-by-position    take input line i as pool sentence i instead (one process over the
+                          whole set only; env STANDIN_BY_POSITION=1)
+  -standin-sparse         moses: add two synthetic sparse features per hypothesis
+
+examples:
+  python -m mtplug.tune.standin moses -config moses.ini -input-file dev.src -standin-source dev.src
+  mtplug tune --decoder moses --decoder-bin "python -m mtplug.tune.standin moses -standin-source dev.src" ...
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if any(a in ("-h", "--help", "-help") for a in argv):
+        sys.stdout.write(USAGE)
+        return 0
     try:
         if not argv or argv[0] not in ("moses", "cdec"):
-            raise StandinError("first argument: moses or cdec")
+            raise StandinError("first argument: moses or cdec (see --help)")
         return (main_moses if argv[0] == "moses" else main_cdec)(argv[1:])
     except (StandinError, OSError, ValueError) as exc:
         sys.stderr.write(f"standin: error: {exc}\n")

@@ -191,7 +191,7 @@ def test_statistics_do_not_depend_on_threads(tmp_path_factory, seed, n_sent, ref
 
 # ------------------------------------------------------------------ bad input
 BAD = [
-    ("0 ||| a b\n", 1, "fewer than three '|||' fields"),
+    ("0 ||| a b\n", 1, "expected at least 3 fields 'id ||| hypothesis ||| features'"),
     ("x ||| a ||| F= 1 ||| 0\n", 1, "non-negative integer sentence id"),
     ("-1 ||| a ||| F= 1 ||| 0\n", 1, "non-negative integer sentence id"),
     ("1 ||| a ||| F= 1 ||| 0\n0 ||| a ||| F= 1 ||| 0\n", 2, "smaller than the previous line's"),

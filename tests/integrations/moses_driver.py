@@ -59,7 +59,9 @@ RE_BEST_POINT = re.compile(r"Best point:\s*([\s\d\.\-e]+?)\s*=> ([\-\d\.]+)", re
 RE_FEATLIST = re.compile(r"^(\S+)= (.+)$", re.ASCII)
 RE_FEATLIST_VALUE = re.compile(r"^[+-]?[0-9.\-e]+$", re.ASCII)
 RE_UNTUNEABLE = re.compile(r"^(\S+) UNTUNEABLE$", re.ASCII)
-RE_SCCONFIG = re.compile(r"\-\-scconfig\s+(.+?)(\s|$)", re.ASCII)
+RE_SCCONFIG = re.compile(r"\-\-scconfig(?:\s+|=)(.+?)(\s|$)", re.ASCII)
+RE_SCTYPE = re.compile(r"(\-\-sctype(?:\s+|=).+?)(\s|$)", re.ASCII)
+RE_SCTYPE_CUT = re.compile(r"(\-\-sctype(?:\s+|=)+.+?)(\s|$)", re.ASCII)
 RE_BINARY = re.compile(r"\-+(binary|b)\b", re.ASCII)
 # sanity_check_order_of_lambdas / get_order_of_scores_from_nbestlist
 RE_NB_SPARSE = re.compile(r".+_.+=", re.ASCII)
@@ -233,20 +235,28 @@ class _Driver:
         lines += ["UnknownWordPenalty0= 1", ""]
         self.config.write_text("\n".join(lines), encoding="utf-8")
 
-        # scconfig (mertargs' --scconfig, reference length strategy, case)
+        # scconfig and sctype out of mertargs, then the argument strings, exactly as
+        # mert-moses.pl builds them (HEAD 34452895, lines 420-460): "$mertargs $mertmertargs"
+        # is followed by "$sctype $scconfig" WITHOUT a space, so a --mertmertargs value that
+        # does not end with a space is glued to --sctype (mert must cope: issue 19, defect 6)
         mertargs = self.mertargs
         scconfig = ""
         m = RE_SCCONFIG.search(mertargs)
         if m:
             scconfig = m.group(1).replace(",", " ")
             mertargs = RE_SCCONFIG.sub("", mertargs, count=1)
+        sctype = "--sctype BLEU"
+        m = RE_SCTYPE.search(mertargs)
+        if m:
+            sctype = m.group(1)
+            mertargs = RE_SCTYPE_CUT.sub("", mertargs, count=1)
         scconfig += " case:false" if self.nocase else " case:true"
         scconfig = re.sub(r"\s+", ",", scconfig.strip())
         scconfig = f"--scconfig {scconfig}" if scconfig else ""
-        self.mert_extract_args = f"{mertargs} {scconfig} {self.extractorargs}"
+        self.mert_extract_args = f"{sctype} {scconfig} {self.extractorargs}"
         mert_mert_args = f"{mertargs} {self.mertmertargs}"
         mert_mert_args = RE_BINARY.sub("", mert_mert_args, count=1)
-        self.mert_mert_args = mert_mert_args + f" {scconfig}"
+        self.mert_mert_args = mert_mert_args + f"{sctype} {scconfig}"
 
         # get_featlist_from_moses
         self.safesystem(f"{self.decoder} {self.decoder_flags} -config {self.config}  -inputtype 0 "
@@ -776,7 +786,8 @@ def read_dense_file(path) -> list:
 
 
 def default_decoder() -> str:
-    return f"{shlex.quote(sys.executable)} {shlex.quote(str(STANDIN_DECODER))}"
+    # mert-moses.pl decodes the whole tuning set in one process: input line i is sentence i
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(STANDIN_DECODER))} -standin-by-position"
 
 
 def run_mert_moses(mertdir, workdir, mode, iterations=3, *, references=(TOY_REFERENCE,), decoder=None,

@@ -41,7 +41,8 @@ def mtplug_bleu(hyp_path) -> float:
 
 
 def decoder(args, cwd, env=None):
-    p = subprocess.run([sys.executable, str(STANDIN_DECODER), *args], cwd=cwd, capture_output=True, text=True,
+    p = subprocess.run([sys.executable, str(STANDIN_DECODER), "-standin-by-position", *args], cwd=cwd,
+                       capture_output=True, text=True,
                        env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     return p.stdout
@@ -236,8 +237,9 @@ def check_run(run, mode, mertdir, *, sparse=False, strictly_better=False):
     if mode == "mert":
         files = ",".join(f"run{i}.features.dat" for i in range(1, k + 1))
         scores = ",".join(f"run{i}.scores.dat" for i in range(1, k + 1))
-        assert f"/mert -d {DIM} --sctype BLEU " in last
-        assert f" --scconfig case:true --ffile {files} --scfile {scores} --ifile run{k}.init.opt -n " in last
+        assert f"/mert -d {DIM} " in last     # then "$mertargs $mertmertargs", here blank
+        assert f"--sctype BLEU --scconfig case:true --ffile {files} --scfile {scores} --ifile run{k}.init.opt -n " \
+            in last
         assert last.endswith(f" -r {k * 1000} > mert.out 2> mert.log")
     else:
         files = " ".join(f"--ffile run{i}.features.dat" for i in range(1, k + 1))
@@ -263,7 +265,21 @@ def test_e2e_mert_other_algorithm(mertdir, tmp_path):
     run = run_mert_moses(mertdir, tmp_path / "apro", "mert", 3, random_restarts=2,
                          mertmertargs="--algorithm apro")
     check_run(run, "mert", mertdir)
-    assert all(" --algorithm apro " in c.cmd for c in run.commands if c.label == "mert")
+    # mert-moses.pl glues the value to its --sctype (issue 19, defect 6); mert splits it again
+    assert all(" --algorithm apro--sctype BLEU " in c.cmd for c in run.commands if c.label == "mert")
+
+
+def test_e2e_mertmertargs_as_the_readme_writes_them(mertdir, tmp_path):
+    """The README's --mertmertargs values, glued to --sctype by mert-moses.pl, and a
+    value-less flag last."""
+    run = run_mert_moses(mertdir, tmp_path / "expbleu", "mert", 3, random_restarts=1,
+                         mertmertargs="--directions expbleu")
+    check_run(run, "mert", mertdir)
+    assert all("--directions expbleu--sctype BLEU" in c.cmd for c in run.commands if c.label == "mert")
+    run = run_mert_moses(mertdir, tmp_path / "kbmira", "mert", 3, random_restarts=1,
+                         mertmertargs="--algorithm kbmira --passes 5 --model-bg")
+    check_run(run, "mert", mertdir)
+    assert all("--model-bg--sctype BLEU" in c.cmd for c in run.commands if c.label == "mert")
 
 
 def test_e2e_batch_mira(mertdir, tmp_path):

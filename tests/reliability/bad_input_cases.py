@@ -218,7 +218,9 @@ def _bin(archive: bytes = CH_INSIDE, name: str = "0.bin.gz") -> dict:
 CASES = [
     # ---------------------------------------------------------------- Moses n-best
     Case("Moses n-best", "truncated line (fields missing)", {"nbest": NBEST_LINE[0] + "1 ||| x y ||| LM0="}, 'mtplug: error: DIR/nbest:2: dense feature values do not match the layout of the first line (LM0_0 TM0_0 TM0_1)'),
-    Case("Moses n-best", "wrong separator", {"nbest": "0 || a b c || LM0= -1.5 TM0= 1 2 || -1\n"}, "mtplug: error: DIR/nbest:1: expected 'id ||| hypothesis ||| features ||| score', found fewer than three '|||' fields"),
+    Case("Moses n-best", "two fields (no features)", {"nbest": "0 ||| a b c\n1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n"}, "mtplug: error: DIR/nbest:1: expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer"),
+    Case("Moses n-best", "three fields (no score)", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= 1 2\n1 ||| x y ||| LM0= -2 TM0= 0.5 1\n"}, ACCEPTED + "the score is optional and ignored, as for Moses's extractor"),
+    Case("Moses n-best", "wrong separator", {"nbest": "0 || a b c || LM0= -1.5 TM0= 1 2 || -1\n"}, "mtplug: error: DIR/nbest:1: expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer"),
     Case("Moses n-best", "extra field", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= 1 2 ||| -1 ||| x ||| y\n" + NBEST_LINE[1]}, ACCEPTED + 'Moses writes alignments and other fields after the score; they are ignored'),
     Case("Moses n-best", "non-numeric value", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= one 2 ||| -1\n" + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:1: expected a number as feature value, got 'one'"),
     Case("Moses n-best", "NaN value", {"nbest": "0 ||| a b c ||| LM0= nan TM0= 1 2 ||| -1\n" + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:1: feature value 'nan' is not finite (NaN or infinity)"),

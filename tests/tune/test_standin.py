@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,10 +18,37 @@ WEIGHTS = ("Distortion 0.3\nLanguageModel 0.5\nWordPenalty -1\nPhrasePenalty 0.2
            "PhraseModel_0 0.2\nPhraseModel_1 0.2\nPhraseModel_2 0.2\nPhraseModel_3 0.2\n")
 
 
-def standin(*args, stdin="", cwd=None):
-    """Run the stand-in as dtrain does (python -S on the file: it must not need site or mtplug)."""
+def standin(*args, stdin="", cwd=None, by_position=True):
+    """Run the stand-in as dtrain does (python -S on the file: it must not need site or mtplug);
+    ``by_position``: plain input line i is pool sentence i unless -standin-source is given."""
+    env = {**os.environ, "STANDIN_BY_POSITION": "1" if by_position else "0"}
     return subprocess.run([sys.executable, "-S", str(STANDIN), *map(str, args)], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, timeout=60)
+                          text=True, cwd=cwd, timeout=60, env=env)
+
+
+def test_help_and_no_sentence_lookup(cdec, tmp_path):
+    """Issue 19, defect 11: a shard's line 0 is not the set's sentence 0, so the stand-in
+    refuses to guess instead of decoding the wrong sentences; it has --help."""
+    for args in (["--help"], ["moses", "-h"], ["cdec", "--help"]):
+        p = standin(*args)
+        assert p.returncode == 0 and p.stdout.startswith("usage: python -m mtplug.tune.standin")
+        assert "-standin-source FILE" in p.stdout and "-standin-by-position" in p.stdout
+    p = standin("cdec", "-c", cdec / "cdec.ini", "-k", "1", stdin="source 7\n", by_position=False)
+    assert p.returncode == 1 and "give -standin-source FILE" in p.stderr and p.stdout == ""
+    w = "Distortion0= 0.3 LM0= 0.5 WordPenalty0= -1 PhrasePenalty0= 0.2 TranslationModel0= 0.2 0.2 0.2 0.2"
+    p = standin("moses", "-weight-overwrite", w, "-input-file", cdec / "src", by_position=False)
+    assert p.returncode == 1 and "give -standin-source FILE" in p.stderr
+    # <seg id="N"> lines name their sentence: no lookup needed
+    p = standin("cdec", "-c", cdec / "cdec.ini", "-k", "1", stdin='<seg id="7">x</seg>\n', by_position=False)
+    assert p.returncode == 0 and p.stdout.startswith("7 ||| ")
+
+
+def test_shards_decode_their_own_sentences_with_a_source(cdec, tmp_path):
+    """The second shard of a set (lines 30..59) gets the pool's sentences 30..59."""
+    lines = [f"source {i}" for i in range(60)]
+    whole = kbest(cdec, "-k", "1", stdin="".join(x + "\n" for x in lines))
+    shard = kbest(cdec, "-k", "1", stdin="".join(x + "\n" for x in lines[30:]))
+    assert [r[1:] for r in shard] == [r[1:] for r in whole[30:]]
 
 
 @pytest.fixture

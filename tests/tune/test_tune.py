@@ -107,6 +107,22 @@ def test_moses_loop_improves_and_converges(system, optimizer, capsys):
     assert state["completed"] == summary["iterations"] and state["stop"] == summary["stop"]
 
 
+def test_final_weights_best_when_the_last_iteration_decodes_best(system, capsys):
+    """Issue 19, defect 5: DIR/final gets the weights the last iteration decoded, not the
+    optimizer's next weights (never decoded), and the JSON reports DIR/final's BLEU."""
+    wd = system / "wd"
+    summary = run(moses_args(system, wd, optimizer="mert", iterations=2), capsys)
+    bleus = [h["bleu"] for h in summary["history"]]
+    assert summary["stop"] == "iteration limit" and bleus[1] > bleus[0]
+    decoded = json.loads((wd / "iter002" / "weights.json").read_text())["start"]
+    state = read_state(str(wd))
+    assert state["weights"] != decoded          # the optimizer moved on after iteration 2
+    final = (wd / "final").read_text()
+    tm = " ".join(repr(v) for n, v in decoded if n.startswith("TranslationModel0_"))
+    assert f"TranslationModel0= {tm}\n" in final
+    assert summary["final_iteration"] == 2 and summary["bleu"] == bleus[1] == summary["last_bleu"]
+
+
 def test_final_weights_last(system, capsys):
     summary = run(moses_args(system, system / "wd", "--final-weights", "last", optimizer="pro", iterations=3), capsys)
     state = read_state(str(system / "wd"))
@@ -114,6 +130,8 @@ def test_final_weights_last(system, capsys):
     final = (system / "wd" / "final").read_text()
     tm = " ".join(repr(v) for n, v in state["weights"] if n.startswith("TranslationModel0_"))
     assert f"TranslationModel0= {tm}\n" in final
+    # never decoded: no decoded BLEU to report for them
+    assert summary["bleu"] is None and summary["final_iteration"] is None and summary["last_bleu"] > 0
 
 
 def test_sparse_weights_go_to_weight_file(system, capsys):

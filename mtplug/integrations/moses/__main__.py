@@ -6,6 +6,7 @@ import importlib
 import sys
 
 from . import PROGRAMS
+from .common import unglue_sctype
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"usage: python -m mtplug.integrations.moses {{{','.join(PROGRAMS)}}} [ARGS]", file=sys.stderr)
         return 2
     module = importlib.import_module(f"{__package__}.{PROGRAMS[argv[0]]}")
-    return module.main(argv[1:])
+    return module.main(unglue_sctype(argv[1:]))
 
 
 if __name__ == "__main__":

@@ -74,6 +74,22 @@ class MosesArgumentParser(argparse.ArgumentParser):
         return args
 
 
+def unglue_sctype(argv: Sequence[str]) -> list[str]:
+    """mert-moses.pl appends ``"$sctype $scconfig"`` to ``"$mertargs $mertmertargs"``
+    without a space, so ``--mertmertargs="--directions expbleu"`` reaches mert as
+    ``--directions expbleu--sctype BLEU``: split such a token back into its value and
+    the ``--sctype`` flag (a value-less flag too: ``--model-bg--sctype``; no value of
+    ours contains ``--sctype``)."""
+    out: list[str] = []
+    for token in argv:
+        head, sep, tail = token.partition("--sctype")
+        if sep and head:
+            out += [head, sep + tail]
+        else:
+            out.append(token)
+    return out
+
+
 def run_program(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``; bad input becomes one line ``PROG: error: FILE:LINE: what`` and
     exit status 2 (nothing half-written: every output goes through a temp file)."""
