@@ -550,7 +550,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:   # --help, --version, or a usage error already printed
+        return int(exit_.code or 0)
     try:
         return args.func(args)
     except (InputError, FloatingPointError) as err:

@@ -136,7 +136,13 @@ def largest_weight(w: np.ndarray) -> float:
     return float(np.max(np.abs(w))) if len(w) else 0.0
 
 
-def no_update_warning(name: str, start: np.ndarray) -> str:
-    """The warning of an online optimizer that never updated: its result is the start."""
-    return (f"{name}: no update in any pass (every hope already beats its fear by the margin), so the result is "
-            f"the start weights (largest |weight| {largest_weight(start):g}; weights that large dwarf the metric's margins)")
+def unchanged_warnings(name: str, start: np.ndarray, weights: np.ndarray) -> list[str]:
+    """The warning of an online optimizer whose result is its start (up to the rounding of
+    averaging the same vector): no step changed the weights (no hope/fear pair violated its margin, or steps of at most C were
+    lost against start weights as large as these)."""
+    moved = float(np.max(np.abs(weights - start))) if len(start) else 0.0
+    if moved > 1e-12 * largest_weight(start):     # more than the rounding of averaging
+        return []
+    return [f"{name}: the result is the start weights unchanged (largest |weight| {largest_weight(start):g}): no "
+            "update moved them; no hope/fear pair violated its margin, or the steps (at most C) vanished against "
+            "weights that large"]

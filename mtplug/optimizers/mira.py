@@ -32,7 +32,7 @@ from ..distributed import LocalEngine
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..forests.corpus import ForestCorpus
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, no_update_warning
+from .base import Optimizer, Result, unchanged_warnings
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
 HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
@@ -232,7 +232,7 @@ class Mira(Optimizer):
         info = {"passes": self.passes, "steps": steps, "background": bg if pseudo else None, "steps_per_pass": per_pass, "total_loss": loss,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
         return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info,
-                      warnings=[] if steps else [no_update_warning("mira", start)])
+                      warnings=unchanged_warnings("mira", start, weights))
 
 
 class KbMira(Optimizer):
@@ -321,7 +321,7 @@ class KbMira(Optimizer):
                 "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
                 "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
         return Result(weights=best_w, score=best_bleu, seed=seed, info=info,
-                      warnings=[] if sum(steps) else [no_update_warning("kbmira", start)])
+                      warnings=unchanged_warnings("kbmira", start, best_w))
 
     def _forest_pass(self, corpus, order, bg, w, u, state) -> float:
         """One kbmira pass over forests (Moses's hypergraph mode), updating bg, w, u, state in

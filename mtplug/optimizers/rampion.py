@@ -49,7 +49,7 @@ import numpy as np
 from .._ext import _hopefear, _rampion
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, largest_weight, no_update_warning
+from .base import Optimizer, Result, largest_weight, unchanged_warnings
 
 LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
 
@@ -228,4 +228,4 @@ class Rampion(Optimizer):
             "seconds": time.perf_counter() - t0,
         }
         return Result(weights=weights, score=score, seed=seed, info=info,
-                      warnings=[] if np.any(u) else [no_update_warning("rampion", start)])
+                      warnings=unchanged_warnings("rampion", start, weights))

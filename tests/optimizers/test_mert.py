@@ -127,3 +127,24 @@ def test_cli_mert_on_extractor_files(shared_data, tmp_path, capsys):
     np.testing.assert_array_equal(written.mins, np.zeros(8))  # the start file's ranges are kept
     corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
     assert corpus.bleu_of(written.start).score == pytest.approx(res["bleu"], abs=1e-12)
+
+
+def test_restarts_cover_named_features(example_data, tmp_path):
+    """Issue 19, defect 2: with a cdec k-best (every feature 'name=value', none in a Moses
+    dense block) the restarts used to draw nothing, so 20 restarts were 21 identical
+    searches. The same pool written both ways now gives the same (better) result."""
+    from mtplug.corpus import NbestCorpus
+    from mtplug.formats.nbest import write_nbest
+    from mtplug.formats.references import read_references
+
+    refs = read_references([str(example_data / "ref.0")])
+    moses = NbestCorpus.from_nbest([str(example_data / "run1.best100.out.gz")], refs)
+    write_nbest(str(tmp_path / "kbest"), moses, style="cdec")
+    cdec = NbestCorpus.from_nbest([str(tmp_path / "kbest")], refs)
+    assert cdec.n_dense == 0 and cdec.feature_names == moses.feature_names
+    start = np.array([0.3, 0.5, -1, 0.2, 0.2, 0.2, 0.2, 0.2])
+    alone = Mert(restarts=0).optimize(cdec, start, 1, threads=2)
+    dense = Mert(restarts=20).optimize(moses, start, 1, threads=2)
+    named = Mert(restarts=20).optimize(cdec, start, 1, threads=2)
+    np.testing.assert_array_equal(named.weights, dense.weights)
+    assert named.score > alone.score and named.info["best_start"] > 0
