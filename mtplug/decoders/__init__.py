@@ -27,6 +27,9 @@ class ShardRun:
     stdin: Optional[str]
     stdout: str
     nbest: str
+    #: the folder the decoder writes this shard's forests to, ``<decoder's sentence id>.bin.gz``
+    #: (cdec -O), or None
+    forests: Optional[str] = None
 
 
 class Decoder(abc.ABC):

@@ -107,7 +107,14 @@ class CdecDecoder(Decoder):
     def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
         kbest = os.path.join(folder, f"{tag}.kbest")
         argv = cdec_argv(self.bin, self.cfg.config, self._weights, self.cfg.nbest, True, self.extra)
-        return ShardRun(argv, shard_input, kbest, kbest)
+        forests = None
+        if self.cfg.forests:
+            # a fresh folder per shard: cdec unions a forest into a file already there, and
+            # every shard numbers its sentences from 0 (cdec crashes if the folder is missing)
+            forests = os.path.join(folder, f"{tag}.forests")
+            os.makedirs(forests, exist_ok=True)
+            argv += ["-O", forests]
+        return ShardRun(argv, shard_input, kbest, kbest, forests)
 
     def output_ids(self, lines: Sequence[str]) -> list[int]:
         return expected_ids(lines)

@@ -59,6 +59,10 @@ _OPTIONS: dict[str, tuple] = {
                                   "mtplug[distributed] and the same paths on every worker (no effect on the result)")),
     "threads": (None, dict(type=int, metavar="N", help="optimizer threads (default: all cores; no effect on "
                                                        "the result)")),
+    "forests": (False, dict(action="store_true",
+                            help="cdec: write each iteration's forests (-O) and tune over the forests of all "
+                                 "iterations instead of the k-best lists, as dpmert.pl does (optimizer mert or "
+                                 "kbmira)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
     "lowercase": (False, dict(action="store_true", help="compare case-insensitively")),
 }
@@ -85,6 +89,7 @@ class TuneConfig:
     interpolate: float = 1.0
     final_weights: str = "best"
     threads: Optional[int] = None
+    forests: bool = False
     scheduler: Optional[str] = None
     reflen: str = "closest"
     lowercase: bool = False
@@ -98,7 +103,8 @@ class TuneConfig:
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
                 "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
-                "weights": None if self.weights is None else os.path.abspath(self.weights)}
+                "weights": None if self.weights is None else os.path.abspath(self.weights),
+                **({"forests": True} if self.forests else {})}
 
 
 def _all_optimizer_options() -> dict[str, dict]:
@@ -336,6 +342,16 @@ def config_from_args(args) -> TuneConfig:
         raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
     if not 0.0 <= values["min_change"] < math.inf:
         raise fail("min_change", f"must be a finite number >= 0, got {values['min_change']}")
+    if values["forests"]:
+        from ..optimizers.registry import FOREST_OPTIMIZERS
+
+        if values["decoder"] != "cdec":
+            raise fail("forests", "needs --decoder cdec (its -O forests)")
+        if values["optimizer"] not in FOREST_OPTIMIZERS:
+            raise fail("forests", f"needs an optimizer that runs over forests ({', '.join(FOREST_OPTIMIZERS)}), "
+                                  f"not {values['optimizer']}")
+        if values["scheduler"]:
+            raise fail("forests", "with --scheduler is not provided (the forests are read in this process)")
     if not 0 <= values["seed"] < 2**63:
         raise fail("seed", f"must be an integer in [0, 2^63), got {values['seed']}")
     if values["threads"] is not None and values["threads"] < 1:
@@ -378,6 +394,7 @@ interpolate: 1.0               # next weights = interpolate*new + (1-interpolate
                                # --historic-interpolation); below 1 damps PRO/MIRA oscillation
 final_weights: best            # final: weights of the best decoded BLEU (best) or of the last iteration (last)
 threads: null                  # optimizer threads (null: all cores)
+forests: false                 # cdec: tune over the forests of all iterations (mert, kbmira), as dpmert.pl
 scheduler: null                # dask scheduler address (tcp://host:8786, scheduler file, local:N): decode
                                # shards and optimizer partitions on its workers (shared file system)
 reflen: closest                # BLEU reference length: closest, shortest or average

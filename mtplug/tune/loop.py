@@ -228,11 +228,54 @@ def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> 
                          nbest_path)
     with atomic_output(onebest_path) as out:
         out.write("".join(onebest[s].strip() + "\n" for s in range(len(lines))))
+    if runs[0][2].forests is not None:
+        _collect_forests(decoder, runs, os.path.join(folder, FORESTS), len(lines))
     shutil.rmtree(tmp, ignore_errors=True)
     return nbest_path, onebest_path
 
 
+#: the folder of an iteration's forests, ``<sentence>.bin.gz`` by tuning-set line (from 0)
+FORESTS = "forests"
+
+
+def _collect_forests(decoder, runs: list, target: str, n_sentences: int) -> None:
+    """Move every shard's forests into ``target`` under the sentence's line in the tuning
+    set (cdec names them by its own per-process ids); every sentence needs one."""
+    os.makedirs(target, exist_ok=True)
+    found = set()
+    for first, part, run in runs:
+        position = _positions(decoder.output_ids(part), run.forests)
+        for name in sorted(os.listdir(run.forests)):
+            sid_text = name[:-len(".bin.gz")] if name.endswith(".bin.gz") else None
+            if sid_text is None or not sid_text.isdigit() or int(sid_text) not in position:
+                raise InputError(f"unexpected file {name!r} among the decoder's forests (expected <id>.bin.gz for "
+                                 f"the {len(part)} ids of this shard)", run.forests)
+            sid = first + position[int(sid_text)]
+            os.replace(os.path.join(run.forests, name), os.path.join(target, f"{sid}.bin.gz"))
+            found.add(sid)
+    missing = [s for s in range(n_sentences) if s not in found]
+    if missing:
+        raise InputError(f"the decoder wrote no forest for {len(missing)} sentence(s), first {missing[0]}", target)
+
+
 # ------------------------------------------------------------------ the loop
+def _forest_corpus(cfg, refs, bleu, weights: Weights, n: int, hooks):
+    """The ForestCorpus of the forests of iterations 1..n (the current weights' features
+    first, so none of them is lost when no forest has it)."""
+    from ..forests.corpus import ForestCorpus
+    from ..formats.forests import read_forests
+
+    t0 = time.perf_counter()
+    folders = [os.path.join(iteration_dir(cfg.workdir, i), FORESTS) for i in range(1, n + 1)]
+    corpus = ForestCorpus(refs, bleu, list(weights), source=folders[-1])
+    for sid, hg, path, line in read_forests(folders):
+        corpus.add(sid, hg, where=(path, line))
+    corpus.check_complete(folders[-1])
+    hooks.log(f"iteration {n}: {corpus.n_forests} forests of {n} iteration(s), {corpus.n_hypotheses} edges, read in "
+              f"{time.perf_counter() - t0:.2f} s")
+    return corpus
+
+
 def _weights_of(pairs) -> Weights:
     return Weights([(n, float(v)) for n, v in pairs])
 
@@ -331,6 +374,11 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             added = corpus.add_nbest([nbest_path])
             corpus.save(os.path.join(folder, "store.npz"))
             corpus = NbestCorpus.load(os.path.join(folder, "store.npz"))
+            store_size = corpus.n_hypotheses
+            if cfg.forests:
+                # forest MERT/kbmira over the forests of every iteration so far (dpmert pools them
+                # too); the k-best store above only decides "no new hypotheses"
+                corpus = _forest_corpus(cfg, refs, bleu, weights, n, hooks)
             names = corpus.feature_names
             start = weights.to_array(names, allow_unknown=True)
             seed = iteration_seed(cfg.seed, n)
@@ -356,7 +404,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                      "start": list(weights.items()), "end": list(new.items())})
         decoder.write_weights(os.path.join(folder, "out"), new,
                               comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
-        entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": corpus.n_hypotheses,
+        entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": store_size,
                  "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
                  "optimize_seconds": round(t_opt, 3), "seconds": round(time.perf_counter() - t0, 3)}
         best = state.get("best")
@@ -371,9 +419,10 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             prev = os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz")
             if os.path.exists(prev):
                 os.remove(prev)
-        tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on the store ({cfg.optimizer}, seed {seed})"
+        pool = "the forests" if cfg.forests else "the store"
+        tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on {pool} ({cfg.optimizer}, seed {seed})"
         hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f} (decoded 1-best){tuned}, "
-                  f"{corpus.n_hypotheses} unique hypotheses (+{added}), max weight change {change:.3g}, "
+                  f"{store_size} unique hypotheses (+{added}), max weight change {change:.3g}, "
                   f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s)")
         weights = new
     return state, weights, n
