@@ -207,7 +207,7 @@ def _signature(args, refs) -> str:
 
 
 def cmd_extract(args) -> int:
-    from .formats.mert_data import read_mert_data, write_features, write_scores
+    from .formats.mert_data import extractor_store, write_features, write_scores
 
     if not args.nbest:
         raise InputError("extract needs --nbest FILE [FILE ...]")
@@ -215,15 +215,17 @@ def cmd_extract(args) -> int:
     if not any(outputs.values()):
         raise InputError("extract writes nothing: name at least one output (--ffile, --scfile or --store)")
     _check_outputs(outputs)
-    corpus = _load_corpus(args)
     prev_f, prev_s = _split_list(args.prev_ffile), _split_list(args.prev_scfile)
-    if prev_f or prev_s:
-        prev = read_mert_data(prev_f, prev_s)
-        if prev.feature_names[: prev.n_dense] != corpus.feature_names[: corpus.n_dense]:
-            raise InputError("the previous features files have other dense features than the n-best list",
-                             prev_f[0])
-        prev.merge_store(corpus)
-        corpus = prev
+    t0 = time.perf_counter()
+    update, close = _progress(args, args.nbest, "reading n-best")
+    try:
+        # the rows and order of Moses's extractor, so features.dat/scores.dat are byte-identical
+        corpus = extractor_store(args.nbest, _references(args), _bleu_config(args), prev_f, prev_s, progress=update)
+    finally:
+        close()
+    _log(args, f"read {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences ({len(prev_f)} earlier "
+               f"file pair(s)), {corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features "
+               f"in {time.perf_counter() - t0:.2f} s")
     if args.ffile_out:
         write_features(args.ffile_out, corpus)
     if args.scfile_out:

@@ -214,13 +214,18 @@ class NbestCorpus:
         self._word_list = None
         return added
 
-    def merge_arrays(self, a: dict) -> int:
+    def merge_arrays(self, a: dict, dedup: str = "stable") -> int:
         """Merge rows given as arrays (keys as returned by ``scan_nbest``) into the store.
 
-        Rows keep their order: per sentence, existing rows first, then new rows in
-        input order; a row equal to an earlier one of its sentence is dropped.
-        Returns the number of rows added.
+        ``dedup="stable"``: rows keep their order (per sentence, existing rows first, then new
+        rows in input order) and a row equal to an earlier one of its sentence (strings
+        included) is dropped. ``dedup="moses"``: Moses's ``Data::removeDuplicates`` as its
+        extractor runs it after loading everything: rows equal in features (as 32-bit floats)
+        and statistics, whatever their strings, are kept once, and the swaps of its removal
+        reorder the rest exactly as Moses's features.dat does. Returns the number of rows added.
         """
+        if dedup not in ("stable", "moses"):
+            raise ValueError(f"dedup must be 'stable' or 'moses', got {dedup!r}")
         new_sids = np.ascontiguousarray(a["sent_ids"], dtype=np.int64)
         n_old = self.n_hypotheses
         n_sent = max(self.n_sentences, int(new_sids.max()) + 1 if len(new_sids) else 0)
@@ -248,16 +253,25 @@ class NbestCorpus:
         counts = np.bincount(sids, minlength=len(self.sent_offsets) - 1)
         group_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=group_offsets[1:])
-        keep = np.empty(len(sids), dtype=np.uint8)
-        kept = _rows.duplicate_mask(order, group_offsets, _as_bytes_rows(dense), sp_indptr, sp_ids, sp_vals,
-                                    _as_bytes_rows(stats), hyp_indptr, hyp_bytes, keep)
-        if kept == len(sids) and (len(order) == 0 or (order[-1] == len(order) - 1 and np.all(np.diff(order) == 1))):
-            rows = None  # already grouped and unique: adopt the arrays as they are
-        else:
-            rows = order[keep.view(bool)]
-            counts = np.bincount(sids[rows], minlength=len(counts))
+        if dedup == "moses":
+            rows = np.empty(len(sids), dtype=np.int64)
+            kept = _rows.moses_duplicates(order, group_offsets, np.ascontiguousarray(dense, dtype=np.float64),
+                                          sp_indptr, sp_ids, sp_vals, _as_bytes_rows(stats), rows, counts)
+            rows = rows[:kept]
             np.cumsum(counts, out=group_offsets[1:])
-        del sids, order, keep
+        else:
+            keep = np.empty(len(sids), dtype=np.uint8)
+            kept = _rows.duplicate_mask(order, group_offsets, _as_bytes_rows(dense), sp_indptr, sp_ids, sp_vals,
+                                        _as_bytes_rows(stats), hyp_indptr, hyp_bytes, keep)
+            if kept == len(sids) and (len(order) == 0 or (order[-1] == len(order) - 1
+                                                          and np.all(np.diff(order) == 1))):
+                rows = None  # already grouped and unique: adopt the arrays as they are
+            else:
+                rows = order[keep.view(bool)]
+                counts = np.bincount(sids[rows], minlength=len(counts))
+                np.cumsum(counts, out=group_offsets[1:])
+            del keep
+        del sids, order
         if rows is not None:
             dense = dense[rows]
             stats = stats[rows]
@@ -457,6 +471,25 @@ def _as_bytes_rows(a: np.ndarray) -> np.ndarray:
     """View a C-contiguous 2-D array as rows of bytes (for exact comparison)."""
     a = np.ascontiguousarray(a)
     return a.view(np.uint8).reshape(a.shape[0], a.shape[1] * a.itemsize)
+
+
+def concat_arrays(parts: Sequence[dict]) -> dict:
+    """Row arrays (the keys of ``scan_nbest``) of several parts, one after the other; the
+    hypothesis strings only when every part has them."""
+    if not parts:
+        return {"sent_ids": np.zeros(0, np.int32), "dense": np.zeros((0, 0)), "stats": np.zeros((0, 0), np.int32),
+                "sparse_indptr": np.zeros(1, np.int64), "sparse_ids": np.zeros(0, np.int32),
+                "sparse_values": np.zeros(0, np.float64)}
+    out = {key: np.concatenate([p[key] for p in parts]) for key in ("sent_ids", "dense", "stats", "sparse_ids",
+                                                                     "sparse_values")}
+    csr = [("sparse_indptr", "sparse_ids")] + ([("hyp_indptr", "hyp_bytes")] if all("hyp_indptr" in p
+                                                                                   for p in parts) else [])
+    for indptr, data in csr:
+        if data == "hyp_bytes":
+            out[data] = np.concatenate([p[data] for p in parts])
+        starts = np.cumsum([0] + [int(p[indptr][-1]) for p in parts[:-1]])
+        out[indptr] = np.concatenate([np.zeros(1, np.int64)] + [p[indptr][1:] + s0 for p, s0 in zip(parts, starts)])
+    return out
 
 
 def _concat_csr(old, new, n_old):

@@ -268,6 +268,97 @@ def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
     return kept
 
 
+cdef inline uint64_t _mix_float32(uint64_t h, float v) noexcept nogil:
+    return mix_bytes(h, <const uint8_t*>&v, 4)
+
+
+cdef bint _moses_equal(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                       const double[::1] sp_values, const uint8_t[:, ::1] stats_bytes, int64_t r,
+                       int64_t q) noexcept nogil:
+    """Moses's FeatureStats/ScoreStats operator==: float (32-bit) features, equal statistics."""
+    cdef Py_ssize_t d = dense.shape[1], k, sb = stats_bytes.shape[1]
+    cdef int64_t a0 = sp_indptr[r], a1 = sp_indptr[r + 1], b0 = sp_indptr[q], b1 = sp_indptr[q + 1], j
+    for k in range(d):
+        if <float>dense[r, k] != <float>dense[q, k]:
+            return False
+    if a1 - a0 != b1 - b0:
+        return False
+    for j in range(a1 - a0):
+        if sp_ids[a0 + j] != sp_ids[b0 + j] or <float>sp_values[a0 + j] != <float>sp_values[b0 + j]:
+            return False
+    return sb == 0 or memcmp(&stats_bytes[r, 0], &stats_bytes[q, 0], sb) == 0
+
+
+def moses_duplicates(const int64_t[::1] order, const int64_t[::1] group_offsets, const double[:, ::1] dense,
+                     const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
+                     const uint8_t[:, ::1] stats_bytes, int64_t[::1] rows_out, int64_t[::1] counts_out):
+    """Moses's ``Data::removeDuplicates`` (mert/Data.cpp), order included, for the byte-identical
+    features.dat/scores.dat of ``extractor``: within each group (a sentence's rows in load
+    order, ``order[group_offsets[g]:group_offsets[g+1]]``), a row equal to a kept one (features
+    compared as 32-bit floats, statistics exactly; the hypothesis string plays no part) is
+    swapped with the group's last unexamined row and dropped, and the row that took its place
+    is examined next. The kept rows, in their final order, go to ``rows_out`` group after group
+    (``counts_out[g]`` of them). Returns the number kept.
+    """
+    cdef Py_ssize_t G = group_offsets.shape[0] - 1, g, m, k, end, slot, size, cap = 0, d = dense.shape[1]
+    cdef Py_ssize_t sb = stats_bytes.shape[1]
+    cdef int64_t r, out_at = 0, j, t
+    cdef uint64_t h
+    cdef int64_t* table = NULL
+    cdef uint64_t* hashes = NULL
+    cdef bint dup
+    with nogil:
+        for g in range(G):
+            m = group_offsets[g + 1] - group_offsets[g]
+            size = 16
+            while size < 2 * m:
+                size *= 2
+            if size > cap:
+                free(table)
+                free(hashes)
+                table = <int64_t*>malloc(size * sizeof(int64_t))
+                hashes = <uint64_t*>malloc(size * sizeof(uint64_t))
+                cap = size
+            for slot in range(size):
+                table[slot] = -1
+            # the group's rows in rows_out: the swaps happen in place there
+            for k in range(m):
+                rows_out[out_at + k] = order[group_offsets[g] + k]
+            k = 0
+            end = m - 1
+            while k <= end:
+                r = rows_out[out_at + k]
+                h = 1469598103934665603ULL
+                for t in range(d):
+                    h = _mix_float32(h, <float>dense[r, t])
+                if sb:
+                    h = mix_bytes(h, &stats_bytes[r, 0], sb)
+                for j in range(sp_indptr[r], sp_indptr[r + 1]):
+                    h = mix_bytes(h, <const uint8_t*>&sp_ids[j], 4)
+                    h = _mix_float32(h, <float>sp_values[j])
+                slot = h & (size - 1)
+                dup = False
+                while table[slot] >= 0:
+                    if hashes[slot] == h and _moses_equal(dense, sp_indptr, sp_ids, sp_values, stats_bytes, r,
+                                                          table[slot]):
+                        dup = True
+                        break
+                    slot = (slot + 1) & (size - 1)
+                if dup:
+                    rows_out[out_at + k] = rows_out[out_at + end]
+                    rows_out[out_at + end] = r
+                    end -= 1
+                else:
+                    table[slot] = r
+                    hashes[slot] = h
+                    k += 1
+            counts_out[g] = end + 1
+            out_at += end + 1
+        free(table)
+        free(hashes)
+    return out_at
+
+
 def gather_csr(const int64_t[::1] indptr, const uint8_t[::1] data, Py_ssize_t itemsize,
                const int64_t[::1] rows):
     """Rows ``rows`` of a CSR array whose values are ``itemsize``-byte items (viewed as bytes).

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 import sacrebleu
 
 from mtplug.cli import main
@@ -58,3 +61,28 @@ def test_merging_iterations_deduplicates_like_moses(shared_data):
     d = shared_data / "moses-toy"
     twice = mert_data.read_mert_data([str(d / "run1.features.dat")] * 2, [str(d / "run1.scores.dat")] * 2)
     assert twice.n_hypotheses == 6000
+
+
+MERGE = Path(__file__).resolve().parent / "golden" / "moses-extractor-merge"
+
+
+@pytest.mark.parametrize("program", ["extractor", "mtplug extract"])
+def test_extractor_merge_is_byte_identical_to_moses(tmp_path, program):
+    """Moses's extractor merging a previous iteration (see golden/moses-extractor-merge/PROVENANCE):
+    the same rows in the same order, which Moses's duplicate removal decides."""
+    from mtplug.integrations.moses.__main__ import main as moses_main
+
+    for n in (1, 2):
+        prev = [] if n == 1 else ["--prev-ffile", str(tmp_path / "run1.features.dat"),
+                                  "--prev-scfile", str(tmp_path / "run1.scores.dat")]
+        out = [str(tmp_path / f"run{n}.features.dat"), str(tmp_path / f"run{n}.scores.dat")]
+        nbest, ref = str(MERGE / f"run{n}.best20.out"), str(MERGE / "ref.0")
+        if program == "extractor":
+            rc = moses_main(["extractor", "--sctype", "BLEU", "--scconfig", "case:true", "--scfile", out[1],
+                             "--ffile", out[0], "-r", ref, "-n", nbest, *prev])
+        else:
+            rc = main(["extract", "-q", "--nbest", nbest, "--ref", ref, "--ffile", out[0], "--scfile", out[1],
+                       *prev])
+        assert rc == 0
+        for kind in ("features", "scores"):
+            assert (tmp_path / f"run{n}.{kind}.dat").read_bytes() == (MERGE / f"run{n}.{kind}.dat").read_bytes()

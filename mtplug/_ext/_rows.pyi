@@ -42,5 +42,16 @@ def duplicate_mask(
     hyp_bytes: np.ndarray,  # const uint8_t[::1]
     keep: np.ndarray,  # uint8_t[::1]
 ) -> int: ...
+def moses_duplicates(
+    order: np.ndarray,  # const int64_t[::1] [n], rows in load order, grouped
+    group_offsets: np.ndarray,  # const int64_t[::1] [G + 1]
+    dense: np.ndarray,  # const double[:, ::1] [n_rows, n_dense]
+    sp_indptr: np.ndarray,  # const int64_t[::1]
+    sp_ids: np.ndarray,  # const int32_t[::1]
+    sp_values: np.ndarray,  # const double[::1]
+    stats_bytes: np.ndarray,  # const uint8_t[:, ::1]
+    rows_out: np.ndarray,  # int64_t[::1] [n]: kept rows, group after group, in Moses's order
+    counts_out: np.ndarray,  # int64_t[::1] [G]: rows kept per group
+) -> int: ...
 def gather_csr(indptr: np.ndarray, data: np.ndarray, itemsize: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 def sort_csr_rows(indptr: np.ndarray, ids: np.ndarray, values: np.ndarray) -> None: ...

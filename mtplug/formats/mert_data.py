@@ -236,9 +236,31 @@ def read_scores(path: str) -> tuple[np.ndarray, np.ndarray]:
     return out["sent_ids"], out["stats"]
 
 
+def _read_pair(ff: str, sf: str, space) -> dict:
+    """The rows of one features.dat/scores.dat pair as arrays (the keys of ``scan_nbest``
+    without strings), grouped by sentence in file order."""
+    arrays = read_features(ff, space)
+    sids, stats = read_scores(sf)
+    if len(sids) != len(arrays["sent_ids"]) or not np.array_equal(sids, arrays["sent_ids"]):
+        raise InputError(f"sentence blocks do not match those of {ff}", sf)
+    arrays["stats"] = stats
+    # keep each file's blocks grouped by sentence before merging
+    order = np.argsort(arrays["sent_ids"], kind="stable")
+    if np.any(np.diff(order) != 1):
+        from .._ext import _rows
+
+        arrays["sent_ids"] = arrays["sent_ids"][order]
+        arrays["dense"] = arrays["dense"][order]
+        arrays["stats"] = arrays["stats"][order]
+        ip, ids = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_ids"].view(np.uint8), 4, order)
+        _, vals = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_values"].view(np.uint8), 8, order)
+        arrays.update(sparse_indptr=ip, sparse_ids=ids.view(np.int32), sparse_values=vals.view(np.float64))
+    return arrays
+
+
 def read_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
-    """Build an NbestCorpus from pairs of features.dat/scores.dat files (merged and
-    deduplicated as Moses does: same sentence, features and statistics)."""
+    """Build an NbestCorpus from pairs of features.dat/scores.dat files, merged (rows equal
+    in sentence, features and statistics kept once, the first in file order)."""
     from ..corpus import NbestCorpus
 
     if len(ffiles) != len(scfiles):
@@ -248,21 +270,37 @@ def read_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
     corpus = NbestCorpus(n_sentences=0, has_strings=False)
     corpus.stats = np.zeros((0, N_STATS), dtype=np.int32)
     for ff, sf in zip(ffiles, scfiles):
-        arrays = read_features(ff, corpus.space)
-        sids, stats = read_scores(sf)
-        if len(sids) != len(arrays["sent_ids"]) or not np.array_equal(sids, arrays["sent_ids"]):
-            raise InputError(f"sentence blocks do not match those of {ff}", sf)
-        arrays["stats"] = stats
-        # keep each file's blocks grouped by sentence before merging
-        order = np.argsort(arrays["sent_ids"], kind="stable")
-        if np.any(np.diff(order) != 1):
-            from .._ext import _rows
-
-            arrays["sent_ids"] = arrays["sent_ids"][order]
-            arrays["dense"] = arrays["dense"][order]
-            arrays["stats"] = arrays["stats"][order]
-            ip, ids = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_ids"].view(np.uint8), 4, order)
-            _, vals = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_values"].view(np.uint8), 8, order)
-            arrays.update(sparse_indptr=ip, sparse_ids=ids.view(np.int32), sparse_values=vals.view(np.float64))
-        corpus.merge_arrays(arrays)
+        corpus.merge_arrays(_read_pair(ff, sf, corpus.space))
     return corpus
+
+
+def extractor_store(nbests: Sequence[str], references, bleu, prev_ffiles: Sequence[str] = (),
+                    prev_scfiles: Sequence[str] = (), progress=None):
+    """The rows Moses's ``extractor`` writes to features.dat/scores.dat, in its order: the
+    earlier files' rows (``--prev-ffile``/``--prev-scfile``) and then every line of the
+    n-best lists, all loaded, then Moses's duplicate removal (``mert/Data.cpp``: equal
+    features and statistics, whatever the strings; see NbestCorpus.merge_arrays). Returns an
+    NbestCorpus, ready for :func:`write_features` / :func:`write_scores`; it keeps the
+    hypothesis strings (those of the rows kept) when no earlier files are merged."""
+    from ..corpus import NbestCorpus, concat_arrays
+    from ..metrics.bleu import REFLEN_CODES
+    from .nbest import scan_nbest
+
+    if len(prev_ffiles) != len(prev_scfiles):
+        raise InputError(f"{len(prev_ffiles)} earlier features files but {len(prev_scfiles)} scores files")
+    base = NbestCorpus.from_nbest([], references, bleu)
+    store = NbestCorpus(n_sentences=base.n_sentences, bleu=bleu, references=base.references,
+                        ref_len_divisor=base.ref_len_divisor, words=base.words, space=base.space,
+                        has_strings=not prev_ffiles)
+    parts = []
+    for ff, sf in zip(prev_ffiles, prev_scfiles):
+        arrays = _read_pair(ff, sf, store.space)
+        if len(arrays["sent_ids"]) and int(arrays["sent_ids"].max()) >= store.n_sentences:
+            raise InputError(f"has sentence {int(arrays['sent_ids'].max())}, the references only "
+                             f"{store.n_sentences} sentences", ff)
+        parts.append(arrays)
+    for path in nbests:
+        parts.append(scan_nbest(path, words=store.words, space=store.space, refs=store.references,
+                                reflen_code=REFLEN_CODES[bleu.reflen], lowercase=bleu.lowercase, progress=progress))
+    store.merge_arrays(concat_arrays(parts), dedup="moses")
+    return store

@@ -55,9 +55,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def extract(args) -> int:
-    from ...corpus import NbestCorpus
     from ...errors import InputError
-    from ...formats.mert_data import read_mert_data, write_features, write_scores
+    from ...formats.mert_data import extractor_store, write_features, write_scores
     from ...formats.references import read_references
 
     check_sctype(args.sctype)
@@ -68,15 +67,11 @@ def extract(args) -> int:
     if not refs:
         raise InputError("no reference: give --reference REF0[,REF1...]")
     t = Timer()
-    corpus = NbestCorpus.from_nbest(nbests, read_references(refs), bleu)
-    log(f"{PROG}: read {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences "
-        f"({corpus.n_dense} dense, {corpus.n_features - corpus.n_dense} sparse features) in {t}")
     prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
-    if prev_f or prev_s:
-        prev = read_mert_data(prev_f, prev_s)
-        added = prev.merge_store(corpus)
-        log(f"{PROG}: merged into {len(prev_f)} earlier file pair(s): {added} new hypotheses")
-        corpus = prev
+    corpus = extractor_store(nbests, read_references(refs), bleu, prev_f, prev_s)
+    log(f"{PROG}: {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences after Moses's duplicate "
+        f"removal ({corpus.n_dense} dense, {corpus.n_features - corpus.n_dense} sparse features; "
+        f"{len(prev_f)} earlier file pair(s)) in {t}")
     write_features(args.ffile, corpus, binary=args.binary)
     write_scores(args.scfile, corpus, binary=args.binary)
     log(f"{PROG}: wrote {args.ffile} and {args.scfile} ({corpus.n_hypotheses} hypotheses) in {t}")

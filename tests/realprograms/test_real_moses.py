@@ -1,0 +1,137 @@
+"""The real Moses (MTPLUG_MOSES_DIR): its decoder, extractor, mert, kbmira and mert-moses.pl
+against mtplug's programs, on a toy phrase-based system made here (toy_systems.py)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mtplug.corpus import NbestCorpus
+from mtplug.formats.references import read_references
+
+ITERATIONS = 3
+NBEST = 50
+
+
+def bleu(hyp: Path, ref: Path) -> float:
+    corpus = NbestCorpus.from_plain(str(hyp), read_references([str(ref)]))
+    return corpus.bleu_of_rows(corpus.sent_offsets[:-1]).score
+
+
+def mert_moses(moses_dir, toy, mertdir, workdir: Path, *extra, iterations=ITERATIONS) -> subprocess.CompletedProcess:
+    """mert-moses.pl as a user runs it (no phrase-table filtering: the toy table is tiny)."""
+    cmd = [str(moses_dir / "scripts" / "training" / "mert-moses.pl"), str(toy.dev_src), str(toy.dev_ref),
+           str(moses_dir / "bin" / "moses"), str(toy.config), f"--mertdir={mertdir}", f"--working-dir={workdir}",
+           "--no-filter-phrase-table", f"--maximum-iterations={iterations}", "--predictable-seeds",
+           f"--nbest={NBEST}", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    (workdir.parent / f"{workdir.name}.stderr").write_text(p.stderr)
+    return p
+
+
+def decoded_bleus(workdir: Path, ref: Path) -> list[float]:
+    runs = sorted(workdir.glob("run*.out"), key=lambda p: int(re.match(r"run(\d+)", p.name).group(1)))
+    return [bleu(p, ref) for p in runs if re.fullmatch(r"run\d+\.out", p.name)]
+
+
+def test_extractor_files_are_byte_identical_to_moses(moses_dir, moses_toy, mertdir, tmp_path):
+    """The real decoder's n-best list through Moses's extractor and through mtplug's, alone and
+    merged with a previous iteration (--prev-ffile/--prev-scfile)."""
+    nbest = tmp_path / "run1.best.out"
+    subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
+                    str(moses_toy.dev_src), "-n-best-list", str(nbest), str(NBEST), "distinct"],
+                   capture_output=True, check=True, timeout=300)
+    nbest2 = tmp_path / "run2.best.out"
+    subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
+                    str(moses_toy.dev_src), "-n-best-list", str(nbest2), str(NBEST), "distinct",
+                    "-weight-overwrite", "LM0= 0.5 WordPenalty0= 0.2"], capture_output=True, check=True, timeout=300)
+    for tool, folder in ((moses_dir / "bin" / "extractor", "moses"), (mertdir / "extractor", "mtplug")):
+        d = tmp_path / folder
+        d.mkdir()
+        for n, prev in ((1, []), (2, ["--prev-ffile", str(d / "f1"), "--prev-scfile", str(d / "s1")])):
+            subprocess.run([str(tool), "--sctype", "BLEU", "--scconfig", "case:true", "--scfile", str(d / f"s{n}"),
+                            "--ffile", str(d / f"f{n}"), "-r", str(moses_toy.dev_ref), "-n",
+                            str(nbest if n == 1 else nbest2), *prev], capture_output=True, check=True, timeout=300)
+    for name in ("f1", "s1", "f2", "s2"):
+        assert (tmp_path / "mtplug" / name).read_bytes() == (tmp_path / "moses" / name).read_bytes(), name
+
+
+def test_evaluator_agrees_with_moses(moses_dir, moses_toy, mertdir, tmp_path):
+    hyp = tmp_path / "hyp"
+    with open(hyp, "w") as out:
+        subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
+                        str(moses_toy.dev_src)], stdout=out, stderr=subprocess.DEVNULL, check=True, timeout=300)
+    outs = [subprocess.run([str(tool), "--sctype", "BLEU", "--reference", str(moses_toy.dev_ref), "--candidate",
+                            str(hyp)], capture_output=True, text=True, check=True).stdout
+            for tool in (moses_dir / "bin" / "evaluator", mertdir / "evaluator")]
+    assert outs[0] == outs[1]
+
+
+MODES = {
+    "mert": [],
+    "batch-mira": ["--batch-mira"],
+    "pairwise-ranked": ["--pairwise-ranked"],
+    # mtplug's algorithms through the flags mert-moses.pl passes on; mert-moses.pl glues
+    # --mertmertargs to its own --sctype (the programs split them again)
+    "mert-expbleu": ["--mertmertargs=--directions expbleu"],
+    "mert-apro": ["--mertmertargs=--algorithm apro"],
+    "mert-l2": ["--mertmertargs=--reg l2 --reg-strength 0.01"],
+    "kbmira-rampion": ["--batch-mira", "--batch-mira-args=--algorithm rampion"],
+}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_mert_moses_pl_with_mtplugs_mertdir(moses_dir, moses_toy, mertdir, tmp_path, mode):
+    wd = tmp_path / "work"
+    p = mert_moses(moses_dir, moses_toy, mertdir, wd, *MODES[mode])
+    assert p.returncode == 0, p.stderr[-3000:]
+    bleus = decoded_bleus(wd, moses_toy.dev_ref)
+    assert len(bleus) >= 2, p.stderr[-3000:]
+    assert max(bleus[1:]) > bleus[0] + 0.05, bleus
+    final = (wd / "moses.ini").read_text()
+    assert re.search(r"^LM0= -?[0-9.e-]+$", final, re.M), final
+    # the final config decodes
+    with open(tmp_path / "final.out", "w") as out:
+        subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(wd / "moses.ini"), "-input-file",
+                        str(moses_toy.dev_src)], stdout=out, stderr=subprocess.DEVNULL, check=True, timeout=300)
+    assert bleu(tmp_path / "final.out", moses_toy.dev_ref) > bleus[0]
+
+
+@pytest.mark.parametrize("mode", ["mert", "batch-mira"])
+def test_mert_moses_pl_with_moses_mertdir_runs_the_same_script(moses_dir, moses_toy, mertdir, tmp_path, mode):
+    """The same runs with Moses's own programs (the reference the comparison in
+    benchmarks/real_moses.py measures against), and both tune the toy system."""
+    results = {}
+    for name, directory in (("moses", moses_dir / "bin"), ("mtplug", mertdir)):
+        wd = tmp_path / name
+        p = mert_moses(moses_dir, moses_toy, directory, wd, *MODES[mode])
+        assert p.returncode == 0, p.stderr[-3000:]
+        results[name] = decoded_bleus(wd, moses_toy.dev_ref)
+    assert results["moses"][0] == results["mtplug"][0]           # the same first decoding
+    for name, bleus in results.items():
+        assert max(bleus) > bleus[0] + 0.05, (name, bleus)
+
+
+@pytest.mark.parametrize("optimizer, extra", [("mert", ["--restarts", "5"]), ("kbmira", []), ("apro", [])])
+def test_mtplug_tune_with_the_real_decoder(moses_dir, moses_toy, tmp_path, optimizer, extra):
+    """mtplug tune --decoder moses with the real decoder: tunes, and --jobs does not change the result."""
+    finals = []
+    for jobs in ("1", "2"):
+        wd = tmp_path / f"jobs{jobs}"
+        p = subprocess.run([sys.executable, "-m", "mtplug", "tune", "--decoder", "moses", "--decoder-bin",
+                            str(moses_dir / "bin" / "moses"), "--config", str(moses_toy.config), "--input",
+                            str(moses_toy.dev_src), "--ref", str(moses_toy.dev_ref), "--optimizer", optimizer,
+                            "--iterations", "3", "--nbest", str(NBEST), "--jobs", jobs, "--workdir", str(wd),
+                            "--seed", "1", *extra], capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+        finals.append((wd / "final").read_bytes())
+        history = [h["bleu"] for h in __import__("json").loads(p.stdout)["history"]]
+        assert max(history) > history[0] + 0.05, history
+    assert finals[0] == finals[1]
