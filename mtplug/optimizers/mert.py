@@ -307,11 +307,19 @@ class Mert(Optimizer):
 
     def _start_points(self, start, active, ranges, rng_streams) -> list[np.ndarray]:
         """The given start and one random point per restart: every active feature drawn
-        uniformly in its range (init.opt's, which covers the dense columns; [-1, 1] for
-        the features it does not cover, sparse ones included); features left out of
-        ``--activate-features`` keep their start."""
-        lo = np.full(len(start), -1.0)
-        hi = np.full(len(start), 1.0)
+        uniformly in its range; features left out of ``--activate-features`` keep their start.
+
+        Ranges: init.opt's where it gives them (its columns: the dense block); elsewhere
+        between 0 and twice the start weight, so a restart keeps each weight's sign (a
+        [-1, 1] cube flips the sign of translation-model and language-model weights in
+        half its draws, and such weights, however well they rank an n-best list, decode
+        nonsense: measured with the real Moses, issue 19); a feature that starts at 0 is
+        drawn in [-s, s], s the mean |start weight| of the active features (1 if all are 0).
+        """
+        nonzero = np.abs(start[active])[start[active] != 0]
+        s = float(nonzero.mean()) if len(nonzero) else 1.0
+        lo = np.where(start > 0, 0.0, np.where(start < 0, 2.0 * start, -s))
+        hi = np.where(start > 0, 2.0 * start, np.where(start < 0, 0.0, s))
         if ranges is not None:
             # init.opt's ranges (checked: min <= max; min == max pins the feature, as Moses draws)
             mins, maxs = ranges
@@ -404,6 +412,7 @@ class Mert(Optimizer):
         ls_time = sum(s.seconds_in_line_search for s in searches)
         info = {
             "directions": self.directions, "restarts": self.restarts, "best_start": best_i,
+            "start_objectives": [searches[i].objective for i in range(len(points))],
             "objective": best.objective, "iterations": sum(s.iterations for s in searches),
             "line_searches": n_ls, "random_walks_improved": walks_won,
             "seconds": time.perf_counter() - t0,

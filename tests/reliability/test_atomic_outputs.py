@@ -37,7 +37,7 @@ def commands(toy: Path, d: Path):
     return [
         ("extract", extract, extract + ["--lowercase"], ["f.dat", "s.dat", "store.npz"]),
         ("weights", optimize + ["--seed", "1"], optimize + ["--seed", "2", "--c", "0.5"], ["w.opt"]),
-        ("moses.ini", ini + ["--seed", "1"], ini + ["--seed", "2"], ["tuned.ini"]),
+        ("moses.ini", ini + ["--seed", "1"], ini + ["--seed", "2", "--directions", "random"], ["tuned.ini"]),
     ]
 
 
