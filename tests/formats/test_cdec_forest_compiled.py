@@ -20,6 +20,7 @@ from mtplug.formats.cdec_forest import read_cdec_forest
 from tests.forests.random_forests import random_hypergraph
 from tests.formats.test_cdec_forest import FILES, LIBRARY_VERSIONS, ArchiveWriter
 from tests.reference.cdec_forest import read_cdec_forest as reference_read
+from tests.reliability.bad_input_cases import CH_INSIDE
 from tests.reliability.fuzz_readers import mutate
 
 ARRAYS = ("node_edges", "edge_head", "tail_indptr", "tails", "rhs_indptr", "rhs", "feat_indptr", "feat_ids",
@@ -63,10 +64,10 @@ def parse_status(raw: bytes) -> int:
 
 
 @pytest.fixture(scope="module")
-def small_real(shared_data, golden_v18):
-    """The small real archives, decompressed: cdec's test forests and the Boost 1.74 ones."""
-    d = shared_data / "cdec-forests"
-    out = {name: gzip.decompress((d / name).read_bytes()) for name in FILES if name.startswith("test-")}
+def small_real(golden_v18):
+    """Small real archives in the repository, decompressed: cdec's test-ch-inside (embedded
+    in the bad-input cases, checked there to be cdec's) and the forests of Boost 1.74."""
+    out = {"test-ch-inside.bin.gz": CH_INSIDE}
     out.update({f"v18/{name}": gzip.decompress((golden_v18 / "forests" / name).read_bytes()) for name in V18})
     return out
 
@@ -97,11 +98,17 @@ def test_boost_1_74_forests_read_identically(golden_v18, name):
 
 
 def test_every_truncation_of_the_small_real_forests(small_real, one_file):
-    """Every prefix of 5 real archives (15,500 cuts) is refused with the reference's message."""
+    """Every prefix of 4 real archives (11,600 cuts) is refused with the reference's message."""
     for name, raw in small_real.items():
         for n in range(len(raw)):
             got = assert_same_outcome(one_file(raw[:n]))
             assert got[0] == "refused", (name, n)
+
+
+def test_every_truncation_of_test_zero_origin(shared_data, one_file):
+    raw = _decompressed(shared_data / "cdec-forests" / "test-zero-origin.bin.gz")
+    for n in range(len(raw)):
+        assert assert_same_outcome(one_file(raw[:n]))[0] == "refused", n
 
 
 @pytest.mark.parametrize("name", ["0.bin.gz", "1.bin.gz"])
