@@ -226,7 +226,7 @@ def test_random_edits_of_a_real_archive_read_or_refuse(tmp_path_factory, ch_insi
 # ----------------------------------------------------------------------------- synthetic archives
 
 
-class _Writer:
+class ArchiveWriter:
     """Test-only encoder of the layout in mtplug/formats/cdec_forest.py (headers only once)."""
 
     UNTRACKED = b"\x00" + struct.pack("<I", 0)
@@ -321,7 +321,7 @@ def _derivation_counts(n, edges):
 def test_synthetic_archives_keep_edges_and_derivations(tmp_path_factory, forest, version):
     n, edges = forest
     path = tmp_path_factory.mktemp("syn") / "0.bin"
-    path.write_bytes(_Writer().archive(n, edges, version))
+    path.write_bytes(ArchiveWriter().archive(n, edges, version))
     hg = read_cdec_forest(path)
     reachable = set()
     todo = [n - 1]
@@ -350,7 +350,7 @@ def test_synthetic_archives_keep_edges_and_derivations(tmp_path_factory, forest,
 def test_shared_rules_are_read_once_and_reused(write):
     edges = [(0, [], ["a"], [("F0", 1.0)]), (0, [], ["a"], [("F0", 2.0)]),
              (1, [0], [0, "b"], []), (1, [0], [0, "b"], [("Glue", 1.0)])]
-    raw = _Writer().archive(2, edges)
+    raw = ArchiveWriter().archive(2, edges)
     assert raw.count(struct.pack("<Q", 9) + b"RuleScore") == 2  # two rules for four edges
     hg = read_cdec_forest(write("0.bin", raw))
     assert [hg.edge_features(e) for e in range(4)] == [{"F0": 1.0}, {"F0": 2.0}, {}, {"Glue": 1.0}]
@@ -378,8 +378,8 @@ def _assert_same_hypergraph(got, want):
                                                                    sorted(LIBRARY_VERSIONS.items())])
 def test_every_known_library_version_reads_like_version_10(write, version):
     n, edges = VERSION_FOREST
-    v10 = _Writer().archive(n, edges)
-    raw = _Writer().archive(n, edges, version)
+    v10 = ArchiveWriter().archive(n, edges)
+    raw = ArchiveWriter().archive(n, edges, version)
     assert raw[30:32] == struct.pack("<H", version) and raw[:30] + raw[32:] == v10[:30] + v10[32:]
     want = read_cdec_forest(write("10.bin", v10))
     assert (want.n_nodes, want.n_edges) == (3, 6)  # node 1 is not reachable from the goal
@@ -396,7 +396,7 @@ def test_cdecs_test_forest_under_every_known_library_version(write, ch_inside, f
 def test_unknown_library_versions_are_one_line_errors(write, input_error, version):
     """Below 10 (Boost <= 1.52) and above 21 (a later Boost) the layout is not known."""
     n, edges = VERSION_FOREST
-    path = write("0.bin.gz", gzip.compress(_Writer().archive(n, edges, version)))
+    path = write("0.bin.gz", gzip.compress(ArchiveWriter().archive(n, edges, version)))
     with input_error(path, None, "expected Boost archive library version 10 to 21", "at byte 30 of the archive",
                      f"found version {version}") as info:
         read_cdec_forest(path)
