@@ -174,6 +174,34 @@ cdef inline uint64_t mix_bytes(uint64_t h, const uint8_t* p, Py_ssize_t n) noexc
     return h
 
 
+cdef struct _RowTable:
+    # an open-addressing table of row numbers (-1: empty) and their hashes, reused across groups
+    int64_t* rows
+    uint64_t* hashes
+    Py_ssize_t size
+    Py_ssize_t cap
+
+
+cdef bint _table_reset(_RowTable* t, Py_ssize_t n) noexcept nogil:
+    """Empty ``t`` with room for ``n`` rows (a power of two >= 2n, at least 16 slots), growing
+    it when needed; False when out of memory."""
+    cdef Py_ssize_t size = 16, slot
+    while size < 2 * n:
+        size *= 2
+    if size > t.cap:
+        free(t.rows)
+        free(t.hashes)
+        t.rows = <int64_t*>malloc(size * sizeof(int64_t))
+        t.hashes = <uint64_t*>malloc(size * sizeof(uint64_t))
+        t.cap = size
+        if t.rows == NULL or t.hashes == NULL:
+            return False
+    t.size = size
+    for slot in range(size):
+        t.rows[slot] = -1
+    return True
+
+
 def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
                    const uint8_t[:, ::1] dense_bytes, const int64_t[::1] sp_indptr,
                    const int32_t[::1] sp_ids, const double[::1] sp_values,
@@ -191,23 +219,19 @@ def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
     cdef bint has_hyp = hyp_indptr.shape[0] > 0
     cdef int64_t r, q, a0, a1, b0, b1
     cdef uint64_t h
-    cdef int64_t* table = NULL
-    cdef uint64_t* hashes = NULL
-    cdef Py_ssize_t cap = 0
-    cdef bint same
+    cdef _RowTable t
+    cdef int64_t* table
+    cdef uint64_t* hashes
+    cdef bint same, oom = False
+    t.rows = NULL
+    t.hashes = NULL
+    t.cap = 0
     with nogil:
         for g in range(G):
-            size = 16
-            while size < 2 * (group_offsets[g + 1] - group_offsets[g]):
-                size *= 2
-            if size > cap:
-                free(table)
-                free(hashes)
-                table = <int64_t*>malloc(size * sizeof(int64_t))
-                hashes = <uint64_t*>malloc(size * sizeof(uint64_t))
-                cap = size
-            for slot in range(size):
-                table[slot] = -1
+            if not _table_reset(&t, group_offsets[g + 1] - group_offsets[g]):
+                oom = True
+                break
+            table, hashes, size = t.rows, t.hashes, t.size
             for i in range(group_offsets[g], group_offsets[g + 1]):
                 r = order[i]
                 h = 1469598103934665603ULL
@@ -263,8 +287,10 @@ def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
                     kept += 1
                     table[slot] = r
                     hashes[slot] = h
-        free(table)
-        free(hashes)
+        free(t.rows)
+        free(t.hashes)
+    if oom:
+        raise MemoryError("duplicate_mask: no memory for a sentence's hash table")
     return kept
 
 
@@ -300,27 +326,24 @@ def moses_duplicates(const int64_t[::1] order, const int64_t[::1] group_offsets,
     is examined next. The kept rows, in their final order, go to ``rows_out`` group after group
     (``counts_out[g]`` of them). Returns the number kept.
     """
-    cdef Py_ssize_t G = group_offsets.shape[0] - 1, g, m, k, end, slot, size, cap = 0, d = dense.shape[1]
+    cdef Py_ssize_t G = group_offsets.shape[0] - 1, g, m, k, end, slot, size, d = dense.shape[1]
     cdef Py_ssize_t sb = stats_bytes.shape[1]
-    cdef int64_t r, out_at = 0, j, t
+    cdef int64_t r, out_at = 0, j, c
     cdef uint64_t h
-    cdef int64_t* table = NULL
-    cdef uint64_t* hashes = NULL
-    cdef bint dup
+    cdef _RowTable t
+    cdef int64_t* table
+    cdef uint64_t* hashes
+    cdef bint dup, oom = False
+    t.rows = NULL
+    t.hashes = NULL
+    t.cap = 0
     with nogil:
         for g in range(G):
             m = group_offsets[g + 1] - group_offsets[g]
-            size = 16
-            while size < 2 * m:
-                size *= 2
-            if size > cap:
-                free(table)
-                free(hashes)
-                table = <int64_t*>malloc(size * sizeof(int64_t))
-                hashes = <uint64_t*>malloc(size * sizeof(uint64_t))
-                cap = size
-            for slot in range(size):
-                table[slot] = -1
+            if not _table_reset(&t, m):
+                oom = True
+                break
+            table, hashes, size = t.rows, t.hashes, t.size
             # the group's rows in rows_out: the swaps happen in place there
             for k in range(m):
                 rows_out[out_at + k] = order[group_offsets[g] + k]
@@ -329,8 +352,8 @@ def moses_duplicates(const int64_t[::1] order, const int64_t[::1] group_offsets,
             while k <= end:
                 r = rows_out[out_at + k]
                 h = 1469598103934665603ULL
-                for t in range(d):
-                    h = _mix_float32(h, <float>dense[r, t])
+                for c in range(d):
+                    h = _mix_float32(h, <float>dense[r, c])
                 if sb:
                     h = mix_bytes(h, &stats_bytes[r, 0], sb)
                 for j in range(sp_indptr[r], sp_indptr[r + 1]):
@@ -354,8 +377,10 @@ def moses_duplicates(const int64_t[::1] order, const int64_t[::1] group_offsets,
                     k += 1
             counts_out[g] = end + 1
             out_at += end + 1
-        free(table)
-        free(hashes)
+        free(t.rows)
+        free(t.hashes)
+    if oom:
+        raise MemoryError("moses_duplicates: no memory for a sentence's hash table")
     return out_at
 
 
