@@ -242,10 +242,9 @@ def main_run(args, system) -> None:
         log = out / f"{name}.log"
         log.unlink(missing_ok=True)
         tool, make = runs[name]
-        cmd = make(wd)
-        wd.mkdir(parents=True, exist_ok=True)
+        cmd = make(wd)           # the tools make their folder (dpmert.pl and pro.pl refuse one that exists)
         try:
-            seconds = run(cmd, log, cwd=wd)
+            seconds = run(cmd, log, cwd=wd if wd.exists() else out)
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "seconds": round(seconds, 1),
                       "iterations": args.iterations, "nbest": args.nbest, "jobs": args.jobs,
                       "seconds_per_iteration": round(seconds / args.iterations, 1),
@@ -272,6 +271,13 @@ def table(paths: list[str]) -> str:
     return "\n".join(rows)
 
 
+def _python2() -> str:
+    """A Python 2.7 interpreter (pyenv's shims answer only with a pyenv version set)."""
+    for candidate in sorted(Path.home().glob(".pyenv/versions/2.7*/bin/python")):
+        return str(candidate)
+    return shutil.which("python2.7") or "python2"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
@@ -287,8 +293,7 @@ def main() -> None:
         s.add_argument("--config", default="cdec.ini" if name == "cdec" else "train/model/moses.ini")
         if name == "cdec":
             s.add_argument("--start", help="start weights (default: SYSTEM/weights.start)")
-            s.add_argument("--python2", default=shutil.which("python2.7") or "python2",
-                           help="the Python 2 that runs cdec's mira.py")
+            s.add_argument("--python2", default=_python2(), help="the Python 2 that runs cdec's mira.py")
     t = sub.add_parser("table")
     t.add_argument("out", nargs="+")
     args = p.parse_args()

@@ -117,13 +117,12 @@ class ForestCorpus:
         self._index: dict[str, int] = {}
         for n in feature_names:
             self._index.setdefault(n, len(self._index))
-        #: per sentence, its forests as (hypergraph, offset of its edges, word ids in the reference vocabulary)
-        self.forests: list[list[tuple[Hypergraph, int, np.ndarray]]] = [[] for _ in range(self.n_sentences)]
+        #: per sentence, its forests as (hypergraph, offset of its edges, word ids in the reference
+        #: vocabulary, global feature id int32 of each of its feature values)
+        self.forests: list[list[tuple[Hypergraph, int, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(self.n_sentences)]
         self._edge_offset = 0
-        self._nnz_edge: list[np.ndarray] = []
-        self._nnz_fid: list[np.ndarray] = []
-        self._nnz_val: list[np.ndarray] = []
-        self._forest_fids: list[np.ndarray] = []   # global feature id per nnz, per forest in order added
+        self._added: list[tuple[int, int]] = []    # (sentence, forest index) in the order added = edge order
         self._flat: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ building
@@ -139,13 +138,9 @@ class ForestCorpus:
         lower = self.bleu.lowercase
         word_ids = np.array([self._words.add((w.lower() if lower else w).encode("utf-8")) for w in hg.words],
                             dtype=np.int32)
-        fids = hg.edge_feature_ids(self._index).astype(np.int64)
-        self.forests[sent_id].append((hg, self._edge_offset, word_ids))
-        self._forest_fids.append(fids)
-        counts = np.diff(hg.feat_indptr)
-        self._nnz_edge.append(np.repeat(np.arange(hg.n_edges, dtype=np.int64) + self._edge_offset, counts))
-        self._nnz_fid.append(fids)
-        self._nnz_val.append(hg.feat_values)
+        fids = hg.edge_feature_ids(self._index).astype(np.int32)
+        self._added.append((sent_id, len(self.forests[sent_id])))
+        self.forests[sent_id].append((hg, self._edge_offset, word_ids, fids))
         self._edge_offset += hg.n_edges
         self._flat = None
 
@@ -176,18 +171,34 @@ class ForestCorpus:
 
     # ------------------------------------------------------------------ scoring
     def _features(self):
+        """The edge features of all forests as one CSR in edge order: (indptr int64 [E + 1],
+        global ids int32, values float64). Built once after the last add; each forest's own
+        arrays then become views into it, so the values are held once."""
         if self._flat is None:
-            cat = (lambda parts, dt: np.concatenate(parts).astype(dt, copy=False) if parts else np.zeros(0, dt))
-            self._flat = (cat(self._nnz_edge, np.int64), cat(self._nnz_fid, np.int64),
-                          cat(self._nnz_val, np.float64))
+            parts = [self.forests[s][k] for s, k in self._added]
+            indptr = np.zeros(self._edge_offset + 1, dtype=np.int64)
+            fids = np.concatenate([p[3] for p in parts]) if parts else np.zeros(0, np.int32)
+            vals = np.concatenate([p[0].feat_values for p in parts]) if parts else np.zeros(0, np.float64)
+            at = 0
+            for (s, k), (hg, off, words, f) in zip(self._added, parts):
+                n = len(f)
+                indptr[off + 1:off + hg.n_edges + 1] = hg.feat_indptr[1:] + at
+                hg.feat_values = vals[at:at + n]
+                self.forests[s][k] = (hg, off, words, fids[at:at + n])
+                at += n
+            self._flat = (indptr, fids, vals)
         return self._flat
 
     def scores(self, weights: np.ndarray, threads: int = 1) -> np.ndarray:
-        """w·f of every edge, float64 [n_edges], for ``weights`` float64 [n_features]
-        (``threads`` is accepted for the NbestCorpus interface; one bincount does it)."""
+        """w·f of every edge, float64 [n_edges], for ``weights`` float64 [n_features], on
+        ``threads`` OpenMP threads (the same result for any number)."""
+        from .._ext import _rows
+
         w = checked_weights(weights, self.n_features)
-        edge, fid, val = self._features()
-        return np.bincount(edge, weights=val * w[fid], minlength=self.n_hypotheses).astype(np.float64, copy=False)
+        indptr, fids, vals = self._features()
+        out = np.empty(self._edge_offset, dtype=np.float64)
+        _rows.hyp_scores(np.zeros((self._edge_offset, 0)), indptr, fids, vals, w, out, max(1, int(threads)))
+        return out
 
     def reference_tokens(self, sent_id: int) -> tuple[np.ndarray, np.ndarray]:
         """``(ptr int64 [R + 1], tokens int32)``: reference r of the sentence is tokens[ptr[r]:ptr[r+1]]
@@ -196,24 +207,24 @@ class ForestCorpus:
         return np.ascontiguousarray(tok_ptr[sent_ptr[sent_id]:sent_ptr[sent_id + 1] + 1]), tokens
 
     def forest_features(self, sent_id: int, k: int) -> np.ndarray:
-        """Global feature ids int64 [nnz] of the k-th forest of ``sent_id`` (aligned with its feat_values)."""
-        n = sum(len(f) for f in self.forests[:sent_id]) + k
-        return self._forest_fids[n]
+        """Global feature ids int32 [nnz] of the k-th forest of ``sent_id`` (aligned with its feat_values)."""
+        return self.forests[sent_id][k][3]
 
     def edge_scores(self, sent_id: int, k: int, weights: np.ndarray) -> np.ndarray:
         """w·f of each edge of the k-th forest of ``sent_id``, float64 [E]."""
-        hg = self.forests[sent_id][k][0]
-        fids = self.forest_features(sent_id, k)
-        edge_of = np.repeat(np.arange(hg.n_edges), np.diff(hg.feat_indptr))
-        # (bincount of nothing is int64 even with weights: a forest without features)
-        return np.bincount(edge_of, weights=hg.feat_values * weights[fids],
-                           minlength=hg.n_edges).astype(np.float64, copy=False)
+        from .._ext import _rows
+
+        hg, _, _, fids = self.forests[sent_id][k]
+        out = np.empty(hg.n_edges, dtype=np.float64)
+        _rows.hyp_scores(np.zeros((hg.n_edges, 0)), np.ascontiguousarray(hg.feat_indptr, dtype=np.int64), fids,
+                         np.ascontiguousarray(hg.feat_values, dtype=np.float64),
+                         np.ascontiguousarray(weights, dtype=np.float64), out, 1)
+        return out
 
     def derivation(self, sent_id: int, k: int, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Features float64 [n_features] and BLEU statistics int32 [9] of the derivation of the
         k-th forest of ``sent_id`` given by ``edges`` (pre-order from the goal's edge)."""
-        hg, _, word_ids = self.forests[sent_id][k]
-        fids = self.forest_features(sent_id, k)
+        hg, _, word_ids, fids = self.forests[sent_id][k]
         a, b = hg.feat_indptr[edges], hg.feat_indptr[edges + 1]
         idx = np.concatenate([np.arange(x, y) for x, y in zip(a, b)]) if len(edges) else np.zeros(0, np.int64)
         feats = np.bincount(fids[idx], weights=hg.feat_values[idx], minlength=self.n_features).astype(np.float64,
@@ -232,7 +243,7 @@ class ForestCorpus:
 
         sent_ids, feats, stats = [], [], []
         for s, forests in enumerate(self.forests):
-            for j, (hg, _, _) in enumerate(forests):
+            for j, (hg, _, _, _) in enumerate(forests):
                 for d in kbest(hg, self.edge_scores(s, j, weights), k, unique=True):
                     f, st = self.derivation(s, j, np.asarray(d.edges, dtype=np.int64))
                     sent_ids.append(s)
@@ -246,7 +257,7 @@ class ForestCorpus:
     def envelopes(self, sent_id: int, intercepts: np.ndarray, slopes: np.ndarray) -> list[Envelope]:
         """The goal envelope of each forest of ``sent_id`` under edge intercepts/slopes [n_edges]."""
         return [envelope(hg, intercepts[off:off + hg.n_edges], slopes[off:off + hg.n_edges])
-                for hg, off, _ in self.forests[sent_id]]
+                for hg, off, _, _ in self.forests[sent_id]]
 
     def envelope_lines(self, intercepts: np.ndarray, slopes: np.ndarray, threads: int = 1):
         """All goal-envelope segments as an n-best-like set of lines.
@@ -268,7 +279,7 @@ class ForestCorpus:
             all_envs = [self.envelopes(s, intercepts, slopes) for s in range(self.n_sentences)]
         for s, forests in enumerate(self.forests):
             words, ptrs, n = [], [np.zeros(1, np.int64)], 0
-            for (_, _, word_ids), env in zip(forests, all_envs[s]):
+            for (_, _, word_ids, _), env in zip(forests, all_envs[s]):
                 b_parts.append(env.b)
                 m_parts.append(env.m)
                 words.append(word_ids[env.words])

@@ -35,7 +35,7 @@ def hope_fear_model(corpus, sent_id: int, weights: np.ndarray, background: np.nd
     ref_len = float(corpus.shortest_ref_len[sent_id])
     bg = np.ascontiguousarray(background, dtype=np.float64)
     best: list[tuple[float, int, np.ndarray] | None] = [None, None, None]
-    for k, (hg, _, word_ids) in enumerate(corpus.forests[sent_id]):
+    for k, (hg, _, word_ids, _) in enumerate(corpus.forests[sent_id]):
         scores = corpus.edge_scores(sent_id, k, weights)
         src = hg.node_source_len if hg.node_source_len is not None else np.ones(hg.n_nodes, np.int32)
         for i, bleu_weight in enumerate((1.0, -1.0, 0.0)):

@@ -6,7 +6,9 @@ Working directory layout::
                           sparse-weights or weights), nbest.out (all shards, renumbered),
                           onebest.txt, store.npz (every n-best so far), weights.json (start
                           and end weights of the iteration), out = the new weights in the
-                          decoder's format
+                          decoder's format; with --forests, forests/<line>.bin.gz (cdec's
+                          union of every iteration's forest so far); the store and the
+                          forests are kept for the newest iteration only
     DIR/state.json        the loop state: written last and atomically after every iteration
     DIR/final             the tuned weights (moses.ini updated in place / cdec weights)
 
@@ -182,10 +184,13 @@ def _decode_here(runs: list, tmp: str, jobs: int, update) -> None:
             proc.wait()
 
 
-def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> tuple[str, str]:
+def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None,
+           pooled_forests: str | None = None) -> tuple[str, str]:
     """Run the decoder on every shard (``cfg.jobs`` processes at once here, or on the
     workers of a dask ``engine``), then concatenate the n-best lists with sentence ids
-    renumbered. Returns (n-best path, 1-best path)."""
+    renumbered. Returns (n-best path, 1-best path). With forests, ``pooled_forests`` is the
+    previous iteration's forest folder: each shard's forest folder starts with copies of its
+    sentences' forests there, into which cdec unions the new ones (as dpmert.pl's hgs/)."""
     # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
     # earlier attempt may still be writing into theirs
     for stale in os.listdir(folder):
@@ -198,7 +203,12 @@ def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> 
         path = os.path.join(tmp, f"shard{k}.in")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("".join(t + "\n" for t in part))
-        runs.append((first, part, decoder.shard_run(tmp, path, f"shard{k}")))
+        run = decoder.shard_run(tmp, path, f"shard{k}")
+        if run.forests is not None and pooled_forests is not None:
+            for position, sid in enumerate(decoder.output_ids(part)):
+                shutil.copyfile(os.path.join(pooled_forests, f"{first + position}.bin.gz"),
+                                os.path.join(run.forests, f"{sid}.bin.gz"))
+        runs.append((first, part, run))
     if engine is not None:
         _decode_on(engine, runs, tmp, update)
     else:
@@ -260,19 +270,20 @@ def _collect_forests(decoder, runs: list, target: str, n_sentences: int) -> None
 
 # ------------------------------------------------------------------ the loop
 def _forest_corpus(cfg, refs, bleu, weights: Weights, n: int, hooks):
-    """The ForestCorpus of the forests of iterations 1..n (the current weights' features
-    first, so none of them is lost when no forest has it)."""
+    """The ForestCorpus of iteration n's forests, in which the decoder has unioned those of
+    every earlier iteration (the current weights' features first, so none of them is lost
+    when no forest has it)."""
     from ..forests.corpus import ForestCorpus
     from ..formats.forests import read_forests
 
     t0 = time.perf_counter()
-    folders = [os.path.join(iteration_dir(cfg.workdir, i), FORESTS) for i in range(1, n + 1)]
-    corpus = ForestCorpus(refs, bleu, list(weights), source=folders[-1])
-    for sid, hg, path, line in read_forests(folders):
+    folder = os.path.join(iteration_dir(cfg.workdir, n), FORESTS)
+    corpus = ForestCorpus(refs, bleu, list(weights), source=folder)
+    for sid, hg, path, line in read_forests([folder]):
         corpus.add(sid, hg, where=(path, line))
-    corpus.check_complete(folders[-1])
-    hooks.log(f"iteration {n}: {corpus.n_forests} forests of {n} iteration(s), {corpus.n_hypotheses} edges, read in "
-              f"{time.perf_counter() - t0:.2f} s")
+    corpus.check_complete(folder)
+    hooks.log(f"iteration {n}: {corpus.n_forests} forests (the decoder's union of {n} iteration(s)), "
+              f"{corpus.n_hypotheses} edges, read in {time.perf_counter() - t0:.2f} s")
     return corpus
 
 
@@ -363,7 +374,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         update, close = hooks.counter(len(_shards(lines, _shard_count(cfg, engine))) + optimizer.progress_total(),
                                       f"iteration {n}")
         try:
-            nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine)
+            pooled = os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS) if cfg.forests and n > 1 else None
+            nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine, pooled)
             t_decode = time.perf_counter() - t0
             decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
             decoded_bleu = decoded.bleu_of_rows(decoded.sent_offsets[:-1]).score
@@ -419,6 +431,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             prev = os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz")
             if os.path.exists(prev):
                 os.remove(prev)
+            shutil.rmtree(os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS), ignore_errors=True)
         pool = "the forests" if cfg.forests else "the store"
         tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on {pool} ({cfg.optimizer}, seed {seed})"
         hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f} (decoded 1-best){tuned}, "

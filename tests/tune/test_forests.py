@@ -29,18 +29,25 @@ def tune_args(tmp_path, *extra, optimizer="mert"):
 
 
 @pytest.mark.parametrize("optimizer, options", [("mert", ["--restarts", "2"]), ("kbmira", ["--passes", "5"])])
-def test_forest_tuning_pools_the_forests_of_every_iteration(tmp_path, capsys, optimizer, options):
+def test_forest_tuning_pools_the_forests_of_every_iteration(tmp_path, capsys, monkeypatch, optimizer, options):
+    """Each iteration seeds the decoder's -O folders with the sentences' forests so far (cdec
+    unions the new forest into them, as dpmert.pl's hgs/), every shard with its own."""
     results = []
     for run in range(2):
         wd = tmp_path / f"wd{run}"
+        seeds = tmp_path / f"seeds{run}"
+        seeds.write_text("")
+        monkeypatch.setenv("FOREST_DECODER_SEEDS", str(seeds))
         assert main(tune_args(tmp_path, "--workdir", str(wd), "--jobs", "2", "--iterations", "3", *options,
                               optimizer=optimizer)) == 0
         out, err = capsys.readouterr()
         summary = json.loads(out)
-        assert "iteration 1: 3 forests of 1 iteration(s)" in err
-        assert "iteration 2: 6 forests of 2 iteration(s)" in err or summary["iterations"] == 1
-        assert sorted(p.name for p in (wd / "iter001" / "forests").iterdir()) == ["0.bin.gz", "1.bin.gz",
-                                                                                  "2.bin.gz"]
+        assert "iteration 1: 3 forests (the decoder's union of 1 iteration(s))" in err
+        n = summary["iterations"]
+        assert sorted(seeds.read_text().split()) == sorted(["0", "1", "2"] * (n - 1))
+        assert sorted(p.name for p in (wd / f"iter{n:03d}" / "forests").iterdir()) == ["0.bin.gz", "1.bin.gz",
+                                                                                       "2.bin.gz"]
+        assert not (wd / "iter001" / "forests").exists() or n == 1      # only the newest iteration keeps them
         results.append(((wd / "final").read_bytes(), summary["history"]))
     assert results[0] == results[1]                                   # deterministic
     bleus = [h["bleu"] for h in results[0][1]]
@@ -48,7 +55,8 @@ def test_forest_tuning_pools_the_forests_of_every_iteration(tmp_path, capsys, op
         assert max(bleus) > bleus[0], bleus
 
 
-def test_forest_tuning_resumes_to_the_same_weights(tmp_path, capsys):
+def test_forest_tuning_resumes_to_the_same_weights(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FOREST_DECODER_SEEDS", str(tmp_path / "seeds"))
     wd = tmp_path / "wd"
     assert main(tune_args(tmp_path, "--workdir", str(wd), "--iterations", "1", "--restarts", "1")) == 0
     assert main(tune_args(tmp_path, "--workdir", str(wd), "--iterations", "2", "--restarts", "1", "--resume")) == 0
