@@ -62,11 +62,14 @@ _OPTIONS: dict[str, tuple] = {
     "forests": (False, dict(action="store_true",
                             help="cdec: write each iteration's forests (-O) and tune over the forests of all "
                                  "iterations instead of the k-best lists, as dpmert.pl does (optimizer mert or "
-                                 "kbmira)")),
+                                 "kbmira; mert then searches from the current point only, at most 5 rounds, "
+                                 "unless --restarts / --max-iterations say otherwise)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
     "lowercase": (False, dict(action="store_true", help="compare case-insensitively")),
 }
 REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
+#: MERT's options under --forests unless given (see config_from_args)
+FOREST_MERT_DEFAULTS = {"restarts": 0, "max_iterations": 5}
 
 
 @dataclass
@@ -358,6 +361,11 @@ def config_from_args(args) -> TuneConfig:
         raise fail("threads", f"must be >= 1 (or left out: all cores), got {values['threads']}")
     if os.path.exists(values["workdir"]) and not os.path.isdir(values["workdir"]):
         raise fail("workdir", f"must be a directory (it is created if missing), but {values['workdir']} is a file")
+    if values["forests"] and values["optimizer"] == "mert":
+        # a forest line search costs seconds (every edge of every pooled forest), so forest
+        # MERT searches as dpmert.pl does: from the current point only, at most 5 rounds
+        for name, value in FOREST_MERT_DEFAULTS.items():
+            options.setdefault(name, value)
     cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
     try:
         cls(**options)

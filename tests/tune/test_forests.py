@@ -75,3 +75,20 @@ def test_forests_need_cdec_and_a_forest_optimizer(tmp_path, capsys, change, mess
     args[args.index(change[0]) + 1] = change[1]
     assert main(args) == EXIT_INPUT_ERROR
     assert capsys.readouterr().err == f"mtplug: error: {message}\n"
+
+
+def test_forest_mert_searches_as_dpmert_unless_told(tmp_path):
+    """A forest line search costs seconds on a real tuning set: under --forests, MERT searches
+    from the current point, at most 5 rounds, unless the flags say otherwise."""
+    from mtplug.cli import build_parser
+    from mtplug.tune.config import config_from_args
+
+    def options(*extra):
+        args = build_parser().parse_args(tune_args(tmp_path, "--workdir", str(tmp_path / "wd"), *extra))
+        return config_from_args(args).optimizer_options
+
+    assert options() == {"restarts": 0, "max_iterations": 5}
+    assert options("--restarts", "3") == {"restarts": 3, "max_iterations": 5}
+    args = tune_args(tmp_path, "--workdir", str(tmp_path / "wd"))
+    args.remove("--forests")
+    assert config_from_args(build_parser().parse_args(args)).optimizer_options == {}
