@@ -6,6 +6,9 @@
     python benchmarks/real_systems.py moses --system DIR --moses /path/to/mosesdecoder --out OUT [...]
     python benchmarks/real_systems.py table OUT [OUT ...]        # the markdown table of finished runs
 
+A run name may carry options for mtplug's tune runs: ``mtplug-pro+psi=0.5`` is
+``mtplug-pro`` with ``--psi 0.5`` (its results are kept under that name).
+
 A system folder holds dev/test source and reference files and the decoder's config:
 
 * cdec: ``dev.de dev.en test.de test.en dev.devset`` ('src ||| ref' lines, for cdec's own
@@ -229,7 +232,7 @@ def main_run(args, system) -> None:
     done = {json.loads(x)["run"] for x in results.read_text().splitlines()} if results.exists() else set()
     runs = system.runs()
     wanted = args.runs.split(",") if args.runs else list(runs)
-    unknown = [r for r in wanted if r not in runs]
+    unknown = [r for r in wanted if r.split("+")[0] not in runs]
     if unknown:
         sys.exit(f"unknown run(s) {unknown}; known: {', '.join(runs)}")
     for name in wanted:
@@ -241,13 +244,20 @@ def main_run(args, system) -> None:
             shutil.rmtree(wd)
         log = out / f"{name}.log"
         log.unlink(missing_ok=True)
-        tool, make = runs[name]
+        base, *variant = name.split("+")
+        tool, make = runs[base]
         cmd = make(wd)           # the tools make their folder (dpmert.pl and pro.pl refuse one that exists)
+        if variant and "tune" not in cmd:
+            sys.exit(f"{name}: option variants ('+option=value') are for mtplug tune runs only")
+        for v in variant:        # 'mtplug-pro+psi=0.5' runs mtplug-pro with --psi 0.5
+            option, _, value = v.partition("=")
+            cmd += [f"--{option}"] + ([value] if value else [])
         try:
             seconds = run(cmd, log, cwd=wd if wd.exists() else out)
+            iterations = int(dict(v.partition("=")[::2] for v in variant).get("iterations", args.iterations))
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "seconds": round(seconds, 1),
-                      "iterations": args.iterations, "nbest": args.nbest, "jobs": args.jobs,
-                      "seconds_per_iteration": round(seconds / args.iterations, 1),
+                      "iterations": iterations, "nbest": args.nbest, "jobs": args.jobs,
+                      "seconds_per_iteration": round(seconds / iterations, 1),
                       "history": history(name, wd), **evaluate(system, name, wd, log)}
         except Exception as exc:   # noqa: BLE001 - a failed run is a result too
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "error": str(exc)}

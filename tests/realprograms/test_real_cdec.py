@@ -1,5 +1,6 @@
-"""The real cdec (MTPLUG_CDEC_DIR): its decoder in mtplug's tuning loop, its forests, its
-dpmert line search and its dtrain against mtplug's, on a toy SCFG system made here."""
+"""The real cdec (MTPLUG_CDEC_DIR): its decoder in mtplug's tuning loop, its forests (and
+forest MERT and kbmira on them), its dpmert line search and its dtrain against mtplug's,
+on a toy SCFG system made here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from mtplug.corpus import NbestCorpus
 from mtplug.formats.cdec_forest import read_cdec_forest
 from mtplug.formats.cdec_weights import read_cdec_weights
 from mtplug.formats.references import read_references
@@ -131,3 +133,28 @@ def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path):
     ours = [e["avg_score"] for e in json.loads(p.stdout)["epochs"]]
     assert len(cdec_scores) == len(ours) == 2
     assert ours == pytest.approx(cdec_scores, abs=2e-5)
+
+
+@pytest.mark.parametrize("optimizer", ["kbmira", "mert"])
+def test_forest_optimizers_on_cdecs_forests(cdec_dir, cdec_toy, forests, tmp_path, optimizer):
+    """mtplug optimize kbmira|mert --forests on the forests this cdec wrote with -O: the tuned
+    weights, decoded again by cdec, score better than the start; the same seed gives the
+    same bytes."""
+    outs = []
+    for k in range(2):
+        out = tmp_path / f"{optimizer}{k}.w"
+        p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", optimizer, "-q", "--forests", str(forests),
+                            "--ref", str(cdec_toy.dev_ref), "--init", str(cdec_toy.weights), "--out", str(out),
+                            "--seed", "3"], capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    refs = read_references([str(cdec_toy.dev_ref)])
+
+    def decoded_bleu(weights):
+        hyp = tmp_path / "hyp"
+        hyp.write_bytes(decode(cdec_dir, cdec_toy, weights).stdout)
+        corpus = NbestCorpus.from_plain(str(hyp), refs)
+        return corpus.bleu_of_rows(corpus.sent_offsets[:-1]).score
+
+    assert decoded_bleu(tmp_path / f"{optimizer}0.w") > decoded_bleu(cdec_toy.weights) + 0.02
