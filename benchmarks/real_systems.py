@@ -267,17 +267,19 @@ def main_run(args, system) -> None:
 
 
 def table(paths: list[str]) -> str:
-    rows = ["| run | dev BLEU | test BLEU | s / iteration | decoded dev BLEU per iteration |",
-            "|---|---|---|---|---|"]
+    rows = ["| run | dev BLEU | test BLEU | iterations | s / iteration | decoded dev BLEU per iteration |",
+            "|---|---|---|---|---|---|"]
     for p in paths:
         for line in (Path(p) / "results.jsonl").read_text().splitlines():
             r = json.loads(line)
             if "error" in r:
-                rows.append(f"| {r['run']} | failed: {r['error'][:60]} | | | |")
+                rows.append(f"| {r['run']} | {r['error']} | | | | |")
                 continue
             hist = " ".join(f"{b * 100:.1f}" for b in r["history"]) if r.get("history") else ""
-            rows.append(f"| {r['run']} | {r['dev_bleu'] * 100:.2f} | {r['test_bleu'] * 100:.2f} | "
-                        f"{r['seconds_per_iteration']} | {hist} |")
+            # mtplug tune may stop early (no weight moved): its history has the decoder runs made
+            its = len(r["history"]) if r.get("history") else r["iterations"]
+            rows.append(f"| {r['run']} | {r['dev_bleu'] * 100:.2f} | {r['test_bleu'] * 100:.2f} | {its} | "
+                        f"{r['seconds'] / its:.1f} | {hist} |")
     return "\n".join(rows)
 
 
