@@ -136,16 +136,19 @@ class Mira(Optimizer):
                        help="iterative parameter mixing over N contiguous shards of sentences (default 1)"),
         "average": dict(choices=("average", "last"), default="average",
                         help="return the averaged weights or the last ones (default average)"),
-        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC,), default="bleu+1",
-                                help="metric g, cost = 1 − g: a sentence-BLEU variant, or pseudo-doc: "
-                                     "pseudo-document BLEU against decayed background statistics of the "
-                                     "model 1-best translations (Chiang et al. 2008) (default bleu+1)"),
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC,), default=None,
+                                help="metric g, cost = 1 − g: pseudo-doc: pseudo-document BLEU against "
+                                     "decayed background statistics of the model 1-best translations "
+                                     "(Chiang et al. 2008, as cdec's mira.py), or a sentence-BLEU variant "
+                                     "such as bleu+1 (default: pseudo-doc, 0.9 BLEU above bleu+1 on a real "
+                                     "test set, docs/real-systems.md; bleu+1 for stores without BLEU "
+                                     "statistics)"),
         "decay": dict(type=float, default=0.9, metavar="D",
                       help="pseudo-doc: background decay (0.9 as Chiang et al.; 0.999 as Moses kbmira)"),
     }
 
     def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
-                 average="average", sentence_metric="bleu+1", decay=0.9):
+                 average="average", sentence_metric=None, decay=0.9):
         if int(passes) < 1 or int(shards) < 1:
             raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
@@ -154,7 +157,8 @@ class Mira(Optimizer):
             raise ValueError(f"hope must be one of {tuple(HOPE)}, fear one of {tuple(FEAR)}")
         if order not in ("fixed", "shuffle") or average not in ("average", "last"):
             raise ValueError("order must be fixed|shuffle and average average|last")
-        if sentence_metric not in SENTENCE_BLEU_VARIANTS and sentence_metric != PSEUDO_DOC:
+        if sentence_metric is not None and sentence_metric not in SENTENCE_BLEU_VARIANTS \
+                and sentence_metric != PSEUDO_DOC:
             raise ValueError(f"unknown sentence metric {sentence_metric!r}")
         if not (0.0 < float(decay) <= 1.0):
             raise ValueError(f"decay must be in (0, 1], got {decay}")
@@ -179,11 +183,12 @@ class Mira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        pseudo = self.sentence_metric == PSEUDO_DOC
+        metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric == "bleu" else "bleu+1")
+        pseudo = metric == PSEUDO_DOC
         if pseudo and corpus.metric != "bleu":
             raise ValueError("pseudo-doc gains need a store with BLEU statistics")
         gains = np.zeros(corpus.n_hypotheses) if pseudo else \
-            np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1)),
+            np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=max(1, threads or os.cpu_count() or 1)),
                                  dtype=np.float64)
         stats = np.ascontiguousarray(corpus.stats, dtype=np.int32) if pseudo else None
         bg = KBMIRA_BG0.copy()
@@ -229,7 +234,8 @@ class Mira(Optimizer):
             weights = w
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError("MIRA produced non-finite weights")
-        info = {"passes": self.passes, "steps": steps, "background": bg if pseudo else None, "steps_per_pass": per_pass, "total_loss": loss,
+        info = {"passes": self.passes, "sentence_metric": metric, "steps": steps, "background": bg if pseudo else None,
+                "steps_per_pass": per_pass, "total_loss": loss,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
         return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info,
                       warnings=unchanged_warnings("mira", start, weights))

@@ -78,7 +78,8 @@ def weight_lines_removed(text: str) -> list[str]:
 @pytest.mark.parametrize("optimizer", ["mert", "pro", "apro", "mira", "kbmira", "rampion"])
 def test_moses_loop_improves_and_converges(system, optimizer, capsys):
     wd = system / "wd"
-    summary = run(moses_args(system, wd, "--patience", "2", optimizer=optimizer, iterations=12), capsys)
+    # 20: MIRA with pseudo-document BLEU keeps climbing until iteration 13 (0.2658 -> 0.4548)
+    summary = run(moses_args(system, wd, "--patience", "2", optimizer=optimizer, iterations=20), capsys)
     hist = summary["history"]
     bleus = [h["bleu"] for h in hist]
     assert bleus[0] == pytest.approx(START_BLEU, abs=5e-7)
