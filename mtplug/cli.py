@@ -283,6 +283,8 @@ def cmd_optimize(args) -> int:
         sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
         _check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
         _log(args, f"start: BLEU = {corpus.bleu_of(start.vector).score:.6f}")
+        for warning in optimizer.advice(corpus):
+            print(f"mtplug: warning: {warning}", file=sys.stderr)
         t0 = time.perf_counter()
         update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
         on_cluster = {"engine": engine} if engine is not None else {}

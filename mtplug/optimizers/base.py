@@ -76,6 +76,11 @@ class Optimizer:
         """How many units of work ``optimize`` reports to ``progress``."""
         return 1
 
+    def advice(self, corpus) -> list[str]:
+        """Warnings about running on ``corpus`` that the user should see before
+        :meth:`optimize` starts (e.g. work that will take very long); none by default."""
+        return []
+
 
 #: Largest |feature value| the optimizers take: their arithmetic squares feature
 #: differences and sums them over many hypotheses (1e100² · 1e8 terms still fits a double).

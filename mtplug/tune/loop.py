@@ -364,6 +364,7 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
 
 def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n, engine):
     """The iterations of :func:`run_tuning`; returns (state, weights, last iteration)."""
+    advised = False
     while state["stop"] is None and n < cfg.iterations:
         n += 1
         t0 = time.perf_counter()
@@ -399,6 +400,10 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 new, tuned_bleu, stop = weights, None, "no new hypotheses"
             else:
                 on_cluster = {"engine": engine} if engine is not None and optimizer.distributes else {}
+                advice = [] if advised else optimizer.advice(corpus)
+                for warning in advice:          # once per run, not every iteration
+                    hooks.log(f"iteration {n}: warning: {warning}")
+                advised = advised or bool(advice)
                 result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
                 for warning in result.warnings:
                     hooks.log(f"iteration {n}: warning: {warning}")

@@ -199,6 +199,8 @@ def optimize(args, algorithm: str) -> int:
             # later init files (mert-moses.pl --historic-bests) are extra start points
             optimizer = cls(**{**options, "restarts": 0})
         log(f"{PROG}: start point {i + 1} of {len(starts)}: BLEU = {corpus.metric_of(start):.6f}")
+        for warning in optimizer.advice(corpus) if i == 0 else ():
+            log(f"{PROG}: warning: {warning}")
         result = optimizer.optimize(corpus, start, seed, threads=args.threads, ranges=ranges)
         for warning in result.warnings:
             log(f"{PROG}: warning: {warning}")
