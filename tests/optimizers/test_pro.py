@@ -266,7 +266,7 @@ def test_synthetic_recovery():
 
 
 def test_improves_bleu_on_the_moses_toy_set(toy):
-    # measured: seed 1 reaches 0.425124 (default psi 1, logistic); with psi 0.1: 0.392570
+    # measured: seed 1 reaches 0.378651 (default psi 0.5, logistic); psi 0.1: 0.392570, psi 1: 0.425124
     corpus, start = toy
     assert corpus.bleu_of(start).score == pytest.approx(TOY_START_BLEU, abs=5e-7)
     for psi in (0.1, 1.0):
@@ -285,13 +285,13 @@ def test_other_classifiers_improve_the_toy_set_too(toy, kind):
     assert Pro(classifier=kind).optimize(corpus, start, 1).score > TOY_START_BLEU + 0.05
 
 
-def test_default_takes_the_classifier_weights(toy):
-    # Ψ = 1 as cdec's pro.pl and mert-moses.pl: on the real 300-sentence cdec set Ψ = 0.1
-    # ended 2.2 BLEU lower on test (docs/real-systems.md)
+def test_default_goes_half_way(toy):
+    # Ψ = 0.5: on a real cdec system Ψ = 0.1 ended 2.3 BLEU lower on test with dense
+    # features and Ψ = 1 1.9 lower with sparse ones (docs/real-systems.md)
     corpus, start = toy
-    default = Pro().optimize(corpus, start, 3).weights.tobytes()
-    assert default == Pro(psi=1.0).optimize(corpus, start, 3).weights.tobytes()
-    assert default != Pro(psi=0.1).optimize(corpus, start, 3).weights.tobytes()
+    default = Pro().optimize(corpus, start, 3).weights
+    full = Pro(psi=1.0).optimize(corpus, start, 3).weights
+    np.testing.assert_allclose(default, 0.5 * full + 0.5 * start, rtol=1e-12, atol=1e-15)
 
 
 def test_result_is_the_interpolation(toy):
