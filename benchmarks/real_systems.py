@@ -245,19 +245,18 @@ def main_run(args, system) -> None:
         log = out / f"{name}.log"
         log.unlink(missing_ok=True)
         base, *variant = name.split("+")
+        options = dict(v.partition("=")[::2] for v in variant)   # 'mtplug-pro+psi=0.5': --psi 0.5
         tool, make = runs[base]
         cmd = make(wd)           # the tools make their folder (dpmert.pl and pro.pl refuse one that exists)
-        if variant and "tune" not in cmd:
+        if options and "tune" not in cmd:
             sys.exit(f"{name}: option variants ('+option=value') are for mtplug tune runs only")
-        for v in variant:        # 'mtplug-pro+psi=0.5' runs mtplug-pro with --psi 0.5
-            option, _, value = v.partition("=")
+        for option, value in options.items():
             cmd += [f"--{option}"] + ([value] if value else [])
         try:
             seconds = run(cmd, log, cwd=wd if wd.exists() else out)
-            iterations = int(dict(v.partition("=")[::2] for v in variant).get("iterations", args.iterations))
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "seconds": round(seconds, 1),
-                      "iterations": iterations, "nbest": args.nbest, "jobs": args.jobs,
-                      "seconds_per_iteration": round(seconds / iterations, 1),
+                      "iterations": int(options.get("iterations", args.iterations)), "nbest": args.nbest,
+                      "jobs": args.jobs,
                       "history": history(name, wd), **evaluate(system, name, wd, log)}
         except Exception as exc:   # noqa: BLE001 - a failed run is a result too
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "error": str(exc)}
