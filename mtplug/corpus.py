@@ -15,6 +15,15 @@ Layout (``n`` hypotheses over ``S`` sentences, hypotheses grouped by sentence)::
 Dense features are kept as a block rather than as CSR entries: every hypothesis has
 all of them, so ids would only double their memory. A full weight vector is indexed
 by feature id: ``weights[:n_dense]`` for the dense block, ``weights[id]`` for sparse.
+
+The dense block is what the input labels dense (Moses's ``Label= v1 v2`` form, a
+features.dat header); ``name=value`` features stay CSR entries even when every
+hypothesis carries them. Measured on the real cdec stores of docs/real-systems.md
+(cdec omits zero-valued features): 2 of 12 features on all of 156,945 hypotheses
+(dense set), 9 of 22,181 on all of 47,214 (sparse set); moving them to dense columns
+would save 5.3 % and 1.7 % of the feature arrays, for a layout that a later batch
+could break (a feature missing from it) and a Moses label layout the writers would
+have to invent. Random restarts and directions cover every feature either way.
 """
 
 from __future__ import annotations

@@ -301,14 +301,16 @@ def perceptron_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const i
 
 def svm_dcd_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const int32_t[::1] cols,
                   const double[::1] vals, const double[::1] y, const int64_t[::1] order,
-                  const double[::1] sq_norms, double upper, double[::1] alpha, double[::1] w):
+                  const double[::1] sq_norms, const double[::1] margins, double upper,
+                  double[::1] alpha, double[::1] w):
     """One pass of dual coordinate descent for the L1-loss linear SVM without bias.
 
-    Hsieh et al. (2008): min_w ½‖w‖² + U Σ_r max(0, 1 - y_r w.x_r), dual variables
+    Hsieh et al. (2008): min_w ½‖w‖² + U Σ_r max(0, b_r - y_r w.x_r), dual variables
     alpha [m] in [0, U] (U = ``upper``), w = Σ alpha_r y_r x_r kept in step. Rows as in
     :func:`perceptron_epoch`; sq_norms [m] = ‖x_r‖² (a row with norm 0 is skipped: it
-    does not depend on w). Returns the spread max - min of the projected gradient over
-    the pass (0 at the optimum; liblinear stops below a tolerance).
+    does not depend on w); margins [m] = b_r (1 for the plain SVM; a prior centred on c
+    shifts them to 1 - y_r c.x_r). Returns the spread max - min of the projected
+    gradient over the pass (0 at the optimum; liblinear stops below a tolerance).
     """
     cdef Py_ssize_t m = order.shape[0], t, r
     cdef double g, pg, a_old, a_new, pg_max = -1e300, pg_min = 1e300
@@ -317,7 +319,7 @@ def svm_dcd_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const int3
             r = order[t]
             if sq_norms[r] <= 0.0:
                 continue
-            g = y[r] * row_dot(xd, indptr, cols, vals, r, w) - 1.0
+            g = y[r] * row_dot(xd, indptr, cols, vals, r, w) - margins[r]
             a_old = alpha[r]
             if a_old <= 0.0:
                 pg = g if g < 0.0 else 0.0

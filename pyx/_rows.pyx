@@ -219,13 +219,10 @@ def duplicate_mask(const int64_t[::1] order, const int64_t[::1] group_offsets,
     cdef bint has_hyp = hyp_indptr.shape[0] > 0
     cdef int64_t r, q, a0, a1, b0, b1
     cdef uint64_t h
-    cdef _RowTable t
+    cdef _RowTable t = _RowTable(rows=NULL, hashes=NULL, size=0, cap=0)
     cdef int64_t* table
     cdef uint64_t* hashes
     cdef bint same, oom = False
-    t.rows = NULL
-    t.hashes = NULL
-    t.cap = 0
     with nogil:
         for g in range(G):
             if not _table_reset(&t, group_offsets[g + 1] - group_offsets[g]):
@@ -330,13 +327,10 @@ def moses_duplicates(const int64_t[::1] order, const int64_t[::1] group_offsets,
     cdef Py_ssize_t sb = stats_bytes.shape[1]
     cdef int64_t r, out_at = 0, j, c
     cdef uint64_t h
-    cdef _RowTable t
+    cdef _RowTable t = _RowTable(rows=NULL, hashes=NULL, size=0, cap=0)
     cdef int64_t* table
     cdef uint64_t* hashes
     cdef bint dup, oom = False
-    t.rows = NULL
-    t.hashes = NULL
-    t.cap = 0
     with nogil:
         for g in range(G):
             m = group_offsets[g + 1] - group_offsets[g]

@@ -48,6 +48,7 @@ def svm_dcd_epoch(
     y: np.ndarray,  # const double[::1] [m]
     order: np.ndarray,  # const int64_t[::1] [m]
     sq_norms: np.ndarray,  # const double[::1] [m]
+    margins: np.ndarray,  # const double[::1] [m]
     upper: float,
     alpha: np.ndarray,  # double[::1] [m]
     w: np.ndarray,  # double[::1] [D + n_sparse]

@@ -6,15 +6,16 @@ float64 [D + n_sparse], dense block first).
 
 Objectives (``loss_weight`` ω multiplies every row's loss; PRO passes ω = 2, because each
 sampled pair stands for both of its orientations, (x, +1) and (-x, -1), which without a
-bias have identical losses):
+bias have identical losses; ``center`` c is the mean of the Gaussian prior, 0 unless given):
 
-* logistic: ω Σ_r log(1 + exp(-y_r w·x_r)) + ‖w‖² / (2C), minimised by scipy's L-BFGS-B
+* logistic: ω Σ_r log(1 + exp(-y_r w·x_r)) + ‖w - c‖² / (2C), minimised by scipy's L-BFGS-B
   with the analytic gradient (C is the inverse ℓ2 strength, as in scikit-learn and
   liblinear; C = 1 is megam's default Gaussian prior of precision 1, which Moses's
   mert-moses.pl runs as ``megam -nobias``).
-* svm: ω Σ_r max(0, 1 - y_r w·x_r) + ‖w‖² / (2C), i.e. ½‖w‖² + ωC Σ hinge, by dual
-  coordinate descent (Hsieh et al. 2008; liblinear's L1-loss SVC without bias).
-* perceptron: the averaged perceptron (Collins 2002) from w = 0; no objective, C unused.
+* svm: ω Σ_r max(0, 1 - y_r w·x_r) + ‖w - c‖² / (2C), i.e. ½‖w - c‖² + ωC Σ hinge, by dual
+  coordinate descent (Hsieh et al. 2008; liblinear's L1-loss SVC without bias) in
+  v = w - c, whose hinge margins become 1 - y_r c·x_r.
+* perceptron: the averaged perceptron (Collins 2002) from w = 0; no objective, C and c unused.
 
 The perceptron and the SVM visit the rows in a fresh permutation per epoch drawn from
 ``numpy.random.default_rng(seed)``, so a run is deterministic given the seed. No bias:
@@ -121,24 +122,36 @@ def _labels(X: PairMatrix, y) -> np.ndarray:
     return y
 
 
+def _center(X: PairMatrix, center) -> np.ndarray:
+    if center is None:
+        return np.zeros(X.n_columns)
+    c = np.ascontiguousarray(center, dtype=np.float64)
+    if c.shape != (X.n_columns,) or not np.all(np.isfinite(c)):
+        raise ValueError(f"center must be finite with shape ({X.n_columns},), got shape {c.shape}")
+    return c
+
+
 def logistic_objective(w: np.ndarray, X: PairMatrix, y: np.ndarray, C: float,
-                       loss_weight: float = 1.0) -> tuple[float, np.ndarray]:
-    """(value, gradient float64 [n_columns]) of ω Σ log(1 + exp(-y_r w·x_r)) + ‖w‖²/(2C).
+                       loss_weight: float = 1.0, center: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """(value, gradient float64 [n_columns]) of ω Σ log(1 + exp(-y_r w·x_r)) + ‖w - c‖²/(2C),
+    c = ``center`` (float64 [n_columns]) or 0.
 
     log(1 + exp(-z)) is evaluated as ``logaddexp(0, -z)``, finite for any finite z.
     """
     from scipy.special import expit
 
     z = y * X.matvec(w)
-    value = loss_weight * float(np.sum(np.logaddexp(0.0, -z))) + float(w @ w) / (2.0 * C)
+    d = w if center is None else w - center
+    value = loss_weight * float(np.sum(np.logaddexp(0.0, -z))) + float(d @ d) / (2.0 * C)
     # d/dz of -log σ(z) is -σ(-z)
-    grad = X.rmatvec(-loss_weight * y * expit(-z)) + w / C
+    grad = X.rmatvec(-loss_weight * y * expit(-z)) + d / C
     return value, grad
 
 
-def fit_logistic(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0,
+def fit_logistic(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0, center=None,
                  max_iterations: int = 500, tolerance: float = 1e-6) -> Fit:
-    """ℓ2-regularised logistic regression by L-BFGS-B from w = 0.
+    """ℓ2-regularised logistic regression by L-BFGS-B, started at the prior's mean
+    ``center`` (float64 [n_columns]; default 0).
 
     tolerance: scipy's ``gtol`` (largest gradient component); ``ftol`` is its relative
     objective decrease, set to tolerance / 1000.
@@ -146,9 +159,11 @@ def fit_logistic(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0,
     import scipy.optimize
 
     y = _labels(X, y)
+    c = _center(X, center)
     res = scipy.optimize.minimize(
-        logistic_objective, np.zeros(X.n_columns), args=(X, y, float(C), float(loss_weight)), jac=True,
-        method="L-BFGS-B", options={"maxiter": int(max_iterations), "gtol": tolerance, "ftol": tolerance * 1e-3})
+        logistic_objective, c.copy(), args=(X, y, float(C), float(loss_weight), None if center is None else c),
+        jac=True, method="L-BFGS-B",
+        options={"maxiter": int(max_iterations), "gtol": tolerance, "ftol": tolerance * 1e-3})
     return Fit(np.asarray(res.x, dtype=np.float64), int(res.nit), bool(res.success), float(res.fun))
 
 
@@ -169,39 +184,48 @@ def fit_perceptron(X: PairMatrix, y, *, epochs: int = 20, seed: int = 0) -> Fit:
     return Fit(w - u / counter, int(epochs), mistakes == 0, float("nan"))
 
 
-def svm_objective(w: np.ndarray, X: PairMatrix, y: np.ndarray, C: float, loss_weight: float = 1.0) -> float:
-    """ω Σ max(0, 1 - y_r w·x_r) + ‖w‖²/(2C)."""
-    return loss_weight * float(np.maximum(0.0, 1.0 - y * X.matvec(w)).sum()) + float(w @ w) / (2.0 * C)
+def svm_objective(w: np.ndarray, X: PairMatrix, y: np.ndarray, C: float, loss_weight: float = 1.0,
+                  center: np.ndarray | None = None) -> float:
+    """ω Σ max(0, 1 - y_r w·x_r) + ‖w - c‖²/(2C), c = ``center`` or 0."""
+    d = w if center is None else w - center
+    return loss_weight * float(np.maximum(0.0, 1.0 - y * X.matvec(w)).sum()) + float(d @ d) / (2.0 * C)
 
 
-def fit_svm(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0, epochs: int = 20, seed: int = 0,
-            tolerance: float = 1e-3) -> Fit:
-    """Linear SVM (hinge loss, ℓ2) by dual coordinate descent, at most ``epochs`` passes;
-    stops early when the projected-gradient spread of a pass falls below ``tolerance``."""
+def fit_svm(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0, center=None, epochs: int = 20,
+            seed: int = 0, tolerance: float = 1e-3) -> Fit:
+    """Linear SVM (hinge loss, ℓ2 toward ``center``, float64 [n_columns], default 0) by dual
+    coordinate descent, at most ``epochs`` passes; stops early when the projected-gradient
+    spread of a pass falls below ``tolerance``."""
     y = _labels(X, y)
+    c = _center(X, center)
     xd, ip, cols, vals = X.kernel_arrays()
     sq = X.row_squared_norms()
-    upper = float(C) * float(loss_weight)    # ½‖w‖² + ωC Σ hinge  ⇔  the objective above × C
+    margins = 1.0 - y * X.matvec(c)
+    upper = float(C) * float(loss_weight)    # ½‖v‖² + ωC Σ hinge  ⇔  the objective above × C
     alpha = np.zeros(X.n_rows)
-    w = np.zeros(X.n_columns)
+    v = np.zeros(X.n_columns)                # w - c
     rng = np.random.default_rng(seed)
     spread = np.inf
     epoch = 0
     for epoch in range(1, int(epochs) + 1):
         order = rng.permutation(X.n_rows).astype(np.int64)
-        spread = _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, upper, alpha, w)
+        spread = _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, margins, upper, alpha, v)
         if spread < tolerance:
             break
-    return Fit(w, epoch, bool(spread < tolerance), svm_objective(w, X, y, C, loss_weight))
+    w = v + c
+    return Fit(w, epoch, bool(spread < tolerance), svm_objective(w, X, y, C, loss_weight, c))
 
 
-def fit(kind: str, X: PairMatrix, y, *, C: float = 1.0, loss_weight: float = 1.0, epochs: int = 20,
+def fit(kind: str, X: PairMatrix, y, *, C: float = 1.0, loss_weight: float = 1.0, center=None, epochs: int = 20,
         max_iterations: int = 500, seed: int = 0) -> Fit:
-    """Train the classifier ``kind`` (one of :data:`CLASSIFIERS`)."""
+    """Train the classifier ``kind`` (one of :data:`CLASSIFIERS`); ``center``: the prior's
+    mean (float64 [n_columns]), which the perceptron cannot take."""
     if kind == "logistic":
-        return fit_logistic(X, y, C, loss_weight=loss_weight, max_iterations=max_iterations)
+        return fit_logistic(X, y, C, loss_weight=loss_weight, center=center, max_iterations=max_iterations)
     if kind == "perceptron":
+        if center is not None:
+            raise ValueError("the perceptron has no prior: center cannot be given")
         return fit_perceptron(X, y, epochs=epochs, seed=seed)
     if kind == "svm":
-        return fit_svm(X, y, C, loss_weight=loss_weight, epochs=epochs, seed=seed)
+        return fit_svm(X, y, C, loss_weight=loss_weight, center=center, epochs=epochs, seed=seed)
     raise ValueError(f"unknown classifier {kind!r}; known: {', '.join(CLASSIFIERS)}")

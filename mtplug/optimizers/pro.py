@@ -10,7 +10,10 @@ One PRO step on the accumulated n-best lists:
    pairs never depend on threads (rules in full: pyx/_pro.pyx);
 3. train a linear classifier without bias on the difference vectors, each pair taken as
    both (f_better - f_worse, +1) and (f_worse - f_better, -1)
-   (:mod:`mtplug.optimizers.classifiers`; logistic regression by default);
+   (:mod:`mtplug.optimizers.classifiers`; logistic regression by default), under the
+   ℓ2 penalty ‖w‖²/(2C) and, when ``c_start`` is given, ‖w - w_t‖²/(2·c_start) as well
+   (cdec's ``mr_pro_reduce -C -y``): one Gaussian prior of precision 1/C + 1/c_start
+   centred on w_t / (1 + c_start/C);
 4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and the start w_t.
 
 Weights are returned as interpolated (not normalised): Ψ·w' mixes the classifier's scale
@@ -162,6 +165,10 @@ class Pro(Optimizer):
         "c": dict(type=float, default=1.0, metavar="C",
                   help="inverse ℓ2 strength: logistic and svm minimise Σ loss over both orientations of "
                        "every pair + ‖w‖²/(2C); unused by the perceptron (default 1, megam's prior)"),
+        "c_start": dict(type=float, default=None, metavar="C",
+                        help="inverse strength of an ℓ2 pull toward the start weights: adds "
+                             "‖w − start‖²/(2·c_start) to the classifier's objective (default: none; "
+                             "cdec's pro.pl is c 0.001, c_start 0.0001, psi 1); logistic and svm only"),
         "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
                                 help="sentence-level metric that ranks the hypotheses (default bleu+1; "
                                      "moses-sentence-bleu is what Moses's pro uses)"),
@@ -171,7 +178,7 @@ class Pro(Optimizer):
                                help="logistic: L-BFGS iterations at most (default 500)"),
     }
 
-    def __init__(self, gamma=5000, xi=50, beta=0.05, psi=0.5, classifier="logistic", c=1.0,
+    def __init__(self, gamma=5000, xi=50, beta=0.05, psi=0.5, classifier="logistic", c=1.0, c_start=None,
                  sentence_metric="bleu+1", epochs=20, max_iterations=500):
         if int(gamma) < 1 or int(xi) < 1:
             raise ValueError(f"gamma and xi must be >= 1, got {gamma}, {xi}")
@@ -183,6 +190,12 @@ class Pro(Optimizer):
             raise ValueError(f"classifier must be one of {', '.join(CLASSIFIERS)}, got {classifier!r}")
         if not (0.0 < float(c) < np.inf):
             raise ValueError(f"c must be a finite number > 0, got {c}")
+        if c_start is not None:
+            if not (0.0 < float(c_start) < np.inf):
+                raise ValueError(f"c_start must be a finite number > 0, got {c_start}")
+            if classifier == "perceptron":
+                raise ValueError("c_start pulls a regularised classifier toward the start weights; "
+                                 "the perceptron has no regulariser (use logistic or svm)")
         if sentence_metric not in SENTENCE_BLEU_VARIANTS:
             raise ValueError(f"sentence_metric must be one of {', '.join(SENTENCE_BLEU_VARIANTS)}, "
                              f"got {sentence_metric!r}")
@@ -191,10 +204,19 @@ class Pro(Optimizer):
         super().__init__()
         self.gamma, self.xi, self.beta, self.psi = int(gamma), int(xi), float(beta), float(psi)
         self.classifier, self.c, self.sentence_metric = classifier, float(c), sentence_metric
+        self.c_start = None if c_start is None else float(c_start)
         self.epochs, self.max_iterations = int(epochs), int(max_iterations)
 
     def progress_total(self) -> int:
         return 2   # sampling, then the classifier
+
+    def prior(self, start: np.ndarray) -> tuple[float, np.ndarray | None]:
+        """The classifier's (C, center): ‖w‖²/(2c) + ‖w - start‖²/(2·c_start) is, up to a
+        constant, ‖w - center‖²/(2C) with 1/C = 1/c + 1/c_start and center = start·C/c_start."""
+        if self.c_start is None:
+            return self.c, None
+        C = 1.0 / (1.0 / self.c + 1.0 / self.c_start)
+        return C, start * (C / self.c_start)
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
@@ -216,8 +238,9 @@ class Pro(Optimizer):
         fit = None
         if sample.n_pairs:
             X = pair_differences(corpus, sample.better, sample.worse)
+            C, center = self.prior(start)
             # each pair stands for (x, +1) and (-x, -1): same loss without a bias, so weight 2
-            fit = classifiers.fit(self.classifier, X, np.ones(sample.n_pairs), C=self.c, loss_weight=2.0,
+            fit = classifiers.fit(self.classifier, X, np.ones(sample.n_pairs), C=C, center=center, loss_weight=2.0,
                                   epochs=self.epochs, max_iterations=self.max_iterations, seed=seed)
             weights = self.psi * fit.weights + (1.0 - self.psi) * start
         else:

@@ -220,6 +220,57 @@ def test_logistic_gradient_matches_finite_differences():
         assert g[k] == pytest.approx(fd, rel=1e-6, abs=1e-6)
 
 
+def test_logistic_with_a_centred_prior_matches_the_reference_and_finite_differences():
+    X, y, _ = separable(6, m=60)
+    rng = np.random.default_rng(7)
+    w, c = rng.standard_normal(X.n_columns) * 0.3, rng.standard_normal(X.n_columns)
+    f, g = classifiers.logistic_objective(w, X, y, 0.7, 2.0, c)
+    full = np.hstack([X.dense, X.sparse.toarray()])
+    assert f == pytest.approx(ref.logistic_objective(w, full, y, 0.7, 2.0, c), rel=1e-12)
+    h = 1e-6
+    for k in range(X.n_columns):
+        e = np.zeros_like(w)
+        e[k] = h
+        fd = (classifiers.logistic_objective(w + e, X, y, 0.7, 2.0, c)[0]
+              - classifiers.logistic_objective(w - e, X, y, 0.7, 2.0, c)[0]) / (2 * h)
+        assert g[k] == pytest.approx(fd, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["logistic", "svm"])
+def test_a_strong_prior_holds_the_weights_at_its_centre(kind):
+    X, y, _ = separable(8, m=80)
+    c = np.random.default_rng(9).standard_normal(X.n_columns)
+    tight = classifiers.fit(kind, X, y, C=1e-6, center=c, epochs=200, seed=0).weights
+    np.testing.assert_allclose(tight, c, atol=1e-3)
+    loose = classifiers.fit(kind, X, y, C=100.0, center=c, epochs=200, max_iterations=2000, seed=0).weights
+    assert np.all(np.sign(X.matvec(loose)) == y)   # a weak prior still separates
+
+
+def test_svm_with_a_centred_prior_closes_its_duality_gap():
+    rng = np.random.default_rng(10)
+    X = PairMatrix(rng.standard_normal((200, 5)))
+    y = np.sign(X.dense @ rng.standard_normal(5) + 0.8 * rng.standard_normal(200))
+    c, C, omega = rng.standard_normal(5), 0.3, 2.0
+    b = 1.0 - y * (X.dense @ c)
+    xd, ip, cols, vals = X.kernel_arrays()
+    alpha, v = np.zeros(200), np.zeros(5)
+    for epoch in range(500):
+        order = np.random.default_rng(epoch).permutation(200).astype(np.int64)
+        _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, X.row_squared_norms(), b, C * omega, alpha, v)
+    primal = 0.5 * v @ v + C * omega * np.maximum(0, b - y * (X.dense @ v)).sum()
+    dual = alpha @ b - 0.5 * v @ v    # the dual of ½‖v‖² + U Σ max(0, b_r - y_r v·x_r)
+    assert -1e-12 * primal <= primal - dual < 1e-6 * primal
+    fit = classifiers.fit_svm(X, y, C, loss_weight=omega, center=c, epochs=500, seed=0, tolerance=1e-9)
+    assert fit.objective * C == pytest.approx(primal, rel=1e-6)
+    np.testing.assert_allclose(fit.weights, v + c, atol=1e-4)
+
+
+def test_the_perceptron_takes_no_prior():
+    X, y, _ = separable(11, m=20)
+    with pytest.raises(ValueError, match="perceptron has no prior"):
+        classifiers.fit("perceptron", X, y, center=np.zeros(X.n_columns))
+
+
 def test_logistic_loss_weight_two_equals_both_orientations():
     # PRO trains on one orientation with weight 2: the same as (x, +1) and (-x, -1)
     X, y, _ = separable(3, m=100)
@@ -239,7 +290,7 @@ def test_svm_duality_gap_is_small():
     alpha, w = np.zeros(200), np.zeros(5)
     for epoch in range(500):
         order = np.random.default_rng(epoch).permutation(200).astype(np.int64)
-        _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, C * omega, alpha, w)
+        _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, np.ones(200), C * omega, alpha, w)
     np.testing.assert_allclose(w, (X.dense * y[:, None]).T @ alpha, atol=1e-9)   # w stays Σ α y x
     primal = 0.5 * w @ w + C * omega * np.maximum(0, 1 - y * (X.dense @ w)).sum()
     dual = alpha.sum() - 0.5 * w @ w
@@ -324,9 +375,31 @@ def test_sparse_features_get_weights():
     assert np.count_nonzero(res.weights[corpus.n_dense:]) > 0
 
 
+def test_pull_toward_the_start_is_one_centred_prior(toy):
+    corpus, start = toy
+    pro = Pro(c=0.5, c_start=0.2)
+    C, center = pro.prior(start)
+    rng = np.random.default_rng(12)
+    w1, w2 = rng.standard_normal((2, start.size))
+    both = lambda w: w @ w / (2 * 0.5) + (w - start) @ (w - start) / (2 * 0.2)   # noqa: E731
+    one = lambda w: (w - center) @ (w - center) / (2 * C)                        # noqa: E731
+    assert both(w1) - both(w2) == pytest.approx(one(w1) - one(w2), rel=1e-12)
+    assert Pro(c=0.5).prior(start) == (0.5, None)
+
+
+def test_pull_toward_the_start_shortens_the_step(toy):
+    corpus, start = toy
+    free = Pro(psi=1.0).optimize(corpus, start, 3)
+    pulled = Pro(psi=1.0, c_start=1e-3).optimize(corpus, start, 3)
+    assert np.linalg.norm(pulled.weights - start) < 0.5 * np.linalg.norm(free.weights - start)
+    assert pulled.score > TOY_START_BLEU
+
+
 def test_option_validation():
     for kwargs, msg in [(dict(gamma=0), "gamma and xi"), (dict(beta=-1), "beta"), (dict(psi=1.5), "psi"),
                         (dict(classifier="tree"), "classifier"), (dict(c=0), "c must"),
+                        (dict(c_start=0), "c_start must"), (dict(c_start=1.0, classifier="perceptron"),
+                                                             "perceptron has no regulariser"),
                         (dict(sentence_metric="chrf"), "sentence_metric"), (dict(epochs=0), "epochs")]:
         with pytest.raises(ValueError, match=msg):
             Pro(**kwargs)

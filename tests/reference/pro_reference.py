@@ -89,9 +89,11 @@ def difference(corpus, better: int, worse: int) -> np.ndarray:
     return f[0] - f[1]
 
 
-def logistic_objective(w: np.ndarray, X: np.ndarray, y: np.ndarray, C: float, loss_weight: float) -> float:
-    """loss_weight · Σ log(1 + exp(-y_r w·x_r)) + ‖w‖² / (2C), one row at a time."""
+def logistic_objective(w: np.ndarray, X: np.ndarray, y: np.ndarray, C: float, loss_weight: float,
+                       center: np.ndarray | None = None) -> float:
+    """loss_weight · Σ log(1 + exp(-y_r w·x_r)) + ‖w - center‖² / (2C), one row at a time."""
     total = 0.0
     for r in range(len(y)):
         total += math.log1p(math.exp(-y[r] * float(X[r] @ w)))
-    return loss_weight * total + float(w @ w) / (2 * C)
+    d = w if center is None else w - center
+    return loss_weight * total + float(d @ d) / (2 * C)
