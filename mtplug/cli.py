@@ -116,12 +116,12 @@ def _split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def _add_reference_args(p: argparse.ArgumentParser) -> None:
+def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None = "closest") -> None:
     g = p.add_argument_group("references and BLEU")
     g.add_argument("--ref", "-r", nargs="+", action="extend", metavar="FILE",
                    help="reference files, line i = sentence i (several: one per reference set)")
     g.add_argument("--devset", metavar="FILE", help="cdec devset instead: 'source ||| ref1 ||| ref2' lines")
-    g.add_argument("--reflen", choices=("closest", "shortest", "average"), default="closest",
+    g.add_argument("--reflen", choices=("closest", "shortest", "average"), default=reflen_default,
                    help="effective reference length (default: closest, ties to the shorter)")
     g.add_argument("--lowercase", action="store_true", help="compare case-insensitively")
 
@@ -185,25 +185,43 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
 
 
 # ---------------------------------------------------------------------------- commands
+#: metrics ``score`` computes, name -> chrF options (None: BLEU)
+SCORE_METRICS = {"bleu": None, "chrf": dict(word_order=0), "chrf++": dict(word_order=2)}
+
+
+def _score_metrics(value: str) -> list[str]:
+    names = [v.strip().lower() for v in value.split(",") if v.strip()]
+    unknown = [v for v in names if v not in SCORE_METRICS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown metric {', '.join(unknown) or repr(value)}; "
+                                         f"known: {', '.join(SCORE_METRICS)}")
+    return list(dict.fromkeys(names))
+
+
 def cmd_score(args) -> int:
     from .corpus import NbestCorpus
+    from .metrics.chrf import Chrf
 
+    if args.reflen is not None and "bleu" not in args.metric:
+        raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
+    args.reflen = args.reflen or "closest"
     refs = _references(args)
     corpus = NbestCorpus.from_plain(args.hyp, refs, _bleu_config(args))
-    score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
-    signature = _signature(args, refs)
-    if args.json:
-        print(json_line({"name": "BLEU", **score.as_dict(), "signature": signature}))
-    else:
-        print(f"{score.format()} {signature}")
-    return 0
-
-
-def _signature(args, refs) -> str:
-    """Everything that changes the number, as sacrebleu's signature does."""
     nrefs = refs.uniform_count or "var"
     case = "lc" if args.lowercase else "mixed"
-    return f"nrefs:{nrefs}|case:{case}|reflen:{args.reflen}|tok:none|smooth:none|version:mtplug-{__version__}"
+    for name in args.metric:
+        if SCORE_METRICS[name] is None:
+            score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
+            signature = (f"nrefs:{nrefs}|case:{case}|reflen:{args.reflen}|tok:none|smooth:none|"
+                         f"version:mtplug-{__version__}")
+            record, text = {"name": "BLEU", **score.as_dict()}, score.format()
+        else:
+            metric = Chrf(lowercase=args.lowercase, **SCORE_METRICS[name])
+            value = 100 * metric.corpus_score(metric.store_stats(corpus, threads=os.cpu_count() or 1).sum(axis=0))
+            signature = f"nrefs:{nrefs}|{metric.signature}|version:mtplug-{__version__}"
+            record, text = {"name": metric.name, "score": value}, f"{metric.name} = {value:.2f}"
+        print(json_line({**record, "signature": signature}) if args.json else f"{text} {signature}")
+    return 0
 
 
 def cmd_extract(args) -> int:
@@ -451,11 +469,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("score", cmd_score, "corpus BLEU of a translation (one hypothesis per line)",
-            "example:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n")
+    p = add("score", cmd_score, "corpus BLEU, chrF or chrF++ of a translation (one hypothesis per line)",
+            "examples:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n"
+            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu,chrf,chrf++\n")
     p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i")
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of the text line")
-    _add_reference_args(p)
+    p.add_argument("--metric", type=_score_metrics, default=["bleu"], metavar="M[,M...]",
+                   help=f"metrics to print, one line each: {', '.join(SCORE_METRICS)} (default bleu; chrF: "
+                        "character 6-grams, β 2, sacrebleu's; chrF++ adds word 1-2-grams)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per metric instead of text lines")
+    _add_reference_args(p, reflen_default=None)
 
     p = add("extract", cmd_extract, "n-best lists + references -> Moses features.dat / scores.dat (and a store)",
             "example:\n  mtplug extract --nbest run2.best100.out.gz --ref ref.0 --ffile run2.features.dat \\\n"

@@ -48,6 +48,29 @@ def test_score_text_and_json(write, capsys):
     assert d["sys_len"] == 9 and d["ref_len"] == 10 and 0 < d["score"] < 1
 
 
+def test_score_prints_each_metric_asked_with_its_signature(write, capsys):
+    import sacrebleu
+
+    hyps, refs = ["the small house .", "a big, big House", ""], ["the small house .", "a big house !", "nothing"]
+    hyp, ref = write("hyp", "".join(h + "\n" for h in hyps)), write("ref", "".join(r + "\n" for r in refs))
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "chrf,BLEU,chrf++", "--lowercase"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" = ")[0] for x in lines] == ["chrF2", "BLEU", "chrF2++"]
+    assert "nrefs:1|case:lc|eff:yes|nc:6|nw:2|space:no|version:mtplug-" in lines[2]
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "chrf++", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["name"] == "chrF2++"
+    assert d["score"] == pytest.approx(sacrebleu.CHRF(word_order=2).corpus_score(hyps, [refs]).score, abs=1e-9)
+
+
+def test_score_refuses_options_and_metrics_that_cannot_apply(write, capsys):
+    hyp, ref = write("hyp", "a b\n"), write("ref", "a b\n")
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "chrf", "--reflen", "average"]) == EXIT_INPUT_ERROR
+    assert "--reflen is a BLEU option" in capsys.readouterr().err
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "meteor"]) == EXIT_INPUT_ERROR
+    assert "unknown metric meteor" in capsys.readouterr().err
+
+
 def test_score_counts_blank_hypothesis_lines(write, capsys):
     ref = write("ref", "a b\nc d\n")
     assert main(["score", "--hyp", write("hyp", "a b\n\n"), "--ref", ref, "--json"]) == 0
