@@ -77,9 +77,10 @@ cdef inline Py_ssize_t n_grams(Py_ssize_t n_c, Py_ssize_t n_t, int o, int char_o
     return m if m > 0 else 0
 
 
-cdef double f_score(const int32_t* st, int n_orders, double beta) noexcept nogil:
-    """sacrebleu's CHRF._compute_f_score (effective order, no eps smoothing), in [0, 100],
-    with its operations in its order: the best reference is chosen on this number."""
+cdef double f_score(const int64_t* st, int n_orders, double beta) noexcept nogil:
+    """sacrebleu's CHRF._compute_f_score (effective order, no eps smoothing) of statistics
+    st [3 * n_orders], in [0, 100], with its operations in its order: the best reference
+    is chosen on this number, and the corpus score is this number of the summed rows."""
     cdef double factor = beta * beta, avg_p = 0.0, avg_r = 0.0, s
     cdef int i, eff = 0
     for i in range(n_orders):
@@ -109,6 +110,13 @@ cdef Py_ssize_t gather(const int64_t* w_ptr, const int32_t* w_data, const int32_
             out[n] = w_data[i]
             n += 1
     return n
+
+
+def corpus_score(const int64_t[::1] totals, int n_orders, double beta):
+    """chrF in [0, 100] of statistics summed over a corpus (int64 [3 * n_orders])."""
+    if totals.shape[0] != 3 * n_orders:
+        raise ValueError(f"expected {3 * n_orders} statistics, got {totals.shape[0]}")
+    return f_score(&totals[0], n_orders, beta)
 
 
 def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const int64_t[::1] run_start,
@@ -165,12 +173,14 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
         slots *= 2
     cdef uint64_t mask = slots - 1
     cdef Py_ssize_t row = 3 * n_orders
-    cdef Py_ssize_t per_thread_ints = max_c + max_t + ref_c + ref_t + max_refs * row
+    cdef Py_ssize_t per_thread_ints = max_c + max_t + ref_c + ref_t
     cdef int T = n_threads if n_threads > 1 else 1
     cdef int32_t* ints_all = <int32_t*>malloc(T * per_thread_ints * sizeof(int32_t))
+    cdef int64_t* rows_all = <int64_t*>malloc(T * max_refs * row * sizeof(int64_t))
     cdef Entry* tables_all = <Entry*>malloc(T * max_refs * slots * sizeof(Entry))
-    if ints_all == NULL or tables_all == NULL:
+    if ints_all == NULL or rows_all == NULL or tables_all == NULL:
         free(ints_all)
+        free(rows_all)
         free(tables_all)
         return -1
     cdef const int64_t* cptr = &char_ptr[0]
@@ -183,7 +193,7 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
     cdef int32_t* ht
     cdef int32_t* rc
     cdef int32_t* rt
-    cdef int32_t* rows       # [references of the sentence, 3 * n_orders]
+    cdef int64_t* rows       # [references of the sentence, 3 * n_orders]
     cdef Entry* tabs         # [references of the sentence, slots]
     cdef Entry* tab
     cdef Entry* e
@@ -191,7 +201,7 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
     cdef uint64_t z
     cdef Key key
     cdef int o
-    cdef int32_t matches
+    cdef int64_t matches
     cdef double f, best
     with nogil:
         for r in prange(R, num_threads=T, schedule="dynamic", chunksize=4):
@@ -199,7 +209,7 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
             ht = hc + max_c
             rc = ht + max_t
             rt = rc + ref_c
-            rows = rt + ref_t
+            rows = rows_all + threadid() * max_refs * row
             tabs = tables_all + threadid() * max_refs * slots
             q0 = ref_sent_ptr[run_sid[r]]
             q1 = ref_sent_ptr[run_sid[r] + 1]
@@ -216,7 +226,7 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
                               rt)
                 for o in range(n_orders):
                     m = n_grams(n_rc, n_rt, o, char_order)
-                    rows[q * row + 3 * o + 1] = <int32_t>m
+                    rows[q * row + 3 * o + 1] = m
                     for i in range(m):
                         key = ngram_key(rc, rt, i, o, char_order)
                         e = &tab[find(tab, mask, key.hi, key.lo, o + 1)]
@@ -245,7 +255,7 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
                                 e.hcount = e.hcount + 1
                                 if e.hcount <= e.rcount:
                                     matches = matches + 1
-                        rows[q * row + 3 * o] = <int32_t>(m if rows[q * row + 3 * o + 1] > 0 else 0)
+                        rows[q * row + 3 * o] = m if rows[q * row + 3 * o + 1] > 0 else 0
                         rows[q * row + 3 * o + 2] = matches
                 best = -1.0
                 best_q = 0
@@ -255,7 +265,8 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
                         best = f
                         best_q = q
                 for i in range(row):
-                    out[h, i] = rows[best_q * row + i] if nq > 0 else 0
+                    out[h, i] = <int32_t>rows[best_q * row + i] if nq > 0 else 0
     free(ints_all)
+    free(rows_all)
     free(tables_all)
     return 0

@@ -4,6 +4,7 @@ import numpy as np
 MAX_CHAR_ORDER: int
 MAX_WORD_ORDER: int
 
+def corpus_score(totals: np.ndarray, n_orders: int, beta: float) -> float: ...  # int64 [3 n_orders] -> [0, 100]
 def chrf_stats(
     hyp_ptr: np.ndarray,  # const int64_t[::1] [n + 1]
     hyp_words: np.ndarray,  # const int32_t[::1]

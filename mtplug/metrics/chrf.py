@@ -131,10 +131,10 @@ class Chrf:
         """chrF in [0, 1] from statistics summed over the corpus (int [n_stats]): the
         average precision and recall over the orders both sides have, then F_beta —
         sacrebleu's formula (``eps_smoothing=False``), divided by 100."""
-        st = np.asarray(summed, dtype=np.int64)
+        st = np.ascontiguousarray(summed, dtype=np.int64)
         if st.shape != (self.n_stats,):
             raise ValueError(f"expected {self.n_stats} statistics, got shape {st.shape}")
-        return _f_score(st.reshape(-1, 3), float(self.beta)) / 100.0
+        return _chrf.corpus_score(st, self.n_stats // 3, float(self.beta)) / 100.0
 
 
 def _split_punctuation(word: str) -> list[str]:
@@ -145,22 +145,3 @@ def _split_punctuation(word: str) -> list[str]:
         if word[0] in PUNCTUATION:
             return [word[0], word[1:]]
     return [word]
-
-
-def _f_score(orders: np.ndarray, beta: float) -> float:
-    # the operations of sacrebleu's CHRF._compute_f_score, in its order, on 100's scale
-    factor = beta ** 2
-    avg_p = avg_r = 0.0
-    effective = 0
-    for n_hyp, n_ref, n_match in orders.tolist():
-        if n_hyp > 0 and n_ref > 0:
-            avg_p += n_match / n_hyp
-            avg_r += n_match / n_ref
-            effective += 1
-    if effective == 0:
-        return 0.0
-    avg_p /= effective
-    avg_r /= effective
-    if avg_p + avg_r:
-        return 100 * ((1 + factor) * avg_p * avg_r / ((factor * avg_p) + avg_r))
-    return 0.0
