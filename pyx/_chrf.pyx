@@ -112,6 +112,29 @@ cdef Py_ssize_t gather(const int64_t* w_ptr, const int32_t* w_data, const int32_
     return n
 
 
+cdef struct Lengths:
+    Py_ssize_t chars
+    Py_ssize_t toks
+
+
+cdef Lengths longest(const int64_t[::1] ptr, const int32_t[::1] words, const int64_t[::1] char_ptr,
+                     const int64_t[::1] tok_ptr):
+    """The most characters and the most tokens of any row of a word-id CSR (at least 1)."""
+    cdef Lengths m
+    cdef Py_ssize_t i, k, nc, nt
+    m.chars = 1
+    m.toks = 1
+    for i in range(ptr.shape[0] - 1):
+        nc = 0
+        nt = 0
+        for k in range(ptr[i], ptr[i + 1]):
+            nc += char_ptr[words[k] + 1] - char_ptr[words[k]]
+            nt += tok_ptr[words[k] + 1] - tok_ptr[words[k]]
+        m.chars = max(m.chars, nc)
+        m.toks = max(m.toks, nt)
+    return m
+
+
 def corpus_score(const int64_t[::1] totals, int n_orders, double beta):
     """chrF in [0, 100] of statistics summed over a corpus (int64 [3 * n_orders])."""
     if totals.shape[0] != 3 * n_orders:
@@ -148,25 +171,12 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
         if run_start[r + 1] < run_start[r] or not 0 <= run_sid[r] < ref_sent_ptr.shape[0] - 1:
             raise ValueError(f"run {r} is out of order or names a sentence without references")
     # the longest character and token streams, to size every thread's buffers once
-    cdef Py_ssize_t max_c = 1, max_t = 1, nc, nt, max_refs = 1, ref_c = 1, ref_t = 1
-    for h in range(n):
-        nc = 0
-        nt = 0
-        for k in range(hyp_ptr[h], hyp_ptr[h + 1]):
-            nc += char_ptr[hyp_words[k] + 1] - char_ptr[hyp_words[k]]
-            nt += tok_ptr[hyp_words[k] + 1] - tok_ptr[hyp_words[k]]
-        max_c = max(max_c, nc)
-        max_t = max(max_t, nt)
+    cdef Lengths hyp_max = longest(hyp_ptr, hyp_words, char_ptr, tok_ptr)
+    cdef Lengths ref_max = longest(ref_word_ptr, ref_words, char_ptr, tok_ptr)
+    cdef Py_ssize_t max_c = hyp_max.chars, max_t = hyp_max.toks, ref_c = ref_max.chars, ref_t = ref_max.toks
+    cdef Py_ssize_t max_refs = 1
     for s in range(ref_sent_ptr.shape[0] - 1):
         max_refs = max(max_refs, ref_sent_ptr[s + 1] - ref_sent_ptr[s])
-    for s in range(ref_word_ptr.shape[0] - 1):
-        nc = 0
-        nt = 0
-        for k in range(ref_word_ptr[s], ref_word_ptr[s + 1]):
-            nc += char_ptr[ref_words[k] + 1] - char_ptr[ref_words[k]]
-            nt += tok_ptr[ref_words[k] + 1] - tok_ptr[ref_words[k]]
-        ref_c = max(ref_c, nc)
-        ref_t = max(ref_t, nt)
     # one table per reference, a power of two at least twice its n-grams of all orders
     cdef uint64_t slots = 16
     while slots < 2 * n_orders * (ref_c if ref_c > ref_t else ref_t):
