@@ -145,13 +145,17 @@ class Cdec:
         wd.mkdir(parents=True, exist_ok=True)
         ini = wd / "dtrain.ini"
         ini.write_text(f"input={self.src}\nrefs={self.ref}\ndecoder_config={self.config}\n"
-                       f"input_weights={self.start}\noutput={wd / 'weights.final'}\nepochs={self.a.iterations}\n"
+                       f"input_weights={self.start}\noutput={wd / 'weights.final.gz'}\nepochs={self.a.iterations}\n"
                        f"k={self.a.nbest}\nN=4\nscorer=fixed_stupid_bleu\nlearning_rate=0.0001\nfilter=uniq\n"
                        "pair_sampling=XYX\nhi_lo=0.1\nselect_weights=best\n")
         return ini
 
     def final_weights(self, name: str, wd: Path) -> Path:
-        if name.startswith("mtplug-") and name != "mtplug-dtrain":
+        if name.endswith("-dtrain"):
+            # '.gz': cdec's dtrain copies its best epoch's gzipped weights to whatever name
+            # `output` gives, and cdec reads gzip only from names that end in .gz
+            return wd / "weights.final.gz"
+        if name.startswith("mtplug-"):
             return wd / "final"
         if name == "cdec-rampion":
             return max(wd.glob("weights.[0-9]*"), key=lambda p: int(p.name.split(".")[1]))

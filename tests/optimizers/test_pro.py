@@ -338,9 +338,9 @@ def test_other_classifiers_improve_the_toy_set_too(toy, kind):
 
 
 def test_default_takes_the_pulled_classifier_whole(toy):
-    # Ψ = 1 with c_start = 0.001: on a real cdec system 28.15 test BLEU with sparse features
-    # where Ψ = 0.5 without the pull had 25.92 (cdec's pro.pl 27.93), 29.48 with dense ones
-    # (29.82; pro.pl 28.44) (docs/real-systems.md)
+    # Ψ = 1 with c_start = 0.001: on a real cdec system 27.54 test BLEU with sparse features
+    # (3 seeds) where Ψ = 0.5 without the pull had 25.73 (cdec's pro.pl 28.13), 29.48 with
+    # dense ones (29.82; pro.pl 28.44) (docs/real-systems.md)
     corpus, start = toy
     default = Pro().optimize(corpus, start, 3).weights
     assert default.tobytes() == Pro(psi=1.0, c_start=0.001).optimize(corpus, start, 3).weights.tobytes()
