@@ -279,8 +279,10 @@ def table(paths: list[str]) -> str:
                 rows.append(f"| {r['run']} | {r['error']} | | | | |")
                 continue
             hist = " ".join(f"{b * 100:.1f}" for b in r["history"]) if r.get("history") else ""
-            # mtplug tune may stop early (no weight moved): its history has the decoder runs made
-            its = len(r["history"]) if r.get("history") else r["iterations"]
+            # mtplug tune may stop early (no weight moved): its history has the decoder runs made;
+            # mert-moses.pl too (converged): its working folder has one n-best list per run
+            moses_runs = len(list((Path(p) / r["run"]).glob("run*.best*.out*")))
+            its = len(r["history"]) if r.get("history") else (moses_runs or r["iterations"])
             rows.append(f"| {r['run']} | {r['dev_bleu'] * 100:.2f} | {r['test_bleu'] * 100:.2f} | {its} | "
                         f"{r['seconds'] / its:.1f} | {hist} |")
     return "\n".join(rows)
