@@ -185,8 +185,8 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
 
 
 # ---------------------------------------------------------------------------- commands
-#: metrics ``score`` computes, name -> chrF options (None: BLEU)
-SCORE_METRICS = {"bleu": None, "chrf": dict(word_order=0), "chrf++": dict(word_order=2)}
+#: metrics ``score`` computes: BLEU and mtplug.metrics.chrf.VARIANTS (literal: no numpy at start-up)
+SCORE_METRICS = ("bleu", "chrf", "chrf++")
 
 
 def _score_metrics(value: str) -> list[str]:
@@ -202,21 +202,24 @@ def cmd_score(args) -> int:
     from .corpus import NbestCorpus
     from .metrics.chrf import Chrf
 
+    from .metrics.bleu import BleuConfig
+    from .metrics.chrf import VARIANTS
+
     if args.reflen is not None and "bleu" not in args.metric:
         raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
-    args.reflen = args.reflen or "closest"
+    reflen = args.reflen or "closest"
     refs = _references(args)
-    corpus = NbestCorpus.from_plain(args.hyp, refs, _bleu_config(args))
+    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase))
     nrefs = refs.uniform_count or "var"
     case = "lc" if args.lowercase else "mixed"
     for name in args.metric:
-        if SCORE_METRICS[name] is None:
+        if name == "bleu":
             score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
-            signature = (f"nrefs:{nrefs}|case:{case}|reflen:{args.reflen}|tok:none|smooth:none|"
+            signature = (f"nrefs:{nrefs}|case:{case}|reflen:{reflen}|tok:none|smooth:none|"
                          f"version:mtplug-{__version__}")
             record, text = {"name": "BLEU", **score.as_dict()}, score.format()
         else:
-            metric = Chrf(lowercase=args.lowercase, **SCORE_METRICS[name])
+            metric = Chrf(word_order=VARIANTS[name], lowercase=args.lowercase)
             value = 100 * metric.corpus_score(metric.store_stats(corpus, threads=os.cpu_count() or 1).sum(axis=0))
             signature = f"nrefs:{nrefs}|{metric.signature}|version:mtplug-{__version__}"
             record, text = {"name": metric.name, "score": value}, f"{metric.name} = {value:.2f}"

@@ -63,6 +63,14 @@ def test_score_prints_each_metric_asked_with_its_signature(write, capsys):
     assert d["score"] == pytest.approx(sacrebleu.CHRF(word_order=2).corpus_score(hyps, [refs]).score, abs=1e-9)
 
 
+def test_score_lists_every_chrf_variant():
+    # the CLI keeps its metric names literal (no numpy at start-up); they must not drift
+    from mtplug.cli import SCORE_METRICS
+    from mtplug.metrics.chrf import VARIANTS
+
+    assert SCORE_METRICS == ("bleu", *VARIANTS)
+
+
 def test_score_refuses_options_and_metrics_that_cannot_apply(write, capsys):
     hyp, ref = write("hyp", "a b\n"), write("ref", "a b\n")
     assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "chrf", "--reflen", "average"]) == EXIT_INPUT_ERROR

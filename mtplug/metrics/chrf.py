@@ -21,6 +21,9 @@ import numpy as np
 
 from .._ext import _chrf
 
+#: the named variants (as ``mtplug score --metric`` and sacrebleu's CLI call them) -> word order
+VARIANTS = {"chrf": 0, "chrf++": 2}
+
 #: sacrebleu's punctuation set for chrF++ words (string.punctuation)
 PUNCTUATION = frozenset('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~')
 
