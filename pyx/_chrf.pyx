@@ -16,6 +16,7 @@
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from cython.parallel cimport prange, threadid
+from _runs cimport check_runs
 
 MAX_CHAR_ORDER = 6
 MAX_WORD_ORDER = 2
@@ -163,13 +164,9 @@ def chrf_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
     cdef int n_orders = char_order + word_order
     if not (1 <= char_order <= MAX_CHAR_ORDER and 0 <= word_order <= MAX_WORD_ORDER):
         raise ValueError(f"char_order must be 1..{MAX_CHAR_ORDER} and word_order 0..{MAX_WORD_ORDER}")
-    if out.shape[0] != n or out.shape[1] != 3 * n_orders or run_start.shape[0] != R + 1:
-        raise ValueError("out must be [n, 3 * orders] and run_start have one more entry than run_sid")
-    if R and (run_start[0] != 0 or run_start[R] != n):
-        raise ValueError("runs must cover the hypotheses")
-    for r in range(R):
-        if run_start[r + 1] < run_start[r] or not 0 <= run_sid[r] < ref_sent_ptr.shape[0] - 1:
-            raise ValueError(f"run {r} is out of order or names a sentence without references")
+    if out.shape[0] != n or out.shape[1] != 3 * n_orders:
+        raise ValueError("out must be [n, 3 * orders]")
+    check_runs(run_start, run_sid, n, ref_sent_ptr.shape[0] - 1)
     # the longest character and token streams, to size every thread's buffers once
     cdef Lengths hyp_max = longest(hyp_ptr, hyp_words, char_ptr, tok_ptr)
     cdef Lengths ref_max = longest(ref_word_ptr, ref_words, char_ptr, tok_ptr)

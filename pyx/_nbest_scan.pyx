@@ -18,6 +18,7 @@ include "_growbuf.pxi"
 
 from _intern cimport InternTable, hash_bytes, intern_add, intern_find, intern_free, intern_init
 from _ngram cimport NgramTable, ngram_hyp_stats, ngram_table_build, ngram_table_free, ngram_table_init
+from _runs cimport check_runs
 
 from cython.parallel cimport prange, threadid
 
@@ -734,13 +735,9 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
     it; out int32 [n, 9]. Returns 0, or -1 when memory runs out.
     """
     cdef Py_ssize_t n = hyp_indptr.shape[0] - 1, R = run_sid.shape[0], r, h, max_len = 0
-    if out.shape[0] != n or out.shape[1] != 9 or run_start.shape[0] != R + 1:
-        raise ValueError("out must be [n, 9] and run_start have one more entry than run_sid")
-    if R and (run_start[0] != 0 or run_start[R] != n):
-        raise ValueError("runs must cover the hypotheses")
-    for r in range(R):
-        if run_start[r + 1] < run_start[r] or not 0 <= run_sid[r] < ref_sent_ptr.shape[0] - 1:
-            raise ValueError(f"run {r} is out of order or names a sentence without references")
+    if out.shape[0] != n or out.shape[1] != 9:
+        raise ValueError("out must be [n, 9]")
+    check_runs(run_start, run_sid, n, ref_sent_ptr.shape[0] - 1)
     for h in range(n):
         if hyp_indptr[h + 1] - hyp_indptr[h] > max_len:
             max_len = hyp_indptr[h + 1] - hyp_indptr[h]  # a token takes at least one byte
