@@ -6,8 +6,9 @@
     python benchmarks/real_systems.py moses --system DIR --moses /path/to/mosesdecoder --out OUT [...]
     python benchmarks/real_systems.py table OUT [OUT ...]        # the markdown table of finished runs
 
-A run name may carry options for mtplug's tune runs: ``mtplug-pro+psi=0.5`` is
-``mtplug-pro`` with ``--psi 0.5`` (its results are kept under that name).
+A run name may carry options for mtplug's tune and dtrain runs: ``mtplug-pro+psi=0.5`` is
+``mtplug-pro`` with ``--psi 0.5``, ``mtplug-dtrain+pair_sampling=XYX-full`` overrides that
+dtrain.ini key (its results are kept under that name).
 
 A system folder holds dev/test source and reference files and the decoder's config:
 
@@ -252,8 +253,8 @@ def main_run(args, system) -> None:
         options = dict(v.partition("=")[::2] for v in variant)   # 'mtplug-pro+psi=0.5': --psi 0.5
         tool, make = runs[base]
         cmd = make(wd)           # the tools make their folder (dpmert.pl and pro.pl refuse one that exists)
-        if options and "tune" not in cmd:
-            sys.exit(f"{name}: option variants ('+option=value') are for mtplug tune runs only")
+        if options and "tune" not in cmd and "dtrain" not in cmd:
+            sys.exit(f"{name}: option variants ('+option=value') are for mtplug tune and dtrain runs only")
         for option, value in options.items():
             cmd += [f"--{option}"] + ([value] if value else [])
         try:

@@ -22,11 +22,19 @@
 # A sentence with k < 2 draws nothing and yields no pairs (every draw would have i == j).
 # Draws with i == j still count towards gamma, as in Moses's pro (mert/pro.cpp).
 #
+# Length filter (length_z > 0; cdec's mr_pro_map, a variation on Nakov et al. 2012): with
+# hypothesis lengths l (words) and sigma = max(2, sqrt(mean of (l_a - l_b)^2 over the ordered
+# pairs a != b of the sentence)) — computed exactly, where cdec estimates it from 5000 draws —
+# a draw with i != j and |l_i - l_j| / sigma > length_z is drawn again: it does not count
+# towards gamma and takes no draw number t. (At least 3/4 of the pairs pass when length_z >= 2,
+# by Markov's inequality on (l_i - l_j)^2, so redraws stay few; a sentence stops after
+# REDRAW_LIMIT * gamma length rejections all the same.)
+#
 # Inputs are clean contiguous arrays (validated in mtplug/optimizers/pro.py); nothing here
 # raises inside the nogil loops.
 
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
-from libc.math cimport fabs
+from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 
@@ -34,10 +42,12 @@ import numpy as np
 
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t SENTENCE_STRIDE = 0xD1B54A32D192ED03ULL   # odd: s -> s * stride is a bijection
+cdef int64_t REDRAW_LIMIT = 64
 
 # Exported so that the pure-Python reference uses the very same constants.
 SPLITMIX_GOLDEN = GOLDEN
 SPLITMIX_SENTENCE_STRIDE = SENTENCE_STRIDE
+LENGTH_REDRAW_LIMIT = REDRAW_LIMIT
 
 
 cdef inline uint64_t mix64(uint64_t z) noexcept nogil:
@@ -128,26 +138,48 @@ cdef int cmp_draw(const void* p, const void* q) noexcept nogil:
     return -1 if a < b else (1 if a > b else 0)
 
 
+cdef double length_sigma(const int64_t[::1] lengths, int64_t lo, int64_t k) noexcept nogil:
+    """max(2, RMS of l_a - l_b over the ordered pairs a != b of rows lo .. lo + k - 1), k >= 2.
+
+    Σ_{a != b} (l_a - l_b)^2 = 2k·Σ(l - mean)^2, so the mean square is 2·Σ(l - mean)^2 / (k - 1);
+    two passes in double (the order of the sums is the reference's: tests rely on it).
+    """
+    cdef int64_t a, total = 0
+    cdef double mean, dev, ss = 0.0
+    for a in range(lo, lo + k):
+        total += lengths[a]
+    mean = <double>total / <double>k
+    for a in range(lo, lo + k):
+        dev = <double>lengths[a] - mean
+        ss += dev * dev
+    return max(sqrt(2.0 * ss / <double>(k - 1)), 2.0)
+
+
 def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_ssize_t s_lo,
                  Py_ssize_t s_hi, uint64_t seed, Py_ssize_t gamma, Py_ssize_t cap, double beta,
+                 const int64_t[::1] lengths, double length_z,
                  int64_t[::1] out_better, int64_t[::1] out_worse, int64_t[::1] out_count,
-                 int64_t[::1] out_above):
+                 int64_t[::1] out_above, int64_t[::1] out_redrawn):
     """Sample the PRO pairs of sentences s_lo .. s_hi - 1 (rules: the module header).
 
     scores float64 [n_hyp] (the sentence metric b, finite); sent_offsets int64 [S + 1]
     (every sentence < 2^32 hypotheses); gamma: draws per sentence; cap: pairs kept per
     sentence at most (xi; the caller passes min(xi, gamma) >= 1); beta >= 0.
+    lengths int64 [n_hyp] (hypothesis lengths in words, >= 0; may be empty when
+    length_z <= 0); length_z > 0 turns the length filter on.
     Sentence s writes its kept pairs, in draw order, to slots s * cap .. s * cap +
     out_count[s] - 1 of out_better / out_worse (row indices into the store, int64
     [S * cap]); out_above[s] is its number of candidates (draws that passed the i != j,
-    beta and b_i != b_j tests) before the top-xi cut. Returns 0, or -1 if scratch memory
-    could not be allocated (nothing is then written).
+    beta and b_i != b_j tests) before the top-xi cut; out_redrawn[s] its draws rejected
+    for length. Returns 0, or -1 if scratch memory could not be allocated (nothing is
+    then written).
     """
     cdef Py_ssize_t s, n, r
-    cdef int64_t lo, t, above
+    cdef int64_t lo, t, above, redrawn, redraw_limit = REDRAW_LIMIT * gamma
     cdef uint32_t k, i, j
     cdef uint64_t state
-    cdef double bi, bj, d
+    cdef double bi, bj, d, max_len_diff = 0.0
+    cdef bint by_length = length_z > 0
     cdef Candidate c
     cdef Candidate* heap = <Candidate*>malloc((cap if cap > 0 else 1) * sizeof(Candidate))
     if heap == NULL:
@@ -158,11 +190,21 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
             k = <uint32_t>(sent_offsets[s + 1] - lo)
             n = 0
             above = 0
+            redrawn = 0
             if k >= 2:
                 state = stream_start(seed, <uint64_t>s)
-                for t in range(gamma):
+                if by_length:
+                    max_len_diff = length_z * length_sigma(lengths, lo, k)
+                t = 0
+                while t < gamma:
                     i = uniform_below(&state, k)
                     j = uniform_below(&state, k)
+                    if by_length and i != j and fabs(<double>(lengths[lo + i] - lengths[lo + j])) > max_len_diff:
+                        redrawn += 1
+                        if redrawn >= redraw_limit:
+                            break
+                        continue
+                    t += 1
                     if i == j:
                         continue
                     bi = scores[lo + i]
@@ -172,7 +214,7 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
                         continue
                     above += 1
                     c.diff = d
-                    c.draw = t
+                    c.draw = t - 1
                     if bi > bj:
                         c.better = lo + i
                         c.worse = lo + j
@@ -192,6 +234,7 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
                     out_worse[s * cap + r] = heap[r].worse
             out_count[s] = n
             out_above[s] = above
+            out_redrawn[s] = redrawn
     free(heap)
     return 0
 

@@ -3,6 +3,7 @@ import numpy as np
 
 SPLITMIX_GOLDEN: int
 SPLITMIX_SENTENCE_STRIDE: int
+LENGTH_REDRAW_LIMIT: int
 
 def py_uniform_draws(seed: int, sentence: int, k: int, count: int) -> np.ndarray: ...  # int64 [count]
 def sample_pairs(
@@ -14,10 +15,13 @@ def sample_pairs(
     gamma: int,
     cap: int,  # min(xi, gamma) >= 1
     beta: float,
+    lengths: np.ndarray,  # const int64_t[::1] [n_hyp], or empty when length_z <= 0
+    length_z: float,  # > 0: the length filter
     out_better: np.ndarray,  # int64_t[::1] [S * cap]
     out_worse: np.ndarray,  # int64_t[::1] [S * cap]
     out_count: np.ndarray,  # int64_t[::1] [S]
     out_above: np.ndarray,  # int64_t[::1] [S]
+    out_redrawn: np.ndarray,  # int64_t[::1] [S]
 ) -> int: ...  # 0, or -1 when out of memory
 def pair_differences(
     dense: np.ndarray,  # const double[:, ::1] [n_hyp, D]

@@ -18,6 +18,7 @@ from ..errors import InputError
 from ..fileio import check_output
 from ..jsonable import json_line
 from .config import GROUPS, KEYS, load_config
+from .pairs import XYX_METHODS
 
 EXAMPLES = """\
 examples:
@@ -83,7 +84,7 @@ def run(args, log, counter) -> int:
     if workers < 1:
         raise InputError("--workers must be at least 1")
     log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} pairs={cfg.pair_sampling}"
-        f"{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling == 'XYX' else ''} threshold={cfg.pair_threshold} "
+        f"{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling in XYX_METHODS else ''} threshold={cfg.pair_threshold} "
         f"eta={cfg.learning_rate} gamma={cfg.gamma} loss_margin={cfg.loss_margin}"
         f"{' (faster perceptron)' if cfg.faster_perceptron else ''} l1_reg={cfg.l1_reg}"
         f"{'' if cfg.l1_reg == 'none' else f' ({cfg.l1_reg_strength})'} select_weights={cfg.select_weights} "

@@ -30,6 +30,7 @@ from typing import Mapping, Optional
 
 from ..errors import InputError
 from ..formats.weights import looks_numeric
+from .pairs import PAIR_SAMPLINGS, XYX_METHODS
 
 UINT_MAX = 4294967295  # dtrain's max_pairs default (std::numeric_limits<unsigned>::max())
 LOSS_MARGIN_INFINITE = 9998.0  # dtrain: loss_margin > 9998 means "always update"
@@ -74,10 +75,10 @@ class DtrainConfig:
                             ("kbest", "forest"))
     filter: str = _key("uniq", "uniq: unique strings (decoder -r); not: all derivations", 1, "str",
                        ("uniq", "not"))
-    pair_sampling: str = _key("XYX", "XYX: top vs rest and middle vs bottom; all: all pairs; PRO", 1, "str",
-                              ("XYX", "all", "PRO"))
-    hi_lo: float = _key(0.1, "XYX: fraction of the k-best that is top and that is bottom, in [0.01, 0.5]",
-                        1, "float")
+    pair_sampling: str = _key("XYX", "XYX: top vs rest, the pairs cdec's dtrain samples; XYX-full: also middle "
+                                     "vs bottom (mtplug); all: all pairs; PRO", 1, "str", PAIR_SAMPLINGS)
+    hi_lo: float = _key(0.1, "XYX, XYX-full: fraction of the k-best that is top and that is bottom, "
+                             "in [0.01, 0.5]", 1, "float")
     pair_threshold: float = _key(0.0, "skip pairs whose scores differ by less (0: skip only ties)", 1, "float")
     N: int = _key(4, "n-gram order of the scorer (1..4 in mtplug)", 1, "int")
     # ---- scorer
@@ -282,6 +283,13 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
                             "library; mtplug drives the cdec program and reads k-best lists: use 'kbest'")
     if not 0.01 <= cfg.hi_lo <= 0.5:
         fail("hi_lo", f"must lie in [0.01, 0.5], got {cfg.hi_lo}")
+    if "max_pairs" in origins and cfg.pair_sampling == "PRO":
+        fail("max_pairs", "has no effect with pair_sampling=PRO (it keeps the 50 best of at most 5000 "
+                          "candidates, as dtrain)")
+    if "hi_lo" in origins and cfg.pair_sampling not in XYX_METHODS:
+        # dtrain only warns; a setting that cannot take effect is an error here
+        fail("hi_lo", f"has no effect with pair_sampling={cfg.pair_sampling}; it applies to "
+                      f"{' and '.join(XYX_METHODS)}")
     if cfg.pair_threshold < 0:
         fail("pair_threshold", "must be >= 0")
     if not 1 <= cfg.N <= 4:

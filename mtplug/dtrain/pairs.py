@@ -1,10 +1,13 @@
-"""Pair sampling from one scored k-best list: XYX, all, PRO (cdec dtrain's pairsampling.h).
+"""Pair sampling from one scored k-best list: XYX, XYX-full, all, PRO (cdec dtrain's pairsampling.h).
 
 Every sampler returns ``(first, second)``: int64 arrays of k-best positions, one entry
 per pair, ``first`` the hypothesis with the higher per-sentence score. The order of
 the pairs is the order dtrain enumerates them in (it matters for the update when
-gamma > 0). Hypotheses are ranked by score, descending, with a STABLE sort (ties
-keep their k-best order; dtrain's ``std::sort`` leaves that unspecified).
+gamma > 0). Hypotheses are ranked by score, descending, in the order that dtrain's
+``std::sort`` leaves them in: the sort is not stable, and which of several hypotheses
+with equal scores lands where decides XYX's pairs, so mtplug reproduces GCC's
+libstdc++ introsort (pyx/_introsort.pyx; a cdec built against another C++ library
+may order ties differently).
 
 Filters, applied as dtrain applies them while enumerating candidate pairs:
 
@@ -18,20 +21,29 @@ Filters, applied as dtrain applies them while enumerating candidate pairs:
 XYX (multipartite ranking). With ``sz`` hypotheses sorted by score and
 ``sep = round(sz * hi_lo)``: the top group is ``[0, sep_hi)`` with
 ``sep_hi = max(sep, 1)`` widened downwards over ties with its last member (for
-``sz <= 4`` the top is the 1-best alone); the bottom group is ``[sep_lo, sz)`` with
-``sep_lo = sz - sep`` widened upwards over ties (never into the top); the middle is
-what lies between. Pairs: top × (middle ∪ bottom), then middle × bottom.
-NOTE: cdec's code (pairsampling.h ``partXYX``) runs its middle-vs-bottom loop over
-``i in [sep_hi, sz - sep_lo)``, which with ``sep_lo ≈ 0.9·sz`` is (almost always)
-empty, so cdec's XYX in practice samples only top-vs-rest pairs; and its
-``max_pairs`` count stops only the first loop. mtplug samples both parts, as the
-method is described (Simianer et al. 2012) and as dtrain's own documentation says.
+``sz <= 4`` the top is the 1-best alone).
 
-PRO (Hopkins & May 2011 as dtrain does it): pairs ``i < j`` in k-best order whose
-scores differ by at least ``threshold`` (and are not tied), at most 5000, then the 50
-with the largest score difference (stable). Unlike cdec — which keeps tied pairs,
-orients them by k-best order rather than by score and ignores ``misranked_only`` —
-the pairs are oriented better-first and (1) applies after the selection.
+* ``XYX`` samples the pairs cdec's dtrain samples (pairsampling.h ``partXYX``): the
+  top × everything below it, then a second loop over ``i in [sep_hi, sz - lo)``,
+  ``j in [sz - lo, sz)`` where ``lo = sz - sep`` widened upwards over ties — which
+  with ``lo ≈ 0.9·sz`` is empty unless ties at the 90% mark reach above the top.
+  The candidate count that ``max_pairs`` bounds runs on over both loops, but once
+  the first loop has stopped at ``max_pairs`` the second is not bounded (cdec tests
+  ``++count == max``). (cdec reads out of bounds where ``sep`` is 0; mtplug's top is
+  then the 1-best and the second loop is empty.)
+* ``XYX-full`` samples what the method and dtrain's README describe (Simianer et al.
+  2012): the top × (middle ∪ bottom), then the middle × the bottom, where the bottom
+  is ``[sep_lo, sz)``, ``sep_lo = sz - sep`` widened upwards over ties (never into
+  the top). It is mtplug's addition; on real cdec systems it tuned worse than ``XYX``
+  (docs/real-systems.md: 5.5 BLEU below on the dense de-en set), so it is not the default.
+
+PRO (Hopkins & May 2011 as dtrain does it): with the hypotheses ranked as above, the
+pairs (i above j) whose scores differ by at least ``threshold`` (with threshold 0, tied
+pairs too), in dtrain's loop order, at most 5000; if more than 50, the 50 with the
+largest score difference (std::sort again). Unlike cdec, mtplug then drops tied pairs
+(they have no better side; cdec keeps them, and they reach the 50 only when fewer than
+50 untied pairs exist). As in cdec, PRO ignores ``misranked_only``: in the faster
+perceptron every PRO pair updates, misranked or not.
 """
 
 from __future__ import annotations
@@ -40,20 +52,35 @@ import math
 
 import numpy as np
 
+from .._ext import _introsort
+
 PRO_CANDIDATES = 5000
 PRO_KEEP = 50
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
+XYX_METHODS = ("XYX", "XYX-full")
+PAIR_SAMPLINGS = XYX_METHODS + ("all", "PRO")
+
+
+def sort_descending(keys: np.ndarray) -> np.ndarray:
+    """Positions of ``keys`` (float64 [n], no NaN) in the order libstdc++'s std::sort
+    with ``a > b`` leaves them (int64 [n])."""
+    keys = np.ascontiguousarray(keys, dtype=np.float64)
+    order = np.empty(len(keys), dtype=np.int64)
+    _introsort.sort_descending(keys, order)
+    return order
+
 
 def rank_by_score(scores: np.ndarray) -> np.ndarray:
-    """k-best positions sorted by score, descending; ties keep k-best order."""
-    return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    """k-best positions sorted by score, descending, ties as dtrain's std::sort leaves them."""
+    return sort_descending(scores)
 
 
 def xyx_groups(sorted_scores: np.ndarray, hi_lo: float) -> tuple[int, int]:
-    """(sep_hi, sep_lo) of XYX for scores sorted descending: top = [0, sep_hi),
-    middle = [sep_hi, sep_lo), bottom = [sep_lo, sz)."""
+    """(sep_hi, sep_lo) of XYX for scores sorted descending: the top is [0, sep_hi);
+    ``sep_lo`` is ``sz - sep`` widened upwards over ties, where XYX-full's bottom
+    [max(sep_lo, sep_hi), sz) starts and what XYX's second loop is bounded by."""
     s = sorted_scores
     sz = len(s)
     # dtrain computes sz * hi_lo in single precision (hi_lo is a float) and rounds half away from 0
@@ -67,7 +94,7 @@ def xyx_groups(sorted_scores: np.ndarray, hi_lo: float) -> tuple[int, int]:
     sep_lo = sz - sep
     while sep > 0 and 0 < sep_lo < sz and s[sep_lo - 1] == s[sep_lo]:
         sep_lo -= 1
-    return sep_hi, max(sep_lo, sep_hi)
+    return sep_hi, sep_lo
 
 
 def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -103,6 +130,31 @@ def all_pairs(scores, model, *, threshold: float = 0.0, max_pairs: int = 2**62,
 
 def xyx_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0, max_pairs: int = 2**62,
               misranked_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """XYX as cdec's dtrain samples it (see the module docstring)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    model = np.asarray(model, dtype=np.float64)
+    order = rank_by_score(scores)
+    sz = len(order)
+    if sz < 2:
+        return _EMPTY, _EMPTY
+    sep_hi, lo = xyx_groups(scores[order], hi_lo)
+    pos = np.arange(sz, dtype=np.int64)
+    f1, s1 = _block(pos[:sep_hi], pos[sep_hi:])
+    f2, s2 = _block(pos[sep_hi:sz - lo], pos[sz - lo:])
+    f1, s1 = order[f1], order[s1]
+    f2, s2 = order[f2], order[s2]
+    if misranked_only:
+        keep1, keep2 = model[f1] <= model[s1], model[f2] <= model[s2]
+        f1, s1, f2, s2 = f1[keep1], s1[keep1], f2[keep2], s2[keep2]
+    if len(f1) >= max_pairs:
+        f1, s1 = f1[:max_pairs], s1[:max_pairs]
+    else:
+        f2, s2 = f2[:max_pairs - len(f1)], s2[:max_pairs - len(f1)]
+    return _filter(np.concatenate([f1, f2]), np.concatenate([s1, s2]), scores, model, threshold, 2**62, False)
+
+
+def xyx_full_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0, max_pairs: int = 2**62,
+                   misranked_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Top × (middle ∪ bottom), then middle × bottom (see the module docstring)."""
     scores = np.asarray(scores, dtype=np.float64)
     order = rank_by_score(scores)
@@ -110,6 +162,7 @@ def xyx_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0, max_
     if sz < 2:
         return _EMPTY, _EMPTY
     sep_hi, sep_lo = xyx_groups(scores[order], hi_lo)
+    sep_lo = max(sep_lo, sep_hi)
     pos = np.arange(sz, dtype=np.int64)
     f1, s1 = _block(pos[:sep_hi], pos[sep_hi:])
     f2, s2 = _block(pos[sep_hi:sep_lo], pos[sep_lo:])
@@ -119,37 +172,34 @@ def xyx_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0, max_
                    misranked_only)
 
 
-def pro_pairs(scores, model, *, threshold: float = 0.0, misranked_only: bool = False,
-              candidates: int = PRO_CANDIDATES, keep: int = PRO_KEEP) -> tuple[np.ndarray, np.ndarray]:
+def pro_pairs(scores, *, threshold: float = 0.0, candidates: int = PRO_CANDIDATES,
+              keep: int = PRO_KEEP) -> tuple[np.ndarray, np.ndarray]:
     """PRO as dtrain samples it (see the module docstring)."""
     scores = np.asarray(scores, dtype=np.float64)
-    sz = len(scores)
+    order = rank_by_score(scores)
+    sz = len(order)
     if sz < 2:
         return _EMPTY, _EMPTY
+    s = scores[order]
     i, j = np.triu_indices(sz, 1)
-    diff = scores[i] - scores[j]
-    ok = (np.abs(diff) >= threshold) & (diff != 0)
-    i, j, diff = i[ok][:candidates], j[ok][:candidates], diff[ok][:candidates]
+    ok = ~(np.abs(s[i] - s[j]) < threshold)         # dtrain's accept_pair
+    i, j = i[ok][:candidates], j[ok][:candidates]
     if len(i) > keep:
-        top = np.argsort(-np.abs(diff), kind="stable")[:keep]
-        i, j, diff = i[top], j[top], diff[top]
-    first = np.where(diff > 0, i, j).astype(np.int64)
-    second = np.where(diff > 0, j, i).astype(np.int64)
-    if misranked_only:
-        model = np.asarray(model, dtype=np.float64)
-        bad = model[first] <= model[second]
-        first, second = first[bad], second[bad]
-    return first, second
+        top = sort_descending(np.abs(s[i] - s[j]))[:keep]
+        i, j = i[top], j[top]
+    untied = s[i] != s[j]
+    return order[i[untied]], order[j[untied]]
 
 
 def sample_pairs(method: str, scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0,
                  max_pairs: int = 2**62, misranked_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch on dtrain's ``pair_sampling`` name: ``XYX``, ``all`` or ``PRO``."""
-    if method == "XYX":
-        return xyx_pairs(scores, model, hi_lo=hi_lo, threshold=threshold, max_pairs=max_pairs,
-                         misranked_only=misranked_only)
+    """Dispatch on the ``pair_sampling`` name: ``XYX``, ``XYX-full``, ``all`` or ``PRO``."""
+    if method in XYX_METHODS:
+        sampler = xyx_pairs if method == "XYX" else xyx_full_pairs
+        return sampler(scores, model, hi_lo=hi_lo, threshold=threshold, max_pairs=max_pairs,
+                       misranked_only=misranked_only)
     if method == "all":
         return all_pairs(scores, model, threshold=threshold, max_pairs=max_pairs, misranked_only=misranked_only)
     if method == "PRO":
-        return pro_pairs(scores, model, threshold=threshold, misranked_only=misranked_only)
-    raise ValueError(f"unknown pair_sampling {method!r}; choose XYX, all or PRO")
+        return pro_pairs(scores, threshold=threshold)      # dtrain's PRO takes no misranked_only
+    raise ValueError(f"unknown pair_sampling {method!r}; choose one of {', '.join(PAIR_SAMPLINGS)}")

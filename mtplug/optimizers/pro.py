@@ -7,7 +7,9 @@ One PRO step on the accumulated n-best lists:
 2. per sentence draw Γ candidate pairs (i, j) uniformly and independently, drop those
    with i == j or |b_i - b_j| < β (or b_i == b_j), keep the Ξ with the largest
    |b_i - b_j| (ties: the earlier draw) — compiled, seeded per (seed, sentence), so the
-   pairs never depend on threads (rules in full: pyx/_pro.pyx);
+   pairs never depend on threads (rules in full: pyx/_pro.pyx); with ``length_z`` > 0 a
+   pair whose hypothesis lengths differ by more than length_z standard deviations is
+   drawn again (cdec's mr_pro_map);
 3. train a linear classifier without bias on the difference vectors, each pair taken as
    both (f_better - f_worse, +1) and (f_worse - f_better, -1)
    (:mod:`mtplug.optimizers.classifiers`; logistic regression by default), under the
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _pro
-from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
+from ..metrics.bleu import SENTENCE_BLEU_VARIANTS, STATS_LAYOUT
 from ..metrics.sentence import hypothesis_scores
 from . import classifiers
 from .base import Optimizer, Result
@@ -38,6 +40,9 @@ from .classifiers import CLASSIFIERS, PairMatrix
 
 _MASK64 = (1 << 64) - 1
 _MAX_SENTENCE = (1 << 32) - 1
+HYP_LEN_COLUMN = STATS_LAYOUT.index("total1")
+#: cdec's mr_pro_map z-score threshold; chosen by runs on a real cdec system (docs/real-systems.md)
+DEFAULT_LENGTH_Z = 2.0
 
 
 @dataclass
@@ -47,7 +52,8 @@ class PairSample:
     indptr int64 [S + 1]: sentence s owns pairs indptr[s] .. indptr[s+1] - 1 (in draw order);
     better, worse int64 [P]: row indices into the store (b[better] > b[worse]);
     candidates int64 [S]: per sentence, the draws that passed the i != j and β tests
-    (before the top-Ξ cut); draws: Γ times the sentences with at least two hypotheses.
+    (before the top-Ξ cut); draws: Γ times the sentences with at least two hypotheses;
+    redrawn int64 [S]: per sentence, the draws rejected by the length filter and drawn again.
     """
 
     indptr: np.ndarray
@@ -55,6 +61,7 @@ class PairSample:
     worse: np.ndarray
     candidates: np.ndarray
     draws: int
+    redrawn: np.ndarray
 
     @property
     def n_pairs(self) -> int:
@@ -62,13 +69,16 @@ class PairSample:
 
 
 def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int = 50, beta: float = 0.05,
-                 threads: int | None = None) -> PairSample:
+                 lengths=None, length_z: float = 0.0, threads: int | None = None) -> PairSample:
     """Hopkins & May's sampler over the whole store (one compiled pass per thread).
 
     scores: float64 [n_hyp], the sentence metric of every hypothesis (finite);
     sent_offsets: int64 [S + 1], sentence s = rows sent_offsets[s] .. sent_offsets[s+1] - 1;
     seed: any Python int (taken mod 2^64); gamma >= 0 draws per sentence; xi >= 1 pairs
     kept per sentence at most; beta >= 0 the smallest metric difference kept.
+    length_z > 0: redraw pairs whose hypothesis lengths (``lengths``, int [n_hyp], words)
+    differ by more than length_z standard deviations of the sentence's length differences
+    (cdec's mr_pro_map uses 2; rules in pyx/_pro.pyx); 0: no length filter.
     threads: sentences are split into that many contiguous chunks (default: all cores);
     the result is the same for any number.
     """
@@ -87,17 +97,29 @@ def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int 
     gamma, xi, beta = int(gamma), int(xi), float(beta)
     if gamma < 0 or xi < 1 or not (beta >= 0 and np.isfinite(beta)):
         raise ValueError(f"need gamma >= 0, xi >= 1 and a finite beta >= 0; got {gamma}, {xi}, {beta}")
+    length_z = float(length_z)
+    if not (length_z >= 0 and np.isfinite(length_z)):
+        raise ValueError(f"length_z must be a finite number >= 0, got {length_z}")
+    if length_z > 0:
+        if lengths is None:
+            raise ValueError("length_z > 0 needs the hypothesis lengths")
+        lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        if lengths.shape != scores.shape or (len(lengths) and lengths.min() < 0):
+            raise ValueError(f"lengths must be {len(scores)} non-negative word counts")
+    else:
+        lengths = np.zeros(0, dtype=np.int64)
     S = len(sizes)
     cap = max(1, min(xi, gamma))
     slots_b = np.empty(S * cap, dtype=np.int64)
     slots_w = np.empty(S * cap, dtype=np.int64)
     counts = np.zeros(S, dtype=np.int64)
     above = np.zeros(S, dtype=np.int64)
+    redrawn = np.zeros(S, dtype=np.int64)
     seed64 = int(seed) & _MASK64
 
     def run(bounds):
-        return _pro.sample_pairs(scores, offsets, bounds[0], bounds[1], seed64, gamma, cap, beta,
-                                 slots_b, slots_w, counts, above)
+        return _pro.sample_pairs(scores, offsets, bounds[0], bounds[1], seed64, gamma, cap, beta, lengths, length_z,
+                                 slots_b, slots_w, counts, above, redrawn)
 
     threads = max(1, min(threads or os.cpu_count() or 1, S or 1))
     cuts = np.linspace(0, S, threads + 1).astype(np.int64)
@@ -114,7 +136,8 @@ def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int 
     P = int(indptr[-1])
     # slot of pair p of sentence s: s * cap + (p - indptr[s])
     slot = np.repeat(np.arange(S, dtype=np.int64) * cap - indptr[:-1], counts) + np.arange(P, dtype=np.int64)
-    return PairSample(indptr, slots_b[slot], slots_w[slot], above, gamma * int(np.count_nonzero(sizes >= 2)))
+    return PairSample(indptr, slots_b[slot], slots_w[slot], above, gamma * int(np.count_nonzero(sizes >= 2)),
+                      redrawn)
 
 
 def pair_differences(corpus, better, worse) -> PairMatrix:
@@ -161,38 +184,62 @@ class Pro(Optimizer):
                          "holding the step back; Hopkins & May interpolate with 0.1 instead)"),
         "classifier": dict(choices=CLASSIFIERS, default="logistic",
                            help="binary classifier on the pair differences, no bias (default logistic)"),
-        "c": dict(type=float, default=1.0, metavar="C",
+        "c": dict(type=float, default=None, metavar="C",
                   help="inverse ℓ2 strength: logistic and svm minimise Σ loss over both orientations of "
-                       "every pair + ‖w‖²/(2C); unused by the perceptron (default 1, megam's prior)"),
-        "c_start": dict(type=float, default=0.001, metavar="C",
+                       "every pair + ‖w‖²/(2C) (default 1, megam's prior; not with the perceptron)"),
+        "c_start": dict(type=float, default=None, metavar="C",
                         help="inverse strength of an ℓ2 pull toward the start weights: adds "
                              "‖w − start‖²/(2·c_start) to the classifier's objective; inf: none (default "
                              "0.001: on a real cdec system 1.8 BLEU better on test than none with Ψ 0.5 "
                              "with sparse features, 0.3 worse with dense ones, docs/real-systems.md; "
-                             "cdec's pro.pl is c 0.001, c_start 0.0001, psi 1); unused by the perceptron"),
+                             "cdec's pro.pl is c 0.001, c_start 0.0001, psi 1; not with the perceptron)"),
+        "length_z": dict(type=float, default=None, metavar="Z",
+                         help="redraw candidate pairs whose hypothesis lengths differ by more than Z standard "
+                              "deviations of the sentence's length differences (at least 2 words), as cdec's "
+                              "pro.pl does; 0: no length filter (default 2 where the hypotheses have lengths, "
+                              "i.e. BLEU statistics: on a real cdec system 0.5 test BLEU better than none with "
+                              "sparse features over 3 seeds, equal with dense ones, docs/real-systems.md)"),
         "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
                                 help="sentence-level metric that ranks the hypotheses (default bleu+1; "
                                      "moses-sentence-bleu is what Moses's pro uses)"),
-        "epochs": dict(type=int, default=20, metavar="N",
+        "epochs": dict(type=int, default=None, metavar="N",
                        help="perceptron and svm: passes over the pairs at most (default 20)"),
-        "max_iterations": dict(type=int, default=500, metavar="N",
+        "max_iterations": dict(type=int, default=None, metavar="N",
                                help="logistic: L-BFGS iterations at most (default 500)"),
     }
 
-    def __init__(self, gamma=5000, xi=50, beta=0.05, psi=1.0, classifier="logistic", c=1.0, c_start=0.001,
-                 sentence_metric="bleu+1", epochs=20, max_iterations=500):
+    def __init__(self, gamma=5000, xi=50, beta=0.05, psi=1.0, classifier="logistic", c=None, c_start=None,
+                 length_z=None, sentence_metric="bleu+1", epochs=None, max_iterations=None):
+        if classifier not in CLASSIFIERS:
+            raise ValueError(f"classifier must be one of {', '.join(CLASSIFIERS)}, got {classifier!r}")
+        # options that cannot take effect with the chosen classifier are errors, not silence
+        for name, value, needs, what in (("c", c, classifier != "perceptron", "classifier logistic or svm"),
+                                         ("c_start", c_start, classifier != "perceptron",
+                                          "classifier logistic or svm"),
+                                         ("epochs", epochs, classifier != "logistic",
+                                          "classifier perceptron or svm"),
+                                         ("max_iterations", max_iterations, classifier == "logistic",
+                                          "classifier logistic")):
+            if value is not None and not needs:
+                raise ValueError(f"{name} applies only with {what}")
+        c = 1.0 if c is None else c
+        c_start = 0.001 if c_start is None else c_start
+        epochs = 20 if epochs is None else epochs
+        max_iterations = 500 if max_iterations is None else max_iterations
         if int(gamma) < 1 or int(xi) < 1:
             raise ValueError(f"gamma and xi must be >= 1, got {gamma}, {xi}")
         if not (0.0 <= float(beta) < np.inf):
             raise ValueError(f"beta must be a finite number >= 0, got {beta}")
         if not (0.0 <= float(psi) <= 1.0):
             raise ValueError(f"psi must lie in [0, 1], got {psi}")
-        if classifier not in CLASSIFIERS:
-            raise ValueError(f"classifier must be one of {', '.join(CLASSIFIERS)}, got {classifier!r}")
         if not (0.0 < float(c) < np.inf):
             raise ValueError(f"c must be a finite number > 0, got {c}")
         if not (0.0 < float(c_start) <= np.inf):
             raise ValueError(f"c_start must be a number > 0 (inf: no pull), got {c_start}")
+        self.length_z_given = length_z is not None
+        length_z = DEFAULT_LENGTH_Z if length_z is None else length_z
+        if not (0.0 <= float(length_z) < np.inf):
+            raise ValueError(f"length_z must be a finite number >= 0 (0: no length filter), got {length_z}")
         if sentence_metric not in SENTENCE_BLEU_VARIANTS:
             raise ValueError(f"sentence_metric must be one of {', '.join(SENTENCE_BLEU_VARIANTS)}, "
                              f"got {sentence_metric!r}")
@@ -201,7 +248,7 @@ class Pro(Optimizer):
         super().__init__()
         self.gamma, self.xi, self.beta, self.psi = int(gamma), int(xi), float(beta), float(psi)
         self.classifier, self.c, self.sentence_metric = classifier, float(c), sentence_metric
-        self.c_start = float(c_start)
+        self.c_start, self.length_z = float(c_start), float(length_z)
         self.epochs, self.max_iterations = int(epochs), int(max_iterations)
 
     def progress_total(self) -> int:
@@ -226,8 +273,16 @@ class Pro(Optimizer):
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
         b = hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1))
+        lengths, length_z = None, self.length_z
+        if corpus.metric != "bleu":
+            if self.length_z_given and length_z > 0:
+                raise ValueError(f"length_z needs hypothesis lengths, which a store of {corpus.metric!r} "
+                                 "statistics does not have")
+            length_z = 0.0
+        elif length_z > 0:
+            lengths = corpus.stats[:, HYP_LEN_COLUMN]
         sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
-                              threads=threads)
+                              lengths=lengths, length_z=length_z, threads=threads)
         t_sample = time.perf_counter() - t0
         if progress is not None:
             progress(1)
@@ -256,6 +311,7 @@ class Pro(Optimizer):
             "draws": sample.draws,
             "pairs_sampled": int(sample.candidates.sum()),
             "pairs_kept": sample.n_pairs,
+            "pairs_redrawn_for_length": int(sample.redrawn.sum()),
             "classifier_iterations": fit.iterations if fit else 0,
             "classifier_converged": fit.converged if fit else True,
             "classifier_objective": fit.objective if fit else None,

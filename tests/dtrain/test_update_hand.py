@@ -61,11 +61,11 @@ def run_epoch(cfg, b_order):
 
 
 def test_xyx_with_margin_gamma_and_clip():
-    """XYX, hi_lo=0.2, loss_margin=1.5, eta=0.5, gamma=0.42, l1_reg=clip 0.05."""
-    cfg = DtrainConfig(pair_sampling="XYX", hi_lo=0.2, loss_margin=1.5, learning_rate=0.5, gamma=0.42,
+    """XYX-full, hi_lo=0.2, loss_margin=1.5, eta=0.5, gamma=0.42, l1_reg=clip 0.05."""
+    cfg = DtrainConfig(pair_sampling="XYX-full", hi_lo=0.2, loss_margin=1.5, learning_rate=0.5, gamma=0.42,
                        l1_reg="clip", l1_reg_strength=0.05)
     # --- sentence A. sz=5, sep = round(5*0.2) = 1: top {A1}, bottom {A4}, middle {A3, A2, A0}.
-    # XYX pairs, top x (middle+bottom) then middle x bottom, with Δ = model(first) - model(second):
+    # XYX-full pairs, top x (middle+bottom) then middle x bottom, with Δ = model(first) - model(second):
     #   (A1,A3) Δ=2   ok (>= 1.5)          (A1,A2) Δ=1  margin violation -> d=(2,1)
     #   (A1,A0) Δ=-1  rank error -> d=(-1,0) (A1,A4) Δ=3  ok
     #   (A3,A4) Δ=1   margin violation -> d=(-1,-2)
@@ -130,8 +130,8 @@ def test_all_pairs_with_margin_gamma_and_cumulative_l1():
 
 def test_faster_perceptron_xyx():
     """gamma = loss_margin = 0 (dtrain's default): only misranked pairs, w += eta*d with eta = 1."""
-    cfg = DtrainConfig(pair_sampling="XYX", hi_lo=0.2)
-    # A: of the 7 XYX pairs only (A1,A0) has Δ <= 0: w = (1,-1) + (2,1) - (3,1) = (0,-1).
+    cfg = DtrainConfig(pair_sampling="XYX-full", hi_lo=0.2)
+    # A: of the 7 XYX-full pairs only (A1,A0) has Δ <= 0: w = (1,-1) + (2,1) - (3,1) = (0,-1).
     # B under (0,-1): model B0 = 0, B1 = -1, B2 = -1 (a model tie counts as misranked, as in dtrain):
     #   (B1,B2) Δ = 0, (B1,B0) Δ = -1, (B2,B0) Δ = -1 -> d = (-1,0) + (-1,1) + (0,1) = (-2,2)
     # w = (0,-1) + (-2,2) = (-2, 1)
@@ -140,9 +140,20 @@ def test_faster_perceptron_xyx():
     assert learner.w.tolist() == [-2.0, 1.0]
 
 
+def test_faster_perceptron_xyx_as_cdec_samples():
+    """The same epoch with cdec's XYX: the top against the rest only."""
+    cfg = DtrainConfig(pair_sampling="XYX", hi_lo=0.2)
+    # A: top {A1} against the 4 others; (A1,A0) is the misranked one: w = (0,-1) as above.
+    # B: sz 3, top {B1}: (B1,B2) Δ = 0 and (B1,B0) Δ = -1, no (B2,B0) -> d = (-1,0) + (-1,1)
+    # w = (0,-1) + (-2,1) = (-2, 0)
+    learner, (sa, sb) = run_epoch(cfg, ["B0", "B2", "B1"])
+    assert (sa.pairs, sb.pairs) == (1, 2)
+    assert learner.w.tolist() == [-2.0, 0.0]
+
+
 def test_batch_accumulates_and_updates_once():
     """batch: both sentences are decoded with the start weights, one update at the end of the epoch."""
-    cfg = DtrainConfig(pair_sampling="XYX", hi_lo=0.2, batch=True, learning_rate=0.5)
+    cfg = DtrainConfig(pair_sampling="XYX-full", hi_lo=0.2, batch=True, learning_rate=0.5)
     names = Vocabulary()
     names.add(b"a")
     names.add(b"b")
@@ -167,7 +178,7 @@ def test_closed_form_equals_pair_by_pair_rule():
         F = rng.integers(-3, 4, size=(k, nf)).astype(float)
         scores = rng.integers(0, 5, size=k) / 4.0
         w0 = rng.normal(size=nf)
-        cfg = DtrainConfig(pair_sampling=["XYX", "all"][trial % 2], loss_margin=float(rng.uniform(0, 3)),
+        cfg = DtrainConfig(pair_sampling=["XYX", "XYX-full", "all"][trial % 3], loss_margin=float(rng.uniform(0, 3)),
                            gamma=float(rng.uniform(0, 0.5)), learning_rate=float(rng.uniform(0.1, 1)))
         names = Vocabulary()
         kb = Kbest.from_dicts([{f"f{j}": v for j, v in enumerate(row) if v} for row in F], names)

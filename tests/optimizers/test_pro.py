@@ -141,6 +141,86 @@ def test_kernel_equals_the_pure_python_sampler():
     assert sample.candidates.tolist() == above
 
 
+def test_length_sigma_is_the_rms_length_difference_over_all_ordered_pairs():
+    rng = np.random.default_rng(8)
+    for k in (2, 3, 17, 60):
+        lengths = rng.integers(0, 80, size=k)
+        brute = [(int(a) - int(b)) ** 2 for x, a in enumerate(lengths) for y, b in enumerate(lengths) if x != y]
+        assert ref.length_sigma(lengths) == pytest.approx(max(2.0, float(np.sqrt(np.mean(brute)))), rel=1e-12)
+    assert ref.length_sigma(np.array([5, 5, 6])) == 2.0        # at least 2 words, as cdec
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 30), min_size=1, max_size=5), gamma=st.integers(0, 200),
+       xi=st.integers(1, 40), beta=st.sampled_from([0.0, 0.05]), z=st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.5]),
+       seed=st.integers(0, 2**64 - 1), data=st.data())
+def test_length_filter_kernel_equals_the_reference(sizes, gamma, xi, beta, z, seed, data):
+    n = sum(sizes)
+    scores = np.array(data.draw(st.lists(st.integers(0, 8), min_size=n, max_size=n)), dtype=float) / 8
+    lengths = np.array(data.draw(st.lists(st.integers(0, 60), min_size=n, max_size=n)), dtype=np.int64)
+    sample = sample_pairs(scores, offsets_of(sizes), seed=seed, gamma=gamma, xi=xi, beta=beta, lengths=lengths,
+                          length_z=z)
+    pairs, above = ref.sample_pairs(scores, offsets_of(sizes), seed, gamma, xi, beta, lengths, z)
+    for s in range(len(sizes)):
+        lo, hi = sample.indptr[s], sample.indptr[s + 1]
+        assert list(zip(sample.better[lo:hi].tolist(), sample.worse[lo:hi].tolist())) == pairs[s]
+    assert sample.candidates.tolist() == above
+
+
+def test_length_filter_redraws_pairs_of_far_lengths():
+    # 40 hypotheses of 10 words and 10 of 30: sigma = sqrt(2·Σ(l - 14)²/49) = 11.43, so
+    # z = 1 (limit 11.43 words) rejects every short-long pair and z = 2 none
+    lengths = np.array([10] * 40 + [30] * 10)
+    scores = np.linspace(0, 1, 50)
+    for z, far_kept in ((1.0, False), (2.0, True)):
+        sample = sample_pairs(scores, offsets_of([50]), seed=4, gamma=2000, xi=2000, beta=0.0, lengths=lengths,
+                              length_z=z)
+        far = lengths[sample.better] != lengths[sample.worse]
+        assert far.any() == far_kept
+        assert (sample.redrawn[0] > 0) == (not far_kept)
+        # redraws do not count: still 2000 draws, of which about 1/50 have i == j
+        assert sample.candidates[0] > 1900
+    off = sample_pairs(scores, offsets_of([50]), seed=4, gamma=2000, xi=2000, beta=0.0)
+    with_z = sample_pairs(scores, offsets_of([50]), seed=4, gamma=2000, xi=2000, beta=0.0, lengths=lengths,
+                          length_z=2.0)
+    np.testing.assert_array_equal(off.better, with_z.better)      # no pair rejected: the same draws
+
+
+def test_length_filter_input_checks():
+    with pytest.raises(ValueError, match="needs the hypothesis lengths"):
+        sample_pairs(np.array([0.1, 0.2]), offsets_of([2]), seed=0, length_z=2.0)
+    with pytest.raises(ValueError, match="non-negative word counts"):
+        sample_pairs(np.array([0.1, 0.2]), offsets_of([2]), seed=0, lengths=[3, -1], length_z=2.0)
+    with pytest.raises(ValueError, match="length_z must"):
+        sample_pairs(np.array([0.1, 0.2]), offsets_of([2]), seed=0, lengths=[3, 1], length_z=np.nan)
+
+
+def test_pro_length_filter_uses_the_hypothesis_lengths():
+    corpus = sparse_corpus(0, sizes=(30, 25, 40), n_sparse=5)
+    start = np.zeros(corpus.n_features)
+    res = Pro(length_z=1.0, beta=0.0).optimize(corpus, start, 3)
+    b = hypothesis_scores(corpus, "bleu+1")
+    sample = sample_pairs(b, corpus.sent_offsets, seed=3, beta=0.0, lengths=corpus.stats[:, 1], length_z=1.0)
+    assert res.info["pairs_redrawn_for_length"] == int(sample.redrawn.sum()) > 0
+    assert res.info["pairs_sampled"] == int(sample.candidates.sum())
+    assert Pro(beta=0.0, length_z=0).optimize(corpus, start, 3).info["pairs_redrawn_for_length"] == 0
+
+
+def test_pro_length_filter_needs_bleu_statistics():
+    corpus = make_synthetic(n_sentences=3, n_hyps=5, n_features=2, seed=0)[0]
+    with pytest.raises(ValueError, match="length_z needs hypothesis lengths"):
+        Pro(length_z=2.0).optimize(corpus, np.zeros(corpus.n_features), 0)
+    # the default filter applies where there are lengths and stands aside where there are none
+    assert Pro().optimize(corpus, np.zeros(corpus.n_features), 0).info["pairs_redrawn_for_length"] == 0
+
+
+def test_default_length_filter_is_cdecs():
+    corpus = sparse_corpus(0, sizes=(30, 25, 40), n_sparse=5)
+    start = np.zeros(corpus.n_features)
+    assert Pro().optimize(corpus, start, 3).weights.tobytes() == \
+        Pro(length_z=2.0).optimize(corpus, start, 3).weights.tobytes()
+
+
 def test_sampler_input_checks():
     with pytest.raises(ValueError, match="not finite"):
         sample_pairs(np.array([0.1, np.nan]), offsets_of([2]), seed=0)
@@ -153,8 +233,8 @@ def test_sampler_input_checks():
 def test_kernel_rejects_a_wrong_buffer_dtype():
     out = np.zeros(2, np.int64)
     with pytest.raises(ValueError, match="Buffer dtype mismatch"):
-        _pro.sample_pairs(np.zeros(2, np.float32), offsets_of([2]), 0, 1, 0, 10, 1, 0.0, out, out.copy(),
-                          np.zeros(1, np.int64), np.zeros(1, np.int64))
+        _pro.sample_pairs(np.zeros(2, np.float32), offsets_of([2]), 0, 1, 0, 10, 1, 0.0, np.zeros(0, np.int64), 0.0,
+                          out, out.copy(), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64))
 
 
 # ---------------------------------------------------------------- difference vectors
@@ -388,7 +468,7 @@ def test_pull_toward_the_start_is_one_centred_prior(toy):
     one = lambda w: (w - center) @ (w - center) / (2 * C)                        # noqa: E731
     assert both(w1) - both(w2) == pytest.approx(one(w1) - one(w2), rel=1e-12)
     assert Pro(c=0.5, c_start=np.inf).prior(start) == (0.5, None)
-    assert Pro(c=0.5, classifier="perceptron").prior(start) == (0.5, None)   # no prior to pull
+    assert Pro(classifier="perceptron").prior(start) == (1.0, None)   # no prior to pull
 
 
 def test_pull_toward_the_start_shortens_the_step(toy):
@@ -403,7 +483,14 @@ def test_option_validation():
     for kwargs, msg in [(dict(gamma=0), "gamma and xi"), (dict(beta=-1), "beta"), (dict(psi=1.5), "psi"),
                         (dict(classifier="tree"), "classifier"), (dict(c=0), "c must"),
                         (dict(c_start=0), "c_start must"), (dict(c_start=float("nan")), "c_start must"),
-                        (dict(sentence_metric="chrf"), "sentence_metric"), (dict(epochs=0), "epochs")]:
+                        (dict(sentence_metric="chrf"), "sentence_metric"),
+                        (dict(classifier="svm", epochs=0), "epochs and max_iterations"),
+                        (dict(length_z=-1), "length_z must"), (dict(length_z=float("inf")), "length_z must"),
+                        # options the chosen classifier cannot use are errors, not silence
+                        (dict(classifier="perceptron", c=2.0), "c applies only with classifier logistic or svm"),
+                        (dict(classifier="perceptron", c_start=1.0), "c_start applies only"),
+                        (dict(epochs=5), "epochs applies only with classifier perceptron or svm"),
+                        (dict(classifier="svm", max_iterations=5), "max_iterations applies only")]:
         with pytest.raises(ValueError, match=msg):
             Pro(**kwargs)
 

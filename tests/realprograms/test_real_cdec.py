@@ -113,15 +113,19 @@ def test_mtplug_tune_with_the_real_cdec(cdec_dir, cdec_toy, tmp_path, optimizer,
     assert finals[0] == finals[1]
 
 
-def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path):
-    """cdec's dtrain and mtplug dtrain on the same dtrain.ini (all pairs: mtplug's XYX
-    deliberately differs from cdec's, see README): the same 1-best score in every epoch.
-    The weights differ a little: cdec's dtrain reads its k-best lists in memory, mtplug reads
-    the decoder's k-best text, whose features have 6 significant digits."""
+@pytest.mark.parametrize("pairs,second_epoch_tolerance", [("all", 2e-5), ("PRO", 2e-5), ("XYX", 2e-3)])
+def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path, pairs, second_epoch_tolerance):
+    """cdec's dtrain and mtplug dtrain on the same dtrain.ini: the same 1-best score in
+    every epoch, for each of dtrain's pair samplers (XYX and PRO rank ties as cdec's
+    std::sort does). The weights differ a little: cdec's dtrain reads its k-best lists in
+    memory, mtplug reads the decoder's k-best text, whose features have 6 significant
+    digits; with XYX, whose pairs hinge on near-ties in model score (misranked only), that
+    changes a few updates late in the first epoch (measured: 0.56049 against 0.55958 in the
+    second; the first is equal)."""
     ini = tmp_path / "dtrain.ini"
     ini.write_text(f"input={cdec_toy.dev_src}\nrefs={cdec_toy.dev_ref}\ndecoder_config={cdec_toy.config}\n"
                    "k=20\nN=4\nepochs=2\nscorer=fixed_stupid_bleu\nlearning_rate=0.1\nfilter=uniq\n"
-                   "pair_sampling=all\nselect_weights=last\n")
+                   f"pair_sampling={pairs}\nselect_weights=last\n")
     cdec = subprocess.run([str(cdec_dir / "training" / "dtrain" / "dtrain"), "-c", str(ini), "--output",
                            str(tmp_path / "cdec.w")], capture_output=True, text=True, timeout=900)
     assert cdec.returncode == 0, cdec.stderr[-3000:]
@@ -132,7 +136,8 @@ def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     ours = [e["avg_score"] for e in json.loads(p.stdout)["epochs"]]
     assert len(cdec_scores) == len(ours) == 2
-    assert ours == pytest.approx(cdec_scores, abs=2e-5)
+    assert ours[0] == pytest.approx(cdec_scores[0], abs=2e-5)
+    assert ours[1] == pytest.approx(cdec_scores[1], abs=second_epoch_tolerance)
 
 
 @pytest.mark.parametrize("optimizer", ["kbmira", "mert"])

@@ -42,23 +42,41 @@ class Stream:
                 return m >> 32
 
 
+def length_sigma(lengths) -> float:
+    """max(2, RMS of l_a - l_b over all ordered pairs a != b), the kernel's two-pass sums."""
+    k = len(lengths)
+    mean = float(sum(int(x) for x in lengths)) / k
+    ss = 0.0
+    for x in lengths:
+        ss += (float(x) - mean) * (float(x) - mean)
+    return max(math.sqrt(2.0 * ss / (k - 1)), 2.0)
+
+
 def candidates(scores: np.ndarray, lo: int, hi: int, seed: int, sentence: int, gamma: int,
-               beta: float) -> list[tuple[float, int, int, int]]:
+               beta: float, lengths=None, length_z: float = 0.0) -> list[tuple[float, int, int, int]]:
     """Every candidate ``(diff, draw, better, worse)`` of one sentence, in draw order."""
     k = hi - lo
     if k < 2:
         return []
     rng = Stream(seed, sentence)
     out = []
-    for t in range(gamma):
+    limit = length_z * length_sigma(lengths[lo:hi]) if length_z > 0 else math.inf
+    t = redrawn = 0
+    while t < gamma:
         i, j = rng.below(k), rng.below(k)
+        if length_z > 0 and i != j and abs(int(lengths[lo + i]) - int(lengths[lo + j])) > limit:
+            redrawn += 1          # drawn again: no draw number
+            if redrawn >= _pro.LENGTH_REDRAW_LIMIT * gamma:
+                break
+            continue
+        t += 1
         if i == j:
             continue
         d = abs(scores[lo + i] - scores[lo + j])
         if d < beta or d == 0.0:
             continue
         better, worse = (lo + i, lo + j) if scores[lo + i] > scores[lo + j] else (lo + j, lo + i)
-        out.append((float(d), t, better, worse))
+        out.append((float(d), t - 1, better, worse))
     return out
 
 
@@ -69,11 +87,12 @@ def top_xi(cands: list[tuple[float, int, int, int]], xi: int) -> list[tuple[floa
 
 
 def sample_pairs(scores: np.ndarray, sent_offsets: np.ndarray, seed: int, gamma: int, xi: int,
-                 beta: float) -> tuple[list[list[tuple[int, int]]], list[int]]:
+                 beta: float, lengths=None, length_z: float = 0.0) -> tuple[list[list[tuple[int, int]]], list[int]]:
     """Per sentence the kept (better, worse) pairs and the number of candidates."""
     pairs, above = [], []
     for s in range(len(sent_offsets) - 1):
-        c = candidates(scores, int(sent_offsets[s]), int(sent_offsets[s + 1]), seed, s, gamma, beta)
+        c = candidates(scores, int(sent_offsets[s]), int(sent_offsets[s + 1]), seed, s, gamma, beta, lengths,
+                       length_z)
         above.append(len(c))
         pairs.append([(b, w) for _, _, b, w in top_xi(c, xi)])
     return pairs, above
