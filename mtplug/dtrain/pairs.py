@@ -35,7 +35,8 @@ XYX (multipartite ranking). With ``sz`` hypotheses sorted by score and
   2012): the top × (middle ∪ bottom), then the middle × the bottom, where the bottom
   is ``[sep_lo, sz)``, ``sep_lo = sz - sep`` widened upwards over ties (never into
   the top). It is mtplug's addition; on real cdec systems it tuned worse than ``XYX``
-  (docs/real-systems.md: 5.5 BLEU below on the dense de-en set), so it is not the default.
+  (docs/real-systems.md: 3.2 test BLEU below on the dense de-en set, 2.3 on the sparse
+  one), so it is not the default.
 
 PRO (Hopkins & May 2011 as dtrain does it): with the hypotheses ranked as above, the
 pairs (i above j) whose scores differ by at least ``threshold`` (with threshold 0, tied
