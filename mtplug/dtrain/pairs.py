@@ -98,6 +98,14 @@ def xyx_groups(sorted_scores: np.ndarray, hi_lo: float) -> tuple[int, int]:
     return sep_hi, sep_lo
 
 
+def _xyx_ranking(scores: np.ndarray, hi_lo: float) -> tuple[np.ndarray, int, int]:
+    """(order, sep_hi, sep_lo): the ranking and the XYX groups (xyx_groups) of ``scores``."""
+    order = rank_by_score(scores)
+    if len(order) < 2:
+        return order, 0, 0
+    return (order, *xyx_groups(scores[order], hi_lo))
+
+
 def _block(rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All (i, j), i from rows, j from cols, i-major."""
     if len(rows) == 0 or len(cols) == 0:
@@ -134,11 +142,10 @@ def xyx_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0, max_
     """XYX as cdec's dtrain samples it (see the module docstring)."""
     scores = np.asarray(scores, dtype=np.float64)
     model = np.asarray(model, dtype=np.float64)
-    order = rank_by_score(scores)
+    order, sep_hi, lo = _xyx_ranking(scores, hi_lo)
     sz = len(order)
     if sz < 2:
         return _EMPTY, _EMPTY
-    sep_hi, lo = xyx_groups(scores[order], hi_lo)
     pos = np.arange(sz, dtype=np.int64)
     f1, s1 = _block(pos[:sep_hi], pos[sep_hi:])
     f2, s2 = _block(pos[sep_hi:sz - lo], pos[sz - lo:])
@@ -158,11 +165,10 @@ def xyx_full_pairs(scores, model, *, hi_lo: float = 0.1, threshold: float = 0.0,
                    misranked_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Top × (middle ∪ bottom), then middle × bottom (see the module docstring)."""
     scores = np.asarray(scores, dtype=np.float64)
-    order = rank_by_score(scores)
+    order, sep_hi, sep_lo = _xyx_ranking(scores, hi_lo)
     sz = len(order)
     if sz < 2:
         return _EMPTY, _EMPTY
-    sep_hi, sep_lo = xyx_groups(scores[order], hi_lo)
     sep_lo = max(sep_lo, sep_hi)
     pos = np.arange(sz, dtype=np.int64)
     f1, s1 = _block(pos[:sep_hi], pos[sep_hi:])

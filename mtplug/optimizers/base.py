@@ -82,6 +82,17 @@ class Optimizer:
         return []
 
 
+def reject_inapplicable(checks) -> None:
+    """Options that cannot take effect are errors, not silence.
+
+    ``checks``: ``(name, value, applies, what)`` tuples; a value other than None (the
+    option was given) where ``applies`` is false raises ValueError naming ``what`` it needs.
+    """
+    for name, value, applies, what in checks:
+        if value is not None and not applies:
+            raise ValueError(f"{name} applies only with {what}")
+
+
 #: Largest |feature value| the optimizers take: their arithmetic squares feature
 #: differences and sums them over many hypotheses (1e100² · 1e8 terms still fits a double).
 MAX_FEATURE_MAGNITUDE = 1e100

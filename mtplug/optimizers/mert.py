@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from .base import Optimizer, Result
+from .base import Optimizer, Result, reject_inapplicable
 from .line_search import REGULARIZERS, LineResult, Regularizer, line_search
 
 DIRECTION_FINDERS = ("coordinate", "random", "powell", "expbleu")
@@ -236,16 +236,11 @@ class Mert(Optimizer):
                  max_iterations=200, mu_start=None, mu_max=None):
         if directions not in DIRECTION_FINDERS:
             raise ValueError(f"directions must be one of {', '.join(DIRECTION_FINDERS)}, got {directions!r}")
-        # options that cannot take effect with the chosen search are errors, not silence
-        for name, value, needs, what in (("random_directions", random_directions, directions == "random",
-                                          "directions random"),
-                                         ("mu_start", mu_start, directions == "expbleu", "directions expbleu"),
-                                         ("mu_max", mu_max, directions == "expbleu", "directions expbleu"),
-                                         ("reg_strength", reg_strength, reg != "none", "a regulariser (reg)"),
-                                         ("reg_fixed_feature", reg_fixed_feature, reg == "l2-fixed",
-                                          "reg l2-fixed")):
-            if value is not None and not needs:
-                raise ValueError(f"{name} applies only with {what}")
+        reject_inapplicable((("random_directions", random_directions, directions == "random", "directions random"),
+                             ("mu_start", mu_start, directions == "expbleu", "directions expbleu"),
+                             ("mu_max", mu_max, directions == "expbleu", "directions expbleu"),
+                             ("reg_strength", reg_strength, reg != "none", "a regulariser (reg)"),
+                             ("reg_fixed_feature", reg_fixed_feature, reg == "l2-fixed", "reg l2-fixed")))
         random_directions = 10 if random_directions is None else random_directions
         mu_start = 0.01 if mu_start is None else mu_start
         mu_max = 1000.0 if mu_max is None else mu_max

@@ -35,7 +35,7 @@ from .._ext import _pro
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS, STATS_LAYOUT
 from ..metrics.sentence import hypothesis_scores
 from . import classifiers
-from .base import Optimizer, Result
+from .base import Optimizer, Result, reject_inapplicable
 from .classifiers import CLASSIFIERS, PairMatrix
 
 _MASK64 = (1 << 64) - 1
@@ -212,16 +212,10 @@ class Pro(Optimizer):
                  length_z=None, sentence_metric="bleu+1", epochs=None, max_iterations=None):
         if classifier not in CLASSIFIERS:
             raise ValueError(f"classifier must be one of {', '.join(CLASSIFIERS)}, got {classifier!r}")
-        # options that cannot take effect with the chosen classifier are errors, not silence
-        for name, value, needs, what in (("c", c, classifier != "perceptron", "classifier logistic or svm"),
-                                         ("c_start", c_start, classifier != "perceptron",
-                                          "classifier logistic or svm"),
-                                         ("epochs", epochs, classifier != "logistic",
-                                          "classifier perceptron or svm"),
-                                         ("max_iterations", max_iterations, classifier == "logistic",
-                                          "classifier logistic")):
-            if value is not None and not needs:
-                raise ValueError(f"{name} applies only with {what}")
+        reject_inapplicable((("c", c, classifier != "perceptron", "classifier logistic or svm"),
+                             ("c_start", c_start, classifier != "perceptron", "classifier logistic or svm"),
+                             ("epochs", epochs, classifier != "logistic", "classifier perceptron or svm"),
+                             ("max_iterations", max_iterations, classifier == "logistic", "classifier logistic")))
         c = 1.0 if c is None else c
         c_start = 0.001 if c_start is None else c_start
         epochs = 20 if epochs is None else epochs
