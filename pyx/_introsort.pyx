@@ -146,7 +146,10 @@ def sort_descending(const double[::1] keys, int64_t[::1] order):
     in the order libstdc++'s std::sort with ``keys[a] > keys[b]`` leaves them."""
     cdef Py_ssize_t n = keys.shape[0], i
     cdef int depth = 0
-    cdef int64_t* a = &order[0] if n > 0 else NULL
+    cdef int64_t* a
+    if order.shape[0] != n:
+        raise ValueError(f"order must have {n} entries, got {order.shape[0]}")
+    a = &order[0] if n > 0 else NULL
     with nogil:
         for i in range(n):
             a[i] = i

@@ -230,9 +230,7 @@ class Pro(Optimizer):
             raise ValueError(f"c must be a finite number > 0, got {c}")
         if not (0.0 < float(c_start) <= np.inf):
             raise ValueError(f"c_start must be a number > 0 (inf: no pull), got {c_start}")
-        self.length_z_given = length_z is not None
-        length_z = DEFAULT_LENGTH_Z if length_z is None else length_z
-        if not (0.0 <= float(length_z) < np.inf):
+        if length_z is not None and not (0.0 <= float(length_z) < np.inf):
             raise ValueError(f"length_z must be a finite number >= 0 (0: no length filter), got {length_z}")
         if sentence_metric not in SENTENCE_BLEU_VARIANTS:
             raise ValueError(f"sentence_metric must be one of {', '.join(SENTENCE_BLEU_VARIANTS)}, "
@@ -242,7 +240,9 @@ class Pro(Optimizer):
         super().__init__()
         self.gamma, self.xi, self.beta, self.psi = int(gamma), int(xi), float(beta), float(psi)
         self.classifier, self.c, self.sentence_metric = classifier, float(c), sentence_metric
-        self.c_start, self.length_z = float(c_start), float(length_z)
+        self.c_start = float(c_start)
+        #: None: DEFAULT_LENGTH_Z where the store has hypothesis lengths, no filter where it has none
+        self.length_z = None if length_z is None else float(length_z)
         self.epochs, self.max_iterations = int(epochs), int(max_iterations)
 
     def progress_total(self) -> int:
@@ -269,12 +269,13 @@ class Pro(Optimizer):
         b = hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1))
         lengths, length_z = None, self.length_z
         if corpus.metric != "bleu":
-            if self.length_z_given and length_z > 0:
+            if length_z:
                 raise ValueError(f"length_z needs hypothesis lengths, which a store of {corpus.metric!r} "
                                  "statistics does not have")
             length_z = 0.0
-        elif length_z > 0:
-            lengths = corpus.stats[:, HYP_LEN_COLUMN]
+        else:
+            length_z = DEFAULT_LENGTH_Z if length_z is None else length_z
+            lengths = corpus.stats[:, HYP_LEN_COLUMN] if length_z > 0 else None
         sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
                               lengths=lengths, length_z=length_z, threads=threads)
         t_sample = time.perf_counter() - t0

@@ -72,6 +72,11 @@ def test_a_permutation_sorted_descending():
     assert (np.diff(keys[order]) <= 0).all()
 
 
+def test_kernel_refuses_an_order_array_of_another_length():
+    with pytest.raises(ValueError, match="order must have 3 entries"):
+        _introsort.sort_descending(np.zeros(3), np.empty(2, dtype=np.int64))
+
+
 def test_equals_std_sort(tmp_path):
     gxx = shutil.which("g++")
     if gxx is None:
