@@ -68,7 +68,9 @@ def compare_threads(label: str, call_for, repeat: int, items: int = 0, unit: str
 
 def nbest_sweep(S: int, k: int, repeat: int) -> None:
     from mtplug._ext import _linesearch
+    from mtplug.metrics.layer import bleu_metric
 
+    spec = bleu_metric().kernel_spec()
     rng = np.random.default_rng(0)
     n = S * k
     offsets = np.arange(S + 1, dtype=np.int64) * k
@@ -76,7 +78,7 @@ def nbest_sweep(S: int, k: int, repeat: int) -> None:
     stats = rng.integers(0, 20, size=(n, 9)).astype(np.int32)
     stats[:, 8] = rng.integers(10, 40, n)
     compare_threads(f"n-best line sweep, {S} x {k} = {n:,} lines",
-                    lambda t: lambda: _linesearch.line_sweep(a, b, offsets, stats, 0, 1.0, 1.0, 0, t), repeat,
+                    lambda t: lambda: _linesearch.line_sweep(a, b, offsets, stats, spec, 0, t), repeat,
                     n, "lines")
 
 

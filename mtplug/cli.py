@@ -116,14 +116,52 @@ def _split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
-def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None = "closest") -> None:
-    g = p.add_argument_group("references and BLEU")
+def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None = "closest"):
+    """The reference and BLEU options; returns their argument group."""
+    g = p.add_argument_group("references and metric")
     g.add_argument("--ref", "-r", nargs="+", action="extend", metavar="FILE",
                    help="reference files, line i = sentence i (several: one per reference set)")
     g.add_argument("--devset", metavar="FILE", help="cdec devset instead: 'source ||| ref1 ||| ref2' lines")
     g.add_argument("--reflen", choices=("closest", "shortest", "average"), default=reflen_default,
                    help="effective reference length (default: closest, ties to the shorter)")
     g.add_argument("--lowercase", action="store_true", help="compare case-insensitively")
+    return g
+
+
+METRIC_HELP = ("what the statistics measure and the optimizer maximises: bleu, chrf, chrf++, ter, wer, per, cder, "
+               "ext:FILE (external scores, one per n-best line), bleu-ter, ter-bleu, or a weighted sum such as "
+               "bleu:0.6,ter:0.4 (Moses --sctype BLEU,TER --scconfig weights:0.6+0.4); default bleu")
+
+
+def _metric_text(value: str) -> str:
+    """argparse type of --metric: checked here, parsed again where the store is made."""
+    from .metrics.layer import parse_metric
+
+    try:
+        parse_metric(value)
+        return value.strip()
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _add_metric_arg(g) -> None:
+    g.add_argument("--metric", type=_metric_text, default=None, metavar="M", help=METRIC_HELP)
+
+
+def _check_store_metric(args, corpus, where: str) -> None:
+    """--metric given with input whose statistics are fixed already must name them."""
+    from .metrics.layer import parse_metric
+
+    asked = getattr(args, "metric", None)
+    if asked is not None and parse_metric(asked).name != corpus.metric.name:
+        raise InputError(f"holds {corpus.metric.name} statistics, so --metric {asked} cannot take effect "
+                         "(extract the n-best lists again with --metric)", where)
+
+
+def _metric_value(corpus, weights) -> str:
+    """'NAME = value' of the 1-best under weights, on the metric's natural scale."""
+    metric = corpus.metric
+    return f"{'BLEU' if metric.is_bleu else metric.name} = {metric.value(corpus.metric_of(weights)):.6f}"
 
 
 def _load_corpus(args):
@@ -139,13 +177,16 @@ def _load_corpus(args):
     if args.nbest:
         update, close = _progress(args, args.nbest, "reading n-best")
         try:
-            corpus = NbestCorpus.from_nbest(args.nbest, _references(args), _bleu_config(args), progress=update)
+            corpus = NbestCorpus.from_nbest(args.nbest, _references(args), _bleu_config(args), progress=update,
+                                            metric=getattr(args, "metric", None) or "bleu")
         finally:
             close()
     elif args.ffile:
         corpus = read_mert_data(_split_list(args.ffile), _split_list(args.scfile))
+        _check_store_metric(args, corpus, ", ".join(_split_list(args.scfile)))
     else:
         corpus = NbestCorpus.load(args.store)
+        _check_store_metric(args, corpus, args.store)
     _log(args, f"read {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
                f"{corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features "
                f"in {time.perf_counter() - t0:.2f} s")
@@ -161,6 +202,9 @@ def _load_forests(args, feature_names=()):
     t0 = time.perf_counter()
     if args.nbest or args.ffile or args.store:
         raise InputError("give either --forests or n-best input (--nbest, --ffile/--scfile, --store), not both")
+    if getattr(args, "metric", None) not in (None, "bleu", "BLEU"):
+        raise InputError(f"forests carry BLEU statistics only (other metrics do not decompose over their edges): "
+                         f"--metric {args.metric} needs n-best lists")
     corpus = ForestCorpus(_references(args), _bleu_config(args), feature_names, source=", ".join(args.forests))
     for sid, hg, path, line in read_forests(args.forests):
         corpus.add(sid, hg, where=(path, line))
@@ -181,48 +225,51 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
                        help="lattices/hypergraphs instead of n-best lists: a directory of per-sentence forests "
                             "(cdec -O <id>.bin.gz or <id>.json.gz, Moses hypergraphs <id>.gz) or one file of PLF "
                             "lattices or a Moses search graph; several accumulate")
-    _add_reference_args(p)
+    _add_metric_arg(_add_reference_args(p))
 
 
 # ---------------------------------------------------------------------------- commands
-#: metrics ``score`` computes: BLEU and mtplug.metrics.chrf.VARIANTS (literal: no numpy at start-up)
-SCORE_METRICS = ("bleu", "chrf", "chrf++")
-
-
-def _score_metrics(value: str) -> list[str]:
-    names = [v.strip().lower() for v in value.split(",") if v.strip()]
-    unknown = [v for v in names if v not in SCORE_METRICS]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(f"unknown metric {', '.join(unknown) or repr(value)}; "
-                                         f"known: {', '.join(SCORE_METRICS)}")
-    return list(dict.fromkeys(names))
-
-
 def cmd_score(args) -> int:
     from .corpus import NbestCorpus
-    from .metrics.chrf import Chrf
-
     from .metrics.bleu import BleuConfig
-    from .metrics.chrf import VARIANTS
+    from .metrics.layer import parse_metric
+    from .metrics.store_stats import part_scorer
 
-    if args.reflen is not None and "bleu" not in args.metric:
+    items = [t.strip() for t in args.metric.split(",")]
+    metric = parse_metric(args.metric)
+    # a plain list (bleu,chrf,ter) prints each metric; weights or a named difference print their sum too
+    each_only = len(items) > 1 and all(":" not in t or t.lower().startswith("ext:") for t in items)
+    names = [p.name for p in metric.parts]
+    if args.reflen is not None and "bleu" not in names:
         raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
     reflen = args.reflen or "closest"
     refs = _references(args)
-    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase))
+    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
+                                    metric=metric)
+    rows = corpus.sent_offsets[:-1]
+    totals = corpus.corpus_stats(rows)
     nrefs = refs.uniform_count or "var"
     case = "lc" if args.lowercase else "mixed"
-    for name in args.metric:
+    version = f"version:mtplug-{__version__}"
+    lines = []
+    for part, (name, value) in zip(corpus.metric.parts, corpus.metric.part_values(totals)):
         if name == "bleu":
-            score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
-            signature = (f"nrefs:{nrefs}|case:{case}|reflen:{reflen}|tok:none|smooth:none|"
-                         f"version:mtplug-{__version__}")
-            record, text = {"name": "BLEU", **score.as_dict()}, score.format()
+            score = corpus.bleu_of_rows(rows)
+            signature = f"nrefs:{nrefs}|case:{case}|reflen:{reflen}|tok:none|smooth:none|{version}"
+            lines.append(({"name": "BLEU", **score.as_dict()}, score.format(), signature))
+            continue
+        if name == "ext":
+            label, signature = "ext", f"file:{part.source}|mean|{version}"
         else:
-            metric = Chrf(word_order=VARIANTS[name], lowercase=args.lowercase)
-            value = 100 * metric.corpus_score(metric.store_stats(corpus, threads=os.cpu_count() or 1).sum(axis=0))
-            signature = f"nrefs:{nrefs}|{metric.signature}|version:mtplug-{__version__}"
-            record, text = {"name": metric.name, "score": value}, f"{metric.name} = {value:.2f}"
+            scorer = part_scorer(name, args.lowercase)
+            label, signature = scorer.name, f"nrefs:{nrefs}|{scorer.signature}|{version}"
+        lines.append(({"name": label, "score": 100 * value}, f"{label} = {100 * value:.2f}", signature))
+    if not each_only and len(metric.parts) > 1:
+        value = corpus.metric.value(corpus.metric.objective(totals))
+        parts = "+".join(r["name"] for r, _, _ in lines)
+        lines.insert(0, ({"name": metric.name, "score": 100 * value}, f"{metric.name} = {100 * value:.2f}",
+                         f"parts:{parts}|{version}"))
+    for record, text, signature in lines:
         print(json_line({**record, "signature": signature}) if args.json else f"{text} {signature}")
     return 0
 
@@ -295,7 +342,7 @@ def cmd_optimize(args) -> int:
                 corpus = _load_corpus(args)
             corpus.check_complete(", ".join(args.nbest or _split_list(args.ffile or []) or [args.store]))
             if corpus.n_stats == 0:
-                raise InputError("no BLEU statistics: give references (--ref or --devset)")
+                raise InputError("no metric statistics: give references (--ref or --devset)")
         names = corpus.feature_names
         n_dense = getattr(corpus, "n_dense", 0)
         start = read_start(args.init, names, n_dense, sparse_init=args.sparse_init, fmt=in_fmt)
@@ -303,7 +350,7 @@ def cmd_optimize(args) -> int:
             _log(args, f"start weights: {note}")
         sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
         _check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
-        _log(args, f"start: BLEU = {corpus.bleu_of(start.vector).score:.6f}")
+        _log(args, f"start: {_metric_value(corpus, start.vector)}")
         for warning in optimizer.advice(corpus):
             print(f"mtplug: warning: {warning}", file=sys.stderr)
         t0 = time.perf_counter()
@@ -312,16 +359,25 @@ def cmd_optimize(args) -> int:
         try:
             result = optimizer.optimize(corpus, start.vector, args.seed, threads=args.threads, ranges=start.ranges,
                                         progress=update, **on_cluster)
+        except ValueError as err:   # an option the store cannot serve (e.g. expbleu directions on TER)
+            if isinstance(err, InputError):
+                raise
+            raise InputError(f"{args.algorithm}: {err}") from None
         finally:
             close()
     for warning in result.warnings:
         print(f"mtplug: warning: {warning}", file=sys.stderr)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
+    metric = corpus.metric
+    value = metric.value(result.score)
+    label = "BLEU" if metric.is_bleu else metric.name
     written = write_tuned(args.out, out_fmt, start, names, result.weights, n_dense,
-                          comment=f"mtplug optimize {args.algorithm} seed={result.seed} BLEU={result.score:.6f}")
-    _log(args, f"end: BLEU = {result.score:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
+                          comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.6f}")
+    _log(args, f"end: {label} = {value:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
     # with the weights on stdout (--out - or /dev/stdout), the JSON line goes to stderr
-    print(json_line({"algorithm": args.algorithm, "bleu": result.score, "seed": result.seed,
+    scores = {"bleu": result.score} if metric.is_bleu else {"metric": metric.name, "score": value,
+                                                             "objective": result.score}
+    print(json_line({"algorithm": args.algorithm, **scores, "seed": result.seed,
                      "out": args.out, "files": written, **result.info}),
           file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0
@@ -472,13 +528,16 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("score", cmd_score, "corpus BLEU, chrF or chrF++ of a translation (one hypothesis per line)",
+    p = add("score", cmd_score, "corpus BLEU, chrF, TER, WER, PER, CDER of a translation (one hypothesis per line)",
             "examples:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n"
-            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu,chrf,chrf++\n")
+            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu,chrf,chrf++,ter\n"
+            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu:0.6,ter:0.4\n")
     p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i")
-    p.add_argument("--metric", type=_score_metrics, default=["bleu"], metavar="M[,M...]",
-                   help=f"metrics to print, one line each: {', '.join(SCORE_METRICS)} (default bleu; chrF: "
-                        "character 6-grams, β 2, sacrebleu's; chrF++ adds word 1-2-grams)")
+    p.add_argument("--metric", type=_metric_text, default="bleu", metavar="M[,M...]",
+                   help="metrics to print, one line each: bleu, chrf, chrf++ (sacrebleu's, β 2), ter (sacrebleu's), "
+                        "wer, per, cder (as Moses's scorers, printed as error rates), ext:FILE (the mean of one "
+                        "score per line); with weights (bleu:0.6,ter:0.4) or bleu-ter / ter-bleu the weighted "
+                        "sum is printed first (default bleu)")
     p.add_argument("--json", action="store_true", help="print one JSON object per metric instead of text lines")
     _add_reference_args(p, reflen_default=None)
 

@@ -7,7 +7,8 @@ Layout (``n`` hypotheses over ``S`` sentences, hypotheses grouped by sentence)::
     sparse_indptr  int64   [n + 1]       CSR rows of the sparse features (ids >= n_dense,
     sparse_ids     int32   [nnz]           sorted within a row)
     sparse_values  float64 [nnz]
-    stats          int32   [n, 9]        BLEU statistics (mtplug.metrics.bleu.STATS_LAYOUT)
+    stats          int32   [n, k]        metric statistics (``metric``: mtplug.metrics.layer.Metric;
+                                           BLEU alone: 9 columns, mtplug.metrics.bleu.STATS_LAYOUT)
     hyp_indptr     int64   [n + 1]       hypothesis i = LEB128-coded word ids in
     hyp_bytes      uint8                   hyp_bytes[hyp_indptr[i]:hyp_indptr[i+1]] (None when
                                            the store came from features.dat/scores.dat)
@@ -28,6 +29,7 @@ have to invent. Random restarts and directions cover every feature either way.
 
 from __future__ import annotations
 
+import json
 import os
 import zipfile
 from dataclasses import dataclass, field
@@ -39,9 +41,10 @@ from ._ext import _rows
 from ._ext._nbest_scan import Vocabulary, decode_hypotheses
 from .errors import InputError
 from .fileio import atomic_output
-from .metrics.bleu import N_STATS, REFLEN_CODES, BleuConfig
+from .metrics.bleu import REFLEN_CODES, BleuConfig
+from .metrics.layer import Metric, bleu_metric, linear_metric, parse_metric
 
-_FORMAT_VERSION = 2
+_FORMAT_VERSION = 3
 
 
 @dataclass
@@ -124,14 +127,13 @@ class NbestCorpus:
 
     def __init__(self, *, n_sentences: int, bleu: BleuConfig = BleuConfig(), references=None,
                  ref_len_divisor: int = 1, words: Vocabulary | None = None,
-                 space: FeatureSpace | None = None, has_strings: bool = True):
+                 space: FeatureSpace | None = None, has_strings: bool = True, metric: Metric | None = None):
         self.bleu = bleu
-        #: what the stats columns hold: "bleu" (STATS_LAYOUT) or "linear" (one column g_h,
-        #: corpus score = Σ g / metric_norm; used for synthetic experiments)
-        self.metric = "bleu"
-        self.metric_norm = 1.0
         self.references = references          # encoded (sent_ptr, tok_ptr, tokens) or None
         self.ref_len_divisor = int(ref_len_divisor)
+        #: what the stats columns hold and how they score (mtplug.metrics.layer.Metric)
+        self.metric: Metric = metric if metric is not None else bleu_metric(self.ref_len_divisor)
+        self._builder = None                  # StatsBuilder of metrics other than BLEU alone
         self.words = words if words is not None else Vocabulary()
         self.space = space if space is not None else FeatureSpace()
         self.sent_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
@@ -139,7 +141,7 @@ class NbestCorpus:
         self.sparse_indptr = np.zeros(1, dtype=np.int64)
         self.sparse_ids = np.zeros(0, dtype=np.int32)
         self.sparse_values = np.zeros(0, dtype=np.float64)
-        self.stats = np.zeros((0, N_STATS if references is not None else 0), dtype=np.int32)
+        self.stats = np.zeros((0, self.metric.n_stats if references is not None else 0), dtype=np.int32)
         self.hyp_indptr = np.zeros(1, dtype=np.int64) if has_strings else None
         self.hyp_bytes = np.zeros(0, dtype=np.uint8) if has_strings else None
         self._word_list: list[str] | None = None
@@ -147,10 +149,15 @@ class NbestCorpus:
     # ------------------------------------------------------------------ building
     @classmethod
     def from_nbest(cls, paths: Sequence[str], references=None, bleu: BleuConfig = BleuConfig(),
-                   progress: Callable[[int], None] | None = None) -> "NbestCorpus":
+                   progress: Callable[[int], None] | None = None, metric: str | Metric = "bleu",
+                   finish: bool = True) -> "NbestCorpus":
         """Read n-best/k-best files (merged, deduplicated) and, with ``references``
-        (a :class:`mtplug.formats.references.References`), their BLEU statistics."""
+        (a :class:`mtplug.formats.references.References`), their statistics of ``metric``
+        (``--metric`` text, mtplug.metrics.layer; BLEU by default). finish: check that
+        external score files were used up (False when more files follow).
+        """
         from .formats.references import encode_references
+        from .metrics.store_stats import StatsBuilder
 
         words = Vocabulary()
         enc = None
@@ -164,24 +171,37 @@ class NbestCorpus:
             divisor = bleu.ref_len_divisor(references.uniform_count or 1)
             n_sent = len(references)
         corpus = cls(n_sentences=n_sent, bleu=bleu, references=enc, ref_len_divisor=divisor, words=words)
+        parsed = parse_metric(metric) if isinstance(metric, str) else metric
+        if not parsed.is_bleu:
+            if enc is None and any(p.name != "ext" for p in parsed.parts):
+                raise ValueError(f"metric {parsed.name} needs references")
+            corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor)
+            corpus.metric = corpus._builder.metric
+            corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
         corpus.add_nbest(paths, progress=progress)
+        if finish and corpus._builder is not None:
+            corpus._builder.finish()
         return corpus
 
     @classmethod
     def from_arrays(cls, sent_ids, dense, dense_names: Sequence[str], stats, *, sparse=None,
-                    sparse_names: Sequence[str] = (), metric: str = "bleu",
+                    sparse_names: Sequence[str] = (), metric: str | Metric = "bleu",
                     metric_norm: float = 1.0) -> "NbestCorpus":
         """A store from arrays (no hypothesis strings): for synthetic data and tests.
 
-        sent_ids int [n] (non-decreasing), dense float64 [n, D], stats int32 [n, 9] for
-        BLEU or [n, 1] for ``metric="linear"``; sparse: optional (indptr int64 [n + 1],
-        ids int32 indexing ``sparse_names``, values float64).
+        sent_ids int [n] (non-decreasing), dense float64 [n, D], stats int32 [n, k]: 9
+        BLEU columns for ``metric="bleu"``, one column g for ``metric="linear"`` (corpus
+        value Σ g / metric_norm), or the columns of a bound Metric; sparse: optional
+        (indptr int64 [n + 1], ids int32 indexing ``sparse_names``, values float64).
         """
-        if metric not in ("bleu", "linear"):
-            raise ValueError(f"metric must be 'bleu' or 'linear', got {metric!r}")
-        corpus = cls(n_sentences=0, has_strings=False)
-        corpus.metric, corpus.metric_norm = metric, float(metric_norm)
+        if isinstance(metric, str):
+            if metric not in ("bleu", "linear"):
+                raise ValueError(f"metric must be 'bleu', 'linear' or a Metric, got {metric!r}")
+            metric = bleu_metric() if metric == "bleu" else linear_metric(metric_norm)
+        corpus = cls(n_sentences=0, has_strings=False, metric=metric)
         stats = np.ascontiguousarray(stats, dtype=np.int32)
+        if stats.shape[1] != metric.n_stats:
+            raise ValueError(f"{metric.name} needs {metric.n_stats} statistics columns, got {stats.shape[1]}")
         corpus.stats = np.zeros((0, stats.shape[1]), dtype=np.int32)
         corpus.space.define_dense(list(dense_names))
         n = len(sent_ids)
@@ -199,10 +219,14 @@ class NbestCorpus:
         return corpus
 
     @classmethod
-    def from_plain(cls, path: str, references, bleu: BleuConfig = BleuConfig()) -> "NbestCorpus":
-        """One hypothesis per sentence from a plain text file (line i = sentence i)."""
-        corpus = cls.from_nbest([], references, bleu)
+    def from_plain(cls, path: str, references, bleu: BleuConfig = BleuConfig(),
+                   metric: str | Metric = "bleu") -> "NbestCorpus":
+        """One hypothesis per sentence from a plain text file (line i = sentence i), with
+        the statistics of ``metric`` (as :meth:`from_nbest`)."""
+        corpus = cls.from_nbest([], references, bleu, metric=metric, finish=False)
         corpus.add_nbest([path], plain=True)
+        if corpus._builder is not None:
+            corpus._builder.finish()
         return corpus
 
     def add_nbest(self, paths: Sequence[str], progress: Callable[[int], None] | None = None,
@@ -214,11 +238,21 @@ class NbestCorpus:
 
         if self.hyp_indptr is None:
             raise ValueError("cannot add n-best lists to a store read from features/scores files")
+        if self._builder is None and not self.metric.is_bleu and self.references is not None:
+            # a store loaded from disk: its metric's collectors, bound to the same references
+            from .metrics.store_stats import StatsBuilder
+
+            if any(p.name in ("ext", "linear") for p in self.metric.parts):
+                raise ValueError(f"a store of {self.metric.name} statistics cannot take new n-best lists: "
+                                 "external scores exist only for the lists they were read with")
+            self._builder = StatsBuilder(self.metric, self.references, self.words, self.bleu, self.ref_len_divisor)
         added = 0
         for path in paths:
             arrays = scan_nbest(path, words=self.words, space=self.space, refs=self.references,
                                 reflen_code=REFLEN_CODES[self.bleu.reflen], lowercase=self.bleu.lowercase,
                                 progress=progress, plain=plain)
+            if self._builder is not None:
+                arrays["stats"] = self._builder.rows(arrays, path)
             added += self.merge_arrays(arrays)
         self._word_list = None
         return added
@@ -324,7 +358,7 @@ class NbestCorpus:
         view = NbestCorpus(n_sentences=self.n_sentences, bleu=self.bleu, references=self.references,
                            ref_len_divisor=self.ref_len_divisor, words=self.words, has_strings=False)
         view.space.define_dense(self.feature_names[: self.n_dense])
-        view.metric, view.metric_norm = self.metric, self.metric_norm
+        view.metric = self.metric
         view.sent_offsets, view.dense, view.stats = self.sent_offsets, self.dense, self.stats
         view.sparse_indptr = np.zeros(self.n_hypotheses + 1, dtype=np.int64)
         return view
@@ -395,9 +429,9 @@ class NbestCorpus:
         return out
 
     def corpus_stats(self, rows: np.ndarray) -> np.ndarray:
-        """Summed BLEU statistics int64 [9] of the given rows."""
+        """Summed statistics int64 [n_stats] of the given rows."""
         if self.stats.shape[1] == 0:
-            raise ValueError("this store has no BLEU statistics (no references were given)")
+            raise ValueError("this store has no metric statistics (no references were given)")
         return self.stats[rows].sum(axis=0, dtype=np.int64)
 
     def bleu_of(self, weights: np.ndarray):
@@ -405,17 +439,20 @@ class NbestCorpus:
         return self.bleu_of_rows(self.one_best(weights))
 
     def metric_of(self, weights: np.ndarray) -> float:
-        """The corpus metric (0..1) of the 1-best under ``weights``: BLEU, or for the
-        synthetic ``linear`` metric the sum of the chosen g_h over ``metric_norm``."""
-        if self.metric == "linear":
-            return float(self.stats[self.one_best(weights), 0].sum()) / self.metric_norm
-        return self.bleu_of(weights).score
+        """The metric's objective (higher is better; BLEU itself for a BLEU store) of the
+        1-best under ``weights``; ``self.metric.value(...)`` turns it into the metric's
+        natural value (e.g. TER)."""
+        return self.metric.objective(self.corpus_stats(self.one_best(weights)))
 
     def bleu_of_rows(self, rows: np.ndarray):
-        """Corpus BLEU (BleuScore) of the hypotheses ``rows`` (one per sentence, int64)."""
+        """Corpus BLEU (BleuScore) of the hypotheses ``rows`` (one per sentence, int64);
+        ValueError if the store holds no BLEU statistics."""
         from .metrics.bleu import corpus_bleu_from_stats
 
-        return corpus_bleu_from_stats(self.corpus_stats(rows), self.ref_len_divisor)
+        cols = self.metric.columns("bleu")
+        if cols is None:
+            raise ValueError(f"this store holds {self.metric.name} statistics, not BLEU's")
+        return corpus_bleu_from_stats(self.corpus_stats(rows)[cols], self.ref_len_divisor)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str) -> None:
@@ -425,7 +462,7 @@ class NbestCorpus:
             sparse_indptr=self.sparse_indptr, sparse_ids=self.sparse_ids, sparse_values=self.sparse_values,
             stats=self.stats, ref_len_divisor=np.int64(self.ref_len_divisor),
             reflen=np.array(self.bleu.reflen), lowercase=np.bool_(self.bleu.lowercase),
-            metric=np.array(self.metric), metric_norm=np.float64(self.metric_norm),
+            metric_json=np.array(json.dumps(self.metric.to_json())),
             **self.space.to_arrays(),
         )
         wa, wo = self.words.to_arrays()
@@ -455,7 +492,7 @@ class NbestCorpus:
         c.dense = z["dense"]
         c.sparse_indptr, c.sparse_ids, c.sparse_values = z["sparse_indptr"], z["sparse_ids"], z["sparse_values"]
         c.stats = z["stats"]
-        c.metric, c.metric_norm = str(z["metric"]), float(z["metric_norm"])
+        c.metric = stored_metric(z)
         if has_strings:
             c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
         return c
@@ -463,6 +500,16 @@ class NbestCorpus:
     def __repr__(self) -> str:
         return (f"NbestCorpus({self.n_sentences} sentences, {self.n_hypotheses} hypotheses, "
                 f"{self.n_dense} dense + {self.n_features - self.n_dense} sparse features)")
+
+
+def stored_metric(arrays) -> Metric:
+    """The Metric of a saved store's arrays (format 3: its JSON; format 2: ``bleu`` or
+    ``linear`` with ``metric_norm``)."""
+    if "metric_json" in arrays:
+        return Metric.from_json(json.loads(str(arrays["metric_json"])))
+    if str(arrays["metric"]) == "linear":
+        return linear_metric(float(arrays["metric_norm"]))
+    return bleu_metric(int(arrays["ref_len_divisor"]))
 
 
 def checked_weights(weights, n_features: int) -> np.ndarray:

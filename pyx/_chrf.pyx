@@ -17,6 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from cython.parallel cimport prange, threadid
 from _runs cimport check_runs
+from _chrf_score cimport f_score
 
 MAX_CHAR_ORDER = 6
 MAX_WORD_ORDER = 2
@@ -76,28 +77,6 @@ cdef inline Key ngram_key(const int32_t* cs, const int32_t* ts, Py_ssize_t i, in
 cdef inline Py_ssize_t n_grams(Py_ssize_t n_c, Py_ssize_t n_t, int o, int char_order) noexcept nogil:
     cdef Py_ssize_t m = (n_c - o) if o < char_order else (n_t - (o - char_order))
     return m if m > 0 else 0
-
-
-cdef double f_score(const int64_t* st, int n_orders, double beta) noexcept nogil:
-    """sacrebleu's CHRF._compute_f_score (effective order, no eps smoothing) of statistics
-    st [3 * n_orders], in [0, 100], with its operations in its order: the best reference
-    is chosen on this number, and the corpus score is this number of the summed rows."""
-    cdef double factor = beta * beta, avg_p = 0.0, avg_r = 0.0, s
-    cdef int i, eff = 0
-    for i in range(n_orders):
-        if st[3 * i] > 0 and st[3 * i + 1] > 0:
-            avg_p += (<double>st[3 * i + 2]) / st[3 * i]
-            avg_r += (<double>st[3 * i + 2]) / st[3 * i + 1]
-            eff += 1
-    if eff == 0:
-        return 0.0
-    avg_p /= eff
-    avg_r /= eff
-    if avg_p + avg_r:
-        s = (1 + factor) * avg_p * avg_r
-        s /= (factor * avg_p) + avg_r
-        return 100 * s
-    return 0.0
 
 
 cdef Py_ssize_t gather(const int64_t* w_ptr, const int32_t* w_data, const int32_t* words, Py_ssize_t n_words,

@@ -10,7 +10,7 @@
 # highest intercept can be on the envelope, and among equal slope and intercept the
 # lowest hypothesis index; a line that is highest at a single point only is dropped.
 
-from libc.math cimport INFINITY, exp
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memset
@@ -18,13 +18,7 @@ from cython.parallel cimport prange, threadid
 
 import numpy as np
 
-from _bleu cimport log_bleu
-
-cdef enum:
-    METRIC_BLEU = 0       # stats rows are BLEU statistics (9 columns)
-    METRIC_LINEAR = 1     # one column g_h; corpus score = sum g / norm
-
-METRIC_CODES = {"bleu": METRIC_BLEU, "linear": METRIC_LINEAR}
+from _metric cimport MAX_STATS, MetricSpec, fill_spec, metric_objective
 
 
 cdef struct Line:
@@ -51,13 +45,6 @@ cdef int cmp_line(const void* p, const void* q) noexcept nogil:
     if a.intercept < b.intercept:
         return 1
     return -1 if a.hyp < b.hyp else (1 if a.hyp > b.hyp else 0)
-
-
-cdef inline double metric_score(const int64_t* totals, int metric, double ref_divisor,
-                                double norm) noexcept nogil:
-    if metric == METRIC_BLEU:
-        return exp(log_bleu(totals, ref_divisor))
-    return totals[0] / norm
 
 
 cdef Py_ssize_t upper_envelope(Line* lines, Py_ssize_t m, int64_t* env_hyp,
@@ -221,7 +208,7 @@ cdef struct ThreadSlot:
     int64_t capacity
     int64_t n_lines
     int64_t failed
-    int64_t totals[16]
+    int64_t totals[MAX_STATS]
     char pad[24]
 
 
@@ -255,15 +242,16 @@ cdef bint reserve(ThreadSlot* slot, int64_t extra) noexcept nogil:
 
 def line_sweep(const double[::1] intercepts, const double[:] slopes,
                const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
-               int metric, double ref_divisor, double norm, int method=ENVELOPE_AUTO,
-               int n_threads=1):
-    """The corpus metric along a line, as breakpoints and per-interval scores.
+               spec_arrays, int method=ENVELOPE_AUTO, int n_threads=1):
+    """The corpus objective along a line, as breakpoints and per-interval scores.
 
     intercepts, slopes: float64 [n_hyp] (w.f and d.f; slopes may be a strided view such
     as a column of the dense block); sent_offsets int64 [S + 1] (every
-    sentence non-empty); stats int32 [n_hyp, n_stats]. Returns ``(xs, scores, n_lines)``:
+    sentence non-empty); stats int32 [n_hyp, n_stats]; spec_arrays: the metric as
+    mtplug.metrics.layer.Metric.kernel_spec() gives it (kinds, offsets, widths, weights,
+    params, constant). Returns ``(xs, scores, n_lines)``:
     xs float64 [K] sorted distinct breakpoints, scores float64 [K + 1] with scores[k]
-    the metric on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
+    the objective on (xs[k-1], xs[k]) (xs[-1] = -inf, xs[K] = +inf), and n_lines the
     total number of envelope segments (a work measure). ``method`` (ENVELOPE_METHODS)
     chooses how envelopes are built; all give the same result. The sentences' envelopes
     are built by ``n_threads`` OpenMP threads, each appending breakpoints to its own
@@ -280,7 +268,8 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef ThreadSlot* slots = NULL
     cdef Breakpoint* merged = NULL
     cdef int64_t* heads = NULL
-    cdef int64_t totals[16]
+    cdef int64_t totals[MAX_STATS]
+    cdef MetricSpec spec
     cdef bint ok = False
     cdef double x
     cdef Line* my_lines
@@ -291,8 +280,9 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef Py_ssize_t sstride = slopes.strides[0] // sizeof(double)
     if slopes.strides[0] % sizeof(double):
         raise ValueError("slopes must be float64 with a stride that is a multiple of 8 bytes")
-    if ns > 16:
-        raise ValueError("at most 16 statistics per hypothesis")
+    kinds, offsets, widths, weights, params, constant = spec_arrays
+    if fill_spec(&spec, kinds, offsets, widths, weights, params, constant, ns) != 0:
+        raise ValueError(f"the metric spec does not fit {ns} statistics columns (at most {MAX_STATS})")
     T = n_threads if n_threads > 1 else 1
     if T > S:
         T = S if S > 0 else 1
@@ -383,7 +373,7 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     cdef double[::1] xs = xs_arr
     cdef double[::1] sc = sc_arr
     with nogil:
-        sc[0] = metric_score(totals, metric, ref_divisor, norm)
+        sc[0] = metric_objective(totals, &spec)
         j = 0
         while j < nb:
             x = merged[j].x
@@ -393,6 +383,6 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
                 j += 1
             xs[K] = x
             K += 1
-            sc[K] = metric_score(totals, metric, ref_divisor, norm)
+            sc[K] = metric_objective(totals, &spec)
         free(merged)
     return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _rows
-from ..corpus import FeatureSpace, map_store
+from ..corpus import FeatureSpace, map_store, stored_metric
 from ..errors import InputError
 from ..metrics.sentence import row_scores
 from .local import LocalEngine
@@ -32,8 +32,9 @@ class PoolPart:
 
     offsets int64 [S_p + 1]; dense float64 [n_p, n_dense]; sparse CSR sp_indptr int64
     [n_p + 1] (from 0), sp_ids int32 (global feature ids), sp_values float64; stats int32
-    [n_p, n_stats]. metric, ref_len_divisor as in the store; linear_scale:
-    S / metric_norm of the whole store (for ``linear`` metric scores).
+    [n_p, n_stats]. metric (mtplug.metrics.layer.Metric), ref_len_divisor as in the store;
+    n_sentences_all: the whole store's number of sentences (sentence-level scores of
+    ``ext``/``linear`` parts are scaled by it).
     """
 
     first_sentence: int
@@ -44,9 +45,9 @@ class PoolPart:
     sp_ids: np.ndarray
     sp_values: np.ndarray
     stats: np.ndarray
-    metric: str
+    metric: object
     ref_len_divisor: int
-    linear_scale: float
+    n_sentences_all: int
 
     @property
     def n_hypotheses(self) -> int:
@@ -60,8 +61,8 @@ class PoolPart:
 
     def metric_scores(self, variant: str, threads: int) -> np.ndarray:
         """Sentence-level metric of every row (:func:`mtplug.metrics.sentence.hypothesis_scores`)."""
-        return row_scores(self.stats, variant, metric=self.metric, ref_len_divisor=self.ref_len_divisor,
-                          linear_scale=self.linear_scale, threads=threads)
+        return row_scores(self.stats, variant, metric=self.metric, n_sentences=self.n_sentences_all,
+                          threads=threads)
 
     def one_best_stats(self, weights: np.ndarray, threads: int) -> np.ndarray:
         """Summed statistics int64 [n_stats] of each sentence's best row (ties: first)."""
@@ -117,11 +118,12 @@ class PartitionedPool:
 
     Attributes: engine; parts (handles of the PoolParts); sentence_ranges [(s_lo, s_hi)]
     per partition; part_threads (kernel threads per partition);
-    n_sentences, n_hypotheses, n_dense, n_features, feature_names, metric,
-    metric_norm, ref_len_divisor, n_stats, source (what it was made from, for messages).
+    n_sentences, n_hypotheses, n_dense, n_features, feature_names, metric
+    (mtplug.metrics.layer.Metric), ref_len_divisor, n_stats, source (what it was made
+    from, for messages).
     """
 
-    def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict, metric_norm: float,
+    def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict,
                  n_stats: int, threads: int, source: str):
         self.engine = engine
         self.sentence_ranges = partition_sentences(offsets, engine.n_workers)
@@ -132,7 +134,6 @@ class PartitionedPool:
         self.n_features = len(self.feature_names)
         self.metric = meta["metric"]
         self.ref_len_divisor = meta["ref_len_divisor"]
-        self.metric_norm = float(metric_norm)
         self.n_stats = int(n_stats)
         self.threads = max(1, int(threads))
         self.part_threads = [engine.threads_of(i) or self.threads for i in range(len(self.sentence_ranges))]
@@ -141,20 +142,18 @@ class PartitionedPool:
         self.parts: list = []
 
     @staticmethod
-    def _meta(metric, metric_norm, ref_len_divisor, n_sentences) -> dict:
+    def _meta(metric, ref_len_divisor, n_sentences) -> dict:
         """What every PoolPart carries besides its rows."""
-        return dict(metric=str(metric), ref_len_divisor=int(ref_len_divisor),
-                    linear_scale=n_sentences / float(metric_norm))
+        return dict(metric=metric, ref_len_divisor=int(ref_len_divisor), n_sentences_all=int(n_sentences))
 
     @classmethod
     def from_corpus(cls, corpus, engine=None, threads: int = 1) -> "PartitionedPool":
         """Partitions of an in-memory :class:`mtplug.corpus.NbestCorpus`, placed on
         ``engine``'s workers (a LocalEngine keeps one partition here, without copies)."""
         engine = engine if engine is not None else LocalEngine()
-        meta = cls._meta(corpus.metric, corpus.metric_norm, corpus.ref_len_divisor, corpus.n_sentences)
+        meta = cls._meta(corpus.metric, corpus.ref_len_divisor, corpus.n_sentences)
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
-        pool = cls(engine, offsets, corpus.space, meta, corpus.metric_norm, corpus.stats.shape[1], threads,
-                   "the store")
+        pool = cls(engine, offsets, corpus.space, meta, corpus.stats.shape[1], threads, "the store")
         arrays = dict(sent_offsets=offsets, dense=corpus.dense, sparse_indptr=corpus.sparse_indptr,
                       sparse_ids=corpus.sparse_ids, sparse_values=corpus.sparse_values, stats=corpus.stats)
         pool.parts = engine.put([_slice(arrays, a, b, meta) for a, b in pool.sentence_ranges])
@@ -167,11 +166,10 @@ class PartitionedPool:
         worker (a shared file system). Reads only offsets and names here."""
         path = os.fspath(path)
         arrays = map_store(path)
-        meta = cls._meta(arrays["metric"], arrays["metric_norm"], arrays["ref_len_divisor"],
-                         arrays["sent_offsets"].shape[0] - 1)
+        meta = cls._meta(stored_metric(arrays), arrays["ref_len_divisor"], arrays["sent_offsets"].shape[0] - 1)
         offsets = np.array(arrays["sent_offsets"], dtype=np.int64)
-        pool = cls(engine, offsets, FeatureSpace.from_arrays(arrays), meta, float(arrays["metric_norm"]),
-                   arrays["stats"].shape[1], threads, path)
+        pool = cls(engine, offsets, FeatureSpace.from_arrays(arrays), meta, arrays["stats"].shape[1], threads,
+                   path)
         size = os.path.getsize(path)
         pool.parts = engine.place(load_part, [(path, a, b, pool.n_hypotheses, size, meta)
                                               for a, b in pool.sentence_ranges])
@@ -202,19 +200,17 @@ class PartitionedPool:
         return np.sum(parts, axis=0, dtype=np.int64)
 
     def metric_of(self, weights: np.ndarray) -> float:
-        """The corpus metric of the 1-best (as :meth:`mtplug.corpus.NbestCorpus.metric_of`)."""
-        stats = self.one_best_stats(weights)
-        if self.metric == "linear":
-            return float(stats[0]) / self.metric_norm
-        return self.bleu_of(weights, stats).score
+        """The metric's objective of the 1-best (as :meth:`mtplug.corpus.NbestCorpus.metric_of`)."""
+        return self.metric.objective(self.one_best_stats(weights))
 
     def bleu_of(self, weights: np.ndarray, stats: np.ndarray | None = None):
         """Corpus BLEU (BleuScore) of the 1-best under ``weights``."""
         from ..metrics.bleu import corpus_bleu_from_stats
 
-        if self.n_stats == 0:
-            raise ValueError("this store has no BLEU statistics (no references were given)")
-        return corpus_bleu_from_stats(self.one_best_stats(weights) if stats is None else stats,
+        cols = self.metric.columns("bleu")
+        if self.n_stats == 0 or cols is None:
+            raise ValueError("this store has no BLEU statistics")
+        return corpus_bleu_from_stats((self.one_best_stats(weights) if stats is None else stats)[cols],
                                       self.ref_len_divisor)
 
     def __repr__(self) -> str:

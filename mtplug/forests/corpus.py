@@ -90,8 +90,6 @@ class ForestCorpus:
     those of the start weights); features first seen in forests follow in order of appearance.
     """
 
-    metric = "bleu"
-    metric_norm = 1.0
     n_dense = 0
 
     def __init__(self, references, bleu: BleuConfig = BleuConfig(), feature_names=(), source: str | None = None):
@@ -297,9 +295,16 @@ class ForestCorpus:
         intercepts and slopes (float64 [n_edges]) are given; as mtplug.optimizers.line_search.sweep."""
         b, m, offsets, stats = self.envelope_lines(np.asarray(intercepts, np.float64),
                                                    np.asarray(slopes, np.float64), threads)
-        return _linesearch.line_sweep(b, m, offsets, stats, _linesearch.METRIC_CODES["bleu"],
-                                      float(self.ref_len_divisor), 1.0, _linesearch.ENVELOPE_METHODS["auto"],
-                                      max(1, int(threads)))
+        return _linesearch.line_sweep(b, m, offsets, stats, self.metric.kernel_spec(),
+                                      _linesearch.ENVELOPE_METHODS["auto"], max(1, int(threads)))
+
+    @property
+    def metric(self):
+        """BLEU (mtplug.metrics.layer.Metric): forests carry BLEU statistics only, since
+        other metrics do not decompose over hypergraph edges."""
+        from ..metrics.layer import bleu_metric
+
+        return bleu_metric(self.ref_len_divisor)
 
     def one_best_stats(self, weights: np.ndarray) -> np.ndarray:
         """BLEU statistics int32 [S, 9] of each sentence's best derivation under ``weights``

@@ -71,7 +71,10 @@ def _check_mu(mu) -> float:
 def _resolve_metric(corpus, metric, norm) -> tuple[str, float]:
     """The metric name and the LINEAR norm (1.0 for BLEU, where it is unused)."""
     if metric is None:
-        metric = getattr(corpus, "metric", "bleu")
+        held = corpus.metric
+        if not (held.is_bleu or held.name == "linear"):
+            raise ValueError(f"expected-BLEU directions need a store of BLEU statistics, not {held.name}")
+        metric = held.name
     if metric not in EXPECTED_METRICS:
         raise ValueError(f"unknown metric {metric!r}; choose from {', '.join(EXPECTED_METRICS)}")
     if metric == "bleu":
@@ -79,9 +82,9 @@ def _resolve_metric(corpus, metric, norm) -> tuple[str, float]:
             raise ValueError("norm applies to metric='linear' only")
         return metric, 1.0
     if norm is None:
-        if getattr(corpus, "metric", None) != "linear":
+        if corpus.metric.name != "linear":
             raise ValueError("metric='linear' needs norm=... (the corpus score is sum_s E_s[g] / norm)")
-        norm = corpus.metric_norm
+        norm = corpus.metric.parts[0].param
     if isinstance(norm, (bool, np.bool_)):
         raise TypeError("norm must be a positive number, got a bool")
     norm = float(norm)
@@ -157,7 +160,7 @@ class ExpectedBleu:
     :class:`mtplug.distributed.pool.PartitionedPool` (e.g. a store read by the dask
     workers themselves); every sentence needs a hypothesis. metric: ``"bleu"`` (stats [n,
     9]) or ``"linear"`` (stats [n, 1]); ``None`` takes ``corpus.metric``. norm: the LINEAR
-    divisor (> 0); ``None`` takes ``corpus.metric_norm`` for a linear corpus. Must be
+    divisor (> 0); ``None`` takes the corpus's own for a linear corpus. Must be
     ``None`` for BLEU. threads: OpenMP threads over sentences. engine: where the passes
     run for an NbestCorpus (:class:`mtplug.distributed.LocalEngine` by default; a dask
     engine places one partition of sentences on each worker, once). Any threads and

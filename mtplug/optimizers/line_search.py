@@ -103,7 +103,8 @@ class LineResult:
 
 
 def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto", threads: int = 1):
-    """``(xs, scores, n_lines)`` of the corpus metric along a line (see _linesearch.line_sweep).
+    """``(xs, scores, n_lines)`` of the corpus objective along a line (see _linesearch.line_sweep;
+    the objective of ``corpus.metric``, mtplug.metrics.layer).
 
     intercepts, slopes: float64 [n_hyp]; method: how envelopes are built ("auto", "walk"
     or "sort"; the same result, different speed); threads: OpenMP threads over sentences
@@ -115,8 +116,7 @@ def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "aut
         return forest_sweep(intercepts, slopes, threads)
     return _linesearch.line_sweep(
         np.ascontiguousarray(intercepts, dtype=np.float64), _float64_view(slopes),
-        corpus.sent_offsets, corpus.stats, _linesearch.METRIC_CODES[corpus.metric],
-        float(corpus.ref_len_divisor), float(corpus.metric_norm), _linesearch.ENVELOPE_METHODS[method],
+        corpus.sent_offsets, corpus.stats, corpus.metric.kernel_spec(), _linesearch.ENVELOPE_METHODS[method],
         max(1, int(threads)))
 
 

@@ -183,10 +183,10 @@ class Mira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric == "bleu" else "bleu+1")
+        metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric.is_bleu else "bleu+1")
         pseudo = metric == PSEUDO_DOC
-        if pseudo and corpus.metric != "bleu":
-            raise ValueError("pseudo-doc gains need a store with BLEU statistics")
+        if pseudo and not corpus.metric.is_bleu:
+            raise ValueError(f"pseudo-doc gains need a store of BLEU statistics, not {corpus.metric.name}")
         gains = np.zeros(corpus.n_hypotheses) if pseudo else \
             np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=max(1, threads or os.cpu_count() or 1)),
                                  dtype=np.float64)
@@ -275,10 +275,11 @@ class KbMira(Optimizer):
         """kbmira from ``start`` (float64 [n_features]); ``threads`` and ``ranges`` unused.
 
         Each pass visits all sentences in an order shuffled by one generator seeded with
-        ``seed``; after each pass the averaged weights are scored (corpus BLEU of their
-        1-best); the result is the averaged weights of the best pass (Moses writes those),
-        info["best_bleu"] its BLEU, info["bleu_per_pass"] all of them. On a synthetic
-        ``linear`` store (no BLEU statistics) the gain is hypothesis_scores(corpus) with
+        ``seed``; after each pass the averaged weights are scored (the store metric's
+        objective of their 1-best, BLEU for a BLEU store); the result is the averaged weights
+        of the best pass (Moses writes those), info["best_bleu"] its objective,
+        info["bleu_per_pass"] all of them. On a store of another metric (TER, chrF, an
+        interpolation, the synthetic ``linear``) the gain is hypothesis_scores(corpus) with
         hope = argmax s + g and fear = argmax s − g (no background; model_bg, safe_hope unused).
         """
         t0 = time.perf_counter()
@@ -291,7 +292,8 @@ class KbMira(Optimizer):
         if isinstance(corpus, ForestCorpus):
             def one_pass(order):
                 return self._forest_pass(corpus, order, bg, w, u, state)
-        elif corpus.metric == "linear":   # synthetic store: no BLEU background, the gain is the store's own g
+        elif not corpus.metric.is_bleu:
+            # no BLEU background to add a row to: the gain is the sentence-level objective
             gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64)
             feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
             scratch = np.empty(2 * int(np.diff(offsets).max()))

@@ -268,14 +268,15 @@ class Pro(Optimizer):
         start = self.checked_start(corpus, start)
         b = hypothesis_scores(corpus, self.sentence_metric, threads=max(1, threads or os.cpu_count() or 1))
         lengths, length_z = None, self.length_z
-        if corpus.metric != "bleu":
+        bleu_cols = corpus.metric.columns("bleu")
+        if bleu_cols is None:
             if length_z:
-                raise ValueError(f"length_z needs hypothesis lengths, which a store of {corpus.metric!r} "
-                                 "statistics does not have")
+                raise ValueError(f"length_z needs hypothesis lengths, which a store of {corpus.metric.name} "
+                                 "statistics does not have (BLEU's do)")
             length_z = 0.0
         else:
             length_z = DEFAULT_LENGTH_Z if length_z is None else length_z
-            lengths = corpus.stats[:, HYP_LEN_COLUMN] if length_z > 0 else None
+            lengths = corpus.stats[:, bleu_cols.start + HYP_LEN_COLUMN] if length_z > 0 else None
         sample = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=self.gamma, xi=self.xi, beta=self.beta,
                               lengths=lengths, length_z=length_z, threads=threads)
         t_sample = time.perf_counter() - t0

@@ -66,6 +66,9 @@ _OPTIONS: dict[str, tuple] = {
                                  "unless --restarts / --max-iterations say otherwise)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
     "lowercase": (False, dict(action="store_true", help="compare case-insensitively")),
+    "metric": ("bleu", dict(metavar="M", help="what to tune to: bleu, chrf, chrf++, ter, wer, per, cder, bleu-ter, "
+                                              "ter-bleu, or a weighted sum such as bleu:0.6,ter:0.4 (default bleu; "
+                                              "the best iteration is chosen by it)")),
 }
 REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
 #: MERT's options under --forests unless given (see config_from_args)
@@ -96,6 +99,7 @@ class TuneConfig:
     scheduler: Optional[str] = None
     reflen: str = "closest"
     lowercase: bool = False
+    metric: str = "bleu"
     optimizer_options: dict = field(default_factory=dict)
     resume: bool = False
 
@@ -106,6 +110,7 @@ class TuneConfig:
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
                 "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
+                **({"metric": self.metric} if self.metric != "bleu" else {}),
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
                 **({"forests": True} if self.forests else {})}
 
@@ -345,6 +350,18 @@ def config_from_args(args) -> TuneConfig:
         raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
     if not 0.0 <= values["min_change"] < math.inf:
         raise fail("min_change", f"must be a finite number >= 0, got {values['min_change']}")
+    from ..metrics.layer import parse_metric
+
+    try:
+        metric = parse_metric(str(values["metric"]))
+    except ValueError as err:
+        raise fail("metric", str(err)) from None
+    if any(p.name == "ext" for p in metric.parts):
+        raise fail("metric", "ext: scores cannot follow the decoder's new hypotheses; use mtplug optimize on fixed "
+                             "n-best lists")
+    values["metric"] = metric.name
+    if values["forests"] and not metric.is_bleu:
+        raise fail("forests", f"carry BLEU statistics only, not {metric.name}")
     if values["forests"]:
         from ..optimizers.registry import FOREST_OPTIMIZERS
 
@@ -407,4 +424,5 @@ scheduler: null                # dask scheduler address (tcp://host:8786, schedu
                                # shards and optimizer partitions on its workers (shared file system)
 reflen: closest                # BLEU reference length: closest, shortest or average
 lowercase: false               # case-insensitive BLEU
+metric: bleu                   # what to tune to: bleu, chrf, ter, ..., bleu:0.6,ter:0.4 (mtplug optimize --help)
 """

@@ -380,8 +380,13 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             t_decode = time.perf_counter() - t0
             decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
             decoded_bleu = decoded.bleu_of_rows(decoded.sent_offsets[:-1]).score
+            decoded_objective, metric_value = decoded_bleu, None
+            if cfg.metric != "bleu":
+                measured = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=cfg.metric)
+                decoded_objective = measured.metric.objective(measured.corpus_stats(measured.sent_offsets[:-1]))
+                metric_value = measured.metric.value(decoded_objective)
             if n == 1:
-                corpus = NbestCorpus.from_nbest([], refs, bleu)
+                corpus = NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric)
             else:
                 corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"))
             added = corpus.add_nbest([nbest_path])
@@ -422,11 +427,14 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         decoder.write_weights(os.path.join(folder, "out"), new,
                               comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
         entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": store_size,
+                 **({"metric": cfg.metric, "metric_value": metric_value, "objective": decoded_objective}
+                    if cfg.metric != "bleu" else {}),
                  "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
                  "optimize_seconds": round(t_opt, 3), "seconds": round(time.perf_counter() - t0, 3)}
         best = state.get("best")
-        if best is None or decoded_bleu > best["bleu"]:
-            best = {"iteration": n, "bleu": decoded_bleu, "weights": list(weights.items())}
+        if best is None or decoded_objective > best.get("objective", best["bleu"]):
+            best = {"iteration": n, "bleu": decoded_bleu, "weights": list(weights.items()),
+                    **({"objective": decoded_objective} if cfg.metric != "bleu" else {})}
         if stop is None and cfg.patience and n - best["iteration"] >= cfg.patience:
             stop = f"no better BLEU for {cfg.patience} iterations"
         state = {**state, "completed": n, "stop": stop, "weights": list(new.items()), "best": best,
@@ -439,7 +447,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             shutil.rmtree(os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS), ignore_errors=True)
         pool = "the forests" if cfg.forests else "the store"
         tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on {pool} ({cfg.optimizer}, seed {seed})"
-        hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f} (decoded 1-best){tuned}, "
+        measured = "" if metric_value is None else f", {cfg.metric} = {metric_value:.6f}"
+        hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f}{measured} (decoded 1-best){tuned}, "
                   f"{store_size} unique hypotheses (+{added}), max weight change {change:.3g}, "
                   f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s)")
         weights = new

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from mtplug._ext import _bleu, _expbleu
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
+from mtplug.metrics.layer import linear_metric
 from mtplug.metrics.expected_bleu import (
     EXPECTED_METRICS,
     METRIC_N_STATS,
@@ -396,7 +397,7 @@ def test_metric_and_norm_default_to_the_corpus_attributes():
     rng = np.random.default_rng(4)
     corpus = make_corpus([3, 3], rng.normal(size=(6, 2)), rng.integers(0, 9, size=(6, 1)))
     want = expected_bleu_gradient(corpus, np.ones(2), 2.0, metric="linear", norm=4.0)
-    corpus.metric, corpus.metric_norm = "linear", 4.0
+    corpus.metric = linear_metric(4.0)
     got = expected_bleu_gradient(corpus, np.ones(2), 2.0)
     assert got[0] == want[0]
     np.testing.assert_array_equal(got[1], want[1])

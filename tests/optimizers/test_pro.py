@@ -393,7 +393,7 @@ def test_synthetic_recovery():
     assert cosine(res.weights, w_star) > 0.99
     assert res.info["pairs_kept"] == 500 * 50
     assert res.score == pytest.approx(float(corpus.stats[corpus.one_best(res.weights), 0].sum())
-                                      / corpus.metric_norm)
+                                      / corpus.metric.parts[0].param)
 
 
 def test_improves_bleu_on_the_moses_toy_set(toy):

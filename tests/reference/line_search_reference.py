@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.reference.bleu_reference import bleu
+from tests.reference.metric_reference import objective
 
 
 def metric_at(corpus, a: np.ndarray, b: np.ndarray, gamma: float) -> float:
-    """Corpus metric of the per-sentence argmax of a + γb (ties: lowest index)."""
+    """Corpus objective of the per-sentence argmax of a + γb (ties: lowest index)."""
     totals = np.zeros(corpus.stats.shape[1], dtype=np.int64)
     for s in range(corpus.n_sentences):
         lo, hi = corpus.sent_offsets[s], corpus.sent_offsets[s + 1]
         scores = a[lo:hi] + gamma * b[lo:hi]
         totals += corpus.stats[lo + int(np.argmax(scores))]
-    if corpus.metric == "linear":
-        return float(totals[0]) / corpus.metric_norm
-    return bleu(totals.tolist(), corpus.ref_len_divisor)
+    return objective(corpus.metric, totals)
 
 
 def intersections(corpus, a: np.ndarray, b: np.ndarray) -> np.ndarray:
