@@ -376,7 +376,7 @@ def cmd_optimize(args) -> int:
     _log(args, f"end: {label} = {value:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
     # with the weights on stdout (--out - or /dev/stdout), the JSON line goes to stderr
     scores = {"bleu": result.score} if metric.is_bleu else {"metric": metric.name, "score": value,
-                                                             "objective": result.score}
+                                                             "metric_objective": result.score}
     print(json_line({"algorithm": args.algorithm, **scores, "seed": result.seed,
                      "out": args.out, "files": written, **result.info}),
           file=sys.stderr if is_stdout(args.out) else sys.stdout)

@@ -1,7 +1,6 @@
 # Stub for the compiled module built from pyx/_linesearch.pyx.
 import numpy as np
 
-METRIC_CODES: dict[str, int]
 ENVELOPE_METHODS: dict[str, int]
 
 def line_sweep(
@@ -9,9 +8,7 @@ def line_sweep(
     slopes: np.ndarray,  # const double[:] [n_hyp], d.f (may be strided)
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1], no empty sentence
     stats: np.ndarray,  # const int32_t[:, ::1] [n_hyp, n_stats]
-    metric: int,  # METRIC_CODES value
-    ref_divisor: float,
-    norm: float,  # linear metric: corpus score = sum / norm
+    spec_arrays: tuple,  # mtplug.metrics.layer.Metric.kernel_spec()
     method: int = ...,  # ENVELOPE_METHODS value
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
 ) -> tuple[np.ndarray, np.ndarray, int]: ...  # xs f64 [K], scores f64 [K + 1], envelope segments

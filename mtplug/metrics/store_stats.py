@@ -40,15 +40,6 @@ def part_scorer(name: str, lowercase: bool):
     raise ValueError(f"no statistics collector for {name!r}")
 
 
-def ter_ref_scale(sent_ptr: np.ndarray) -> int:
-    """The least common multiple of the sentences' reference counts: TER keeps the sum
-    of a sentence's reference lengths times scale / count, so that the corpus's average
-    reference length is exact in integers."""
-    counts = np.diff(np.asarray(sent_ptr, dtype=np.int64))
-    counts = counts[counts > 0]
-    return int(np.lcm.reduce(counts)) if len(counts) else 1
-
-
 class StatsBuilder:
     """A metric bound to a store's references: its statistics rows for scanned arrays.
 
@@ -81,7 +72,7 @@ class StatsBuilder:
                 if p.name in ("chrf", "chrf++"):
                     param = float(scorer.beta)
                 elif p.name == "ter":
-                    param = float(ter_ref_scale(references[0]))
+                    param = float(scorer.ref_scale(references))
                 parts.append(Part(p.name, p.weight, int(scorer.n_stats), param))
         self.metric = Metric(metric.name, tuple(parts), metric.constant, metric.value_offset, metric.value_sign)
         self.needs_text = bool(self._scorers)
@@ -116,9 +107,6 @@ class StatsBuilder:
 
     def _part_stats(self, scorer, part: Part, text, run_start, run_sid, word_list, threads):
         ptr, ids = text
-        if part.name == "ter":
-            return scorer.stats(ptr, ids, run_start, run_sid, self.references, word_list,
-                                scale=int(part.param), threads=default_threads(threads))
         return scorer.stats(ptr, ids, run_start, run_sid, self.references, word_list,
                             threads=default_threads(threads))
 

@@ -214,7 +214,7 @@ def test_external_scores_refuse_bad_lines(tmp_path, text, message):
 
 
 # ---------------------------------------------------------------------------- CLI
-@pytest.mark.parametrize("metric", ["chrf", "bleu:0.5,chrf++:0.5"])
+@pytest.mark.parametrize("metric", ["chrf", "bleu:0.5,chrf++:0.5", "ter", "per", "ter-bleu"])
 @pytest.mark.parametrize("name", ["mert", "pro", "apro", "mira", "kbmira", "rampion"])
 def test_every_optimizer_tunes_to_other_metrics(name, metric, example_data, tmp_path, capsys):
     d = example_data
@@ -226,8 +226,10 @@ def test_every_optimizer_tunes_to_other_metrics(name, metric, example_data, tmp_
     assert main(["optimize", "none", "-q", "--nbest", str(d / "run1.best100.out.gz"), "--ref", str(d / "ref.0"),
                  "--init", str(d / "run1.init.opt"), "--out", str(tmp_path / "n.opt"), "--metric", metric]) == 0
     start = json.loads(capsys.readouterr().out)
-    assert first["metric"] == parse_metric(metric).name
-    assert first["score"] > start["score"] + 0.01
+    parsed = parse_metric(metric)
+    assert first["metric"] == parsed.name
+    assert first["metric_objective"] > start["metric_objective"] + 0.01
+    assert first["score"] == pytest.approx(parsed.value(first["metric_objective"]))   # TER etc. on their own scale
 
 
 def test_metric_that_cannot_take_effect_is_an_error(example_data, tmp_path, capsys):
@@ -244,6 +246,19 @@ def test_metric_that_cannot_take_effect_is_an_error(example_data, tmp_path, caps
                  "--init", str(d / "run1.init.opt"), "--out", str(tmp_path / "w"), "--metric", "chrf",
                  "--directions", "expbleu"]) == EXIT_INPUT_ERROR
     assert "expected-BLEU directions need a store of BLEU statistics, not chrf" in capsys.readouterr().err
+
+
+def test_score_equals_sacrebleu_ter_and_prints_error_rates(write, capsys):
+    import sacrebleu
+
+    hyps = ["The cat sat on the mat", "a dog barked loudly today", ""]
+    refs = ["the mat the cat sat on", "the dog barked loudly", "nothing here"]
+    hyp, ref = write("hyp", "\n".join(hyps) + "\n"), write("ref", "\n".join(refs) + "\n")
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "ter,wer,per,cder", "--json"]) == 0
+    lines = {x["name"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert lines["TER"]["score"] == pytest.approx(sacrebleu.TER().corpus_score(hyps, [refs]).score, abs=1e-9)
+    assert set(lines) == {"TER", "WER", "PER", "CDER"}
+    assert lines["WER"]["score"] >= lines["CDER"]["score"]     # CDER's block moves can only shorten the path
 
 
 def test_score_prints_each_metric_and_an_interpolation(write, capsys):
