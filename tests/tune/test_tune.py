@@ -301,3 +301,20 @@ def test_example_runs_a_tuning(tmp_path, capsys):
     assert state["history"][0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
     assert state["history"][-1]["bleu"] > 0.4
     assert (tmp_path / "tune" / "final").exists()
+
+
+@pytest.mark.parametrize("metric", ["ter", "bleu:0.5,chrf:0.5"])
+def test_tune_to_another_metric_chooses_the_best_iteration_by_it(system, metric, capsys):
+    wd = system / "wd"
+    run(moses_args(system, wd, "--metric", metric, "--patience", "2", iterations=6), capsys)
+    state = read_state(str(wd))
+    hist = state["history"]
+    assert all(h["metric"] == metric for h in hist)
+    objectives = [h["objective"] for h in hist]
+    # the best iteration is the one whose decoded 1-best has the best objective, not BLEU
+    assert state["best"]["iteration"] == objectives.index(max(objectives)) + 1
+    assert max(objectives) > objectives[0] + 0.01
+    if metric == "ter":   # reported as TER: the objective is 1 - TER
+        assert all(h["metric_value"] == pytest.approx(1 - h["objective"]) for h in hist)
+    assert main(moses_args(system, system / "wd2", "--metric", "ext:scores.txt")) == 2
+    assert "ext: scores cannot follow the decoder's new hypotheses" in capsys.readouterr().err
