@@ -97,3 +97,15 @@ def test_option_validation():
             Chrf(**kwargs)
     with pytest.raises(ValueError, match="expected 18 statistics"):
         Chrf().corpus_score(np.zeros(5))
+
+
+def test_a_tie_in_exact_arithmetic_goes_to_sacrebleus_rounding():
+    # both references give chrF 4.6296...; sacrebleu's order of operations makes the
+    # second one larger by an ulp, so its statistics are kept (a case hypothesis found)
+    hyp = "ae\u0301e\u0301 bbb"
+    refs = ["aaa aaaa", "aaaaa aaabİ aaabİ aİ aaaaa"]
+    metric = Chrf(char_order=3, lowercase=True)
+    got = stats_of([hyp], [[r] for r in refs], metric)[0].tolist()
+    assert got == ref.sentence_stats(hyp, refs, 3, 0, 2.0, True) == [8, 25, 3, 7, 24, 0, 6, 23, 0]
+    assert sacrebleu.CHRF(char_order=3, lowercase=True).sentence_score(hyp, refs).score == pytest.approx(
+        metric.corpus_score(np.array(got)) * 100, abs=1e-12)

@@ -35,7 +35,13 @@ def f_score(row: list[int], beta: float) -> float:
     if not ps:
         return 0.0
     p, r = sum(ps) / len(ps), sum(rs) / len(rs)
-    return 100 * (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r else 0.0
+    if not p + r:
+        return 0.0
+    # in this order of operations: the best reference is chosen on this number, and a
+    # different rounding turns ties into wins (sacrebleu: (1 + β²)·p·r, then / (β²·p + r))
+    f = (1 + beta ** 2) * p * r
+    f /= beta ** 2 * p + r
+    return 100 * f
 
 
 def sentence_stats(hyp: str, refs: list[str], char_order=6, word_order=0, beta=2.0, lowercase=False) -> list[int]:
