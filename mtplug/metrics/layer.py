@@ -138,13 +138,6 @@ class Metric:
             object.__setattr__(self, "_spec", spec)
         return self._spec
 
-    def with_params(self, **changes) -> "Metric":
-        """A copy with parts replaced: ``changes`` maps a part index to a new Part."""
-        parts = list(self.parts)
-        for i, part in changes.items():
-            parts[int(i)] = part
-        return Metric(self.name, tuple(parts), self.constant, self.value_offset, self.value_sign)
-
     # ------------------------------------------------------------------ scoring
     def objective(self, totals) -> float:
         """The objective (higher is better) of statistics summed over a corpus (int [n_stats])."""
@@ -251,8 +244,7 @@ def parse_metric(text: str) -> Metric:
 
 
 def _split_items(text: str) -> list[str]:
-    # commas separate parts; an ext:FILE part may contain commas only if quoted away, so
-    # we split naively and let a missing file say so
+    # commas separate parts (a FILE of ext:FILE cannot contain one; a missing file says so)
     return [t.strip() for t in text.split(",")]
 
 

@@ -128,16 +128,11 @@ class _MosesErrorRate:
     def corpus_score(self, summed) -> float:
         """Moses's ``calculateScore`` of statistics summed over the corpus (int
         [n_stats]): ``1 - error rate`` (higher is better), with Moses's float32
-        arithmetic, returned as a Python float."""
+        arithmetic, returned as a Python float (each scorer's ``sentence_score`` of the sum)."""
         st = np.asarray(summed)
         if st.shape != (self.n_stats,):
             raise ValueError(f"expected {self.n_stats} statistics, got shape {st.shape}")
         return float(self.sentence_score(st[None, :])[0])
-
-    def sentence_score(self, rows) -> np.ndarray:
-        """float64 [n]: Moses's ``calculateScore`` of every row of ``rows`` (int [n,
-        n_stats]), ``1 - error rate`` in float32 arithmetic."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
