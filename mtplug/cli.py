@@ -160,8 +160,7 @@ def _check_store_metric(args, corpus, where: str) -> None:
 
 def _metric_value(corpus, weights) -> str:
     """'NAME = value' of the 1-best under weights, on the metric's natural scale."""
-    metric = corpus.metric
-    return f"{'BLEU' if metric.is_bleu else metric.name} = {metric.value(corpus.metric_of(weights)):.6f}"
+    return f"{corpus.metric.label} = {corpus.metric.value(corpus.metric_of(weights)):.6f}"
 
 
 def _load_corpus(args):
@@ -202,7 +201,9 @@ def _load_forests(args, feature_names=()):
     t0 = time.perf_counter()
     if args.nbest or args.ffile or args.store:
         raise InputError("give either --forests or n-best input (--nbest, --ffile/--scfile, --store), not both")
-    if getattr(args, "metric", None) not in (None, "bleu", "BLEU"):
+    from .metrics.layer import parse_metric
+
+    if getattr(args, "metric", None) is not None and not parse_metric(args.metric).is_bleu:
         raise InputError(f"forests carry BLEU statistics only (other metrics do not decompose over their edges): "
                          f"--metric {args.metric} needs n-best lists")
     corpus = ForestCorpus(_references(args), _bleu_config(args), feature_names, source=", ".join(args.forests))
@@ -369,8 +370,7 @@ def cmd_optimize(args) -> int:
         print(f"mtplug: warning: {warning}", file=sys.stderr)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     metric = corpus.metric
-    value = metric.value(result.score)
-    label = "BLEU" if metric.is_bleu else metric.name
+    value, label = metric.value(result.score), metric.label
     written = write_tuned(args.out, out_fmt, start, names, result.weights, n_dense,
                           comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.6f}")
     _log(args, f"end: {label} = {value:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))

@@ -17,6 +17,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from cython.parallel cimport prange, threadid
 from _runs cimport check_runs
+from _word_rows cimport gather
 from _chrf_score cimport f_score
 
 MAX_CHAR_ORDER = 6
@@ -77,19 +78,6 @@ cdef inline Key ngram_key(const int32_t* cs, const int32_t* ts, Py_ssize_t i, in
 cdef inline Py_ssize_t n_grams(Py_ssize_t n_c, Py_ssize_t n_t, int o, int char_order) noexcept nogil:
     cdef Py_ssize_t m = (n_c - o) if o < char_order else (n_t - (o - char_order))
     return m if m > 0 else 0
-
-
-cdef Py_ssize_t gather(const int64_t* w_ptr, const int32_t* w_data, const int32_t* words, Py_ssize_t n_words,
-                       int32_t* out) noexcept nogil:
-    """Concatenate the per-word rows (characters or tokens) of a word sequence."""
-    cdef Py_ssize_t k, i, n = 0
-    cdef int32_t w
-    for k in range(n_words):
-        w = words[k]
-        for i in range(w_ptr[w], w_ptr[w + 1]):
-            out[n] = w_data[i]
-            n += 1
-    return n
 
 
 cdef struct Lengths:

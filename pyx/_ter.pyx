@@ -32,6 +32,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from cython.parallel cimport prange, threadid
 from _runs cimport check_runs
+from _word_rows cimport gather
 
 import numpy as np
 
@@ -307,19 +308,6 @@ cdef int64_t ter_pair(Work* w, const int32_t* hyp, int nh, int nr) noexcept nogi
         for k in range(best_sh if best_sh < best_idx else best_idx, nh):
             w.cur[k] = w.cand[k]
         shifts += 1
-
-
-cdef Py_ssize_t gather(const int64_t* w_ptr, const int32_t* w_data, const int32_t* words, Py_ssize_t n_words,
-                       int32_t* out) noexcept nogil:
-    """Concatenate the tokens of a word sequence."""
-    cdef Py_ssize_t k, i, n = 0
-    cdef int32_t wd
-    for k in range(n_words):
-        wd = words[k]
-        for i in range(w_ptr[wd], w_ptr[wd + 1]):
-            out[n] = w_data[i]
-            n += 1
-    return n
 
 
 cdef void token_lengths(const int64_t[::1] ptr, const int32_t[::1] words, const int64_t[::1] tok_ptr,

@@ -117,18 +117,12 @@ class Chrf:
     def store_stats(self, corpus, *, threads: int = 1) -> np.ndarray:
         """Statistics int32 [n_hypotheses, n_stats] of every hypothesis of an n-best store
         (an :class:`mtplug.corpus.NbestCorpus` that kept its strings and references)."""
-        from .._ext._nbest_scan import decode_hypotheses
+        from .store_stats import store_text
 
-        if corpus.hyp_indptr is None or corpus.references is None:
-            raise ValueError("chrF needs the hypotheses and references of the store "
-                             "(a store read from features.dat/scores.dat has neither)")
         if corpus.bleu.lowercase and not self.lowercase:
             raise ValueError("the store's references were lowercased (BLEU lowercase): "
                              "case-sensitive chrF cannot be computed from them")
-        n = corpus.n_hypotheses
-        ptr, ids = decode_hypotheses(corpus.hyp_bytes, corpus.hyp_indptr, 0, n)
-        return self.stats(ptr, ids, corpus.sent_offsets, np.arange(corpus.n_sentences, dtype=np.int64),
-                          corpus.references, corpus.words.words(), threads=threads)
+        return self.stats(*store_text(corpus, "chrF"), threads=threads)
 
     def corpus_score(self, summed) -> float:
         """chrF in [0, 1] from statistics summed over the corpus (int [n_stats]): the

@@ -117,6 +117,11 @@ class Metric:
         """The store holds BLEU statistics alone (what BLEU-only methods need)."""
         return len(self.parts) == 1 and self.parts[0].name == "bleu"
 
+    @property
+    def label(self) -> str:
+        """How logs name it: BLEU, or the metric's text."""
+        return "BLEU" if self.is_bleu else self.name
+
     def columns(self, name: str) -> slice | None:
         """The columns of the first part called ``name``, or None."""
         start = 0

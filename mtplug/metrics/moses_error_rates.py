@@ -106,18 +106,12 @@ class _MosesErrorRate:
     def store_stats(self, corpus, *, threads: int = 1) -> np.ndarray:
         """Statistics int32 [n_hypotheses, n_stats] of every hypothesis of an n-best store
         (an :class:`mtplug.corpus.NbestCorpus` that kept its strings and references)."""
-        from .._ext._nbest_scan import decode_hypotheses
+        from .store_stats import store_text
 
-        if corpus.hyp_indptr is None or corpus.references is None:
-            raise ValueError(f"{self.name} needs the hypotheses and references of the store "
-                             "(a store read from features.dat/scores.dat has neither)")
         if corpus.bleu.lowercase:
             raise ValueError("the store's references were lowercased (BLEU lowercase, Unicode rules): "
                              f"Moses's {self.name} needs them as written (its case:false folds ASCII only)")
-        n = corpus.n_hypotheses
-        ptr, ids = decode_hypotheses(corpus.hyp_bytes, corpus.hyp_indptr, 0, n)
-        return self.stats(ptr, ids, corpus.sent_offsets, np.arange(corpus.n_sentences, dtype=np.int64),
-                          corpus.references, corpus.words.words(), threads=threads)
+        return self.stats(*store_text(corpus, self.name), threads=threads)
 
     def _columns(self, rows) -> np.ndarray:
         a = np.asarray(rows)

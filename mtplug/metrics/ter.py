@@ -134,18 +134,12 @@ class Ter:
         """Statistics int32 [n_hypotheses, 2] of every hypothesis of an n-best store (an
         :class:`mtplug.corpus.NbestCorpus` that kept its strings and references), with
         the scale ``self.ref_scale(corpus.references)``."""
-        from .._ext._nbest_scan import decode_hypotheses
+        from .store_stats import store_text
 
-        if corpus.hyp_indptr is None or corpus.references is None:
-            raise ValueError("TER needs the hypotheses and references of the store "
-                             "(a store read from features.dat/scores.dat has neither)")
         if corpus.bleu.lowercase and self.case_sensitive:
             raise ValueError("the store's references were lowercased (BLEU lowercase): "
                              "case-sensitive TER cannot be computed from them")
-        n = corpus.n_hypotheses
-        ptr, ids = decode_hypotheses(corpus.hyp_bytes, corpus.hyp_indptr, 0, n)
-        return self.stats(ptr, ids, corpus.sent_offsets, np.arange(corpus.n_sentences, dtype=np.int64),
-                          corpus.references, corpus.words.words(), threads=threads)
+        return self.stats(*store_text(corpus, "TER"), threads=threads)
 
     def corpus_score(self, summed, scale: int) -> float:
         """TER as a fraction (sacrebleu's score / 100) from statistics summed over the

@@ -378,13 +378,13 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             pooled = os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS) if cfg.forests and n > 1 else None
             nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine, pooled)
             t_decode = time.perf_counter() - t0
-            decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
-            decoded_bleu = decoded.bleu_of_rows(decoded.sent_offsets[:-1]).score
-            decoded_objective, metric_value = decoded_bleu, None
-            if cfg.metric != "bleu":
-                measured = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=cfg.metric)
-                decoded_objective = measured.metric.objective(measured.corpus_stats(measured.sent_offsets[:-1]))
-                metric_value = measured.metric.value(decoded_objective)
+            decoded = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=cfg.metric)
+            rows = decoded.sent_offsets[:-1]
+            decoded_objective = decoded.metric.objective(decoded.corpus_stats(rows))
+            metric_value = None if cfg.metric == "bleu" else decoded.metric.value(decoded_objective)
+            if decoded.metric.columns("bleu") is None:   # BLEU is logged whatever is tuned to
+                decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
+            decoded_bleu = decoded.bleu_of_rows(rows).score
             if n == 1:
                 corpus = NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric)
             else:
