@@ -128,9 +128,10 @@ def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None =
     return g
 
 
-METRIC_HELP = ("what the statistics measure and the optimizer maximises: bleu, chrf, chrf++, ter, wer, per, cder, "
-               "ext:FILE (external scores, one per n-best line), bleu-ter, ter-bleu, or a weighted sum such as "
-               "bleu:0.6,ter:0.4 (Moses --sctype BLEU,TER --scconfig weights:0.6+0.4); default bleu")
+METRIC_HELP = ("what the statistics measure and the optimizer maximises: bleu, chrf, chrf++, ter (sacrebleu's), wer, "
+               "per, cder, moses-ter (Moses's TER scorer), ext:FILE (external scores, one per n-best line), "
+               "bleu-ter, ter-bleu, or a weighted sum such as bleu:0.6,moses-ter:0.4 (Moses --sctype BLEU,TER "
+               "--scconfig weights:0.6+0.4); default bleu")
 
 
 def _metric_text(value: str) -> str:
@@ -277,6 +278,8 @@ def cmd_score(args) -> int:
 
 def cmd_extract(args) -> int:
     from .formats.mert_data import extractor_store, write_features, write_scores
+    from .metrics.layer import parse_metric
+    from .metrics.moses_scorers import sctype_of
 
     if not args.nbest:
         raise InputError("extract needs --nbest FILE [FILE ...]")
@@ -285,11 +288,18 @@ def cmd_extract(args) -> int:
         raise InputError("extract writes nothing: name at least one output (--ffile, --scfile or --store)")
     _check_outputs(outputs)
     prev_f, prev_s = _split_list(args.prev_ffile), _split_list(args.prev_scfile)
+    metric = parse_metric(args.metric or "bleu")
+    if args.scfile_out or prev_s:
+        try:
+            sctype_of(metric)
+        except ValueError as err:
+            raise InputError(f"--metric {metric.name}: {err}; write it with --store instead of --scfile/--prev-scfile")
     t0 = time.perf_counter()
     update, close = _progress(args, args.nbest, "reading n-best")
     try:
         # the rows and order of Moses's extractor, so features.dat/scores.dat are byte-identical
-        corpus = extractor_store(args.nbest, _references(args), _bleu_config(args), prev_f, prev_s, progress=update)
+        corpus = extractor_store(args.nbest, _references(args), _bleu_config(args), prev_f, prev_s, progress=update,
+                                 metric=metric)
     finally:
         close()
     _log(args, f"read {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences ({len(prev_f)} earlier "
@@ -542,13 +552,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reference_args(p, reflen_default=None)
 
     p = add("extract", cmd_extract, "n-best lists + references -> Moses features.dat / scores.dat (and a store)",
-            "example:\n  mtplug extract --nbest run2.best100.out.gz --ref ref.0 --ffile run2.features.dat \\\n"
-            "      --scfile run2.scores.dat --prev-ffile run1.features.dat --prev-scfile run1.scores.dat\n")
+            "examples:\n  mtplug extract --nbest run2.best100.out.gz --ref ref.0 --ffile run2.features.dat \\\n"
+            "      --scfile run2.scores.dat --prev-ffile run1.features.dat --prev-scfile run1.scores.dat\n"
+            "  # Moses's TER scores.dat (as extractor --sctype TER), and a chrF store\n"
+            "  mtplug extract --nbest run1.best100.out.gz --ref ref.0 --metric moses-ter --ffile f.dat --scfile s.dat\n"
+            "  mtplug extract --nbest run1.best100.out.gz --ref ref.0 --metric chrf --store run1.npz\n")
     g = p.add_argument_group("input")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE", help="n-best/k-best files")
     g.add_argument("--prev-ffile", action="append", metavar="F1,F2", help="earlier features.dat to merge")
     g.add_argument("--prev-scfile", action="append", metavar="S1,S2", help="earlier scores.dat to merge")
-    _add_reference_args(p)
+    _add_metric_arg(_add_reference_args(p))
     o = p.add_argument_group("output (any of)")
     o.add_argument("--ffile", dest="ffile_out", metavar="FILE", help="write features.dat")
     o.add_argument("--scfile", dest="scfile_out", metavar="FILE", help="write scores.dat")

@@ -167,7 +167,7 @@ class NbestCorpus:
             if bleu.reflen == "average" and references.uniform_count is None:
                 raise InputError("reflen=average needs the same number of references for every sentence",
                                  references.source)
-            enc = encode_references(references, words, bleu.lowercase)
+            enc = encode_references(references, words, bleu.lowercase, bleu.ascii_case)
             divisor = bleu.ref_len_divisor(references.uniform_count or 1)
             n_sent = len(references)
         corpus = cls(n_sentences=n_sent, bleu=bleu, references=enc, ref_len_divisor=divisor, words=words)
@@ -179,8 +179,8 @@ class NbestCorpus:
             corpus.metric = corpus._builder.metric
             corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
         corpus.add_nbest(paths, progress=progress)
-        if finish and corpus._builder is not None:
-            corpus._builder.finish()
+        if finish:
+            corpus.finish_stats()
         return corpus
 
     @classmethod
@@ -225,8 +225,7 @@ class NbestCorpus:
         the statistics of ``metric`` (as :meth:`from_nbest`)."""
         corpus = cls.from_nbest([], references, bleu, metric=metric, finish=False)
         corpus.add_nbest([path], plain=True)
-        if corpus._builder is not None:
-            corpus._builder.finish()
+        corpus.finish_stats()
         return corpus
 
     def add_nbest(self, paths: Sequence[str], progress: Callable[[int], None] | None = None,
@@ -250,12 +249,23 @@ class NbestCorpus:
         for path in paths:
             arrays = scan_nbest(path, words=self.words, space=self.space, refs=self.references,
                                 reflen_code=REFLEN_CODES[self.bleu.reflen], lowercase=self.bleu.lowercase,
+                                ascii_case=self.bleu.ascii_case,
                                 progress=progress, plain=plain)
-            if self._builder is not None:
-                arrays["stats"] = self._builder.rows(arrays, path)
+            arrays["stats"] = self.stats_rows(arrays, path)
             added += self.merge_arrays(arrays)
         self._word_list = None
         return added
+
+    def stats_rows(self, arrays: dict, where: str) -> np.ndarray:
+        """The metric's statistics int32 [n, n_stats] of rows scanned against this store's
+        references (``arrays`` as :func:`mtplug.formats.nbest.scan_nbest` returns them, with
+        their BLEU statistics); ``where``: their file, for messages."""
+        return arrays["stats"] if self._builder is None else self._builder.rows(arrays, where)
+
+    def finish_stats(self) -> None:
+        """InputError if an external score file of the metric has scores left over."""
+        if self._builder is not None:
+            self._builder.finish()
 
     def merge_arrays(self, a: dict, dedup: str = "stable") -> int:
         """Merge rows given as arrays (keys as returned by ``scan_nbest``) into the store.
@@ -462,6 +472,7 @@ class NbestCorpus:
             sparse_indptr=self.sparse_indptr, sparse_ids=self.sparse_ids, sparse_values=self.sparse_values,
             stats=self.stats, ref_len_divisor=np.int64(self.ref_len_divisor),
             reflen=np.array(self.bleu.reflen), lowercase=np.bool_(self.bleu.lowercase),
+            ascii_case=np.bool_(self.bleu.ascii_case),
             metric_json=np.array(json.dumps(self.metric.to_json())),
             **self.space.to_arrays(),
         )
@@ -484,7 +495,8 @@ class NbestCorpus:
             refs = (z["ref_sent_ptr"], z["ref_tok_ptr"], z["ref_tokens"])
         has_strings = "hyp_indptr" in z
         c = cls(n_sentences=len(z["sent_offsets"]) - 1,
-                bleu=BleuConfig(str(z["reflen"]), bool(z["lowercase"])), references=refs,
+                bleu=BleuConfig(str(z["reflen"]), bool(z["lowercase"]),
+                                bool(z["ascii_case"]) if "ascii_case" in z else False), references=refs,
                 ref_len_divisor=int(z["ref_len_divisor"]),
                 words=Vocabulary.from_arrays(z["words"], z["words_off"]),
                 space=FeatureSpace.from_arrays(z), has_strings=has_strings)

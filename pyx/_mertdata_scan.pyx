@@ -9,6 +9,11 @@
 # FeatureSpace once per file, and finish() renumbers and sorts the rows. Output goes to
 # growable buffers that become NumPy arrays without a copy. Errors are status codes
 # with the line number and the offending text; mtplug/formats/mert_data.py words them.
+#
+# A scores.dat holds the statistics of whatever scorer wrote it (BLEU 9 per line, PER 3,
+# TER 3, BLEU,TER 12, ...): the first header fixes the count and the scorer name, which
+# Python checks (FIRST_HEADER, as for the features' dense names), and every later block
+# must repeat both.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport strtod, malloc, free
@@ -25,7 +30,7 @@ from _utf8 cimport valid_utf8
 # Status codes (mirrored in mtplug/formats/mert_data.py, which words the messages).
 cdef enum:
     OK = 0
-    FIRST_HEADER = 1          # paused after the first features header: Python fixes the dense names
+    FIRST_HEADER = 1          # paused after the first header: Python fixes the dense names / checks the scorer
     ERR_HEADER = 2            # malformed header line
     ERR_NAME_COUNT = 3        # header announces err_a dense features but names err_b
     ERR_DENSE_NAMES = 4       # dense names differ from the first block's
@@ -39,8 +44,8 @@ cdef enum:
     ERR_SPARSE_NONFINITE = 12
     ERR_DUPLICATE = 13        # a feature twice on one line (or a sparse name equal to a dense one)
     ERR_UTF8 = 14             # feature name that is not UTF-8
-    ERR_SCORE_TYPE = 15       # scores header not '... 9 BLEU'
-    ERR_N_STATS = 16          # not 9 statistics on a line (err_b found)
+    ERR_SCORE_TYPE = 15       # scores header's count or scorer differs from the first block's
+    ERR_N_STATS = 16          # not n_dense statistics on a line (err_b found)
     ERR_NOT_INTEGER = 17      # statistic that is not an integer
     ERR_NEGATIVE = 18         # negative statistic
     ERR_TOO_LARGE = 19        # statistic beyond int32
@@ -58,7 +63,7 @@ cdef enum:
     S_END = 3       # the END line is next
 
 cdef enum:
-    N_STATS = 9                 # BLEU statistics per hypothesis
+    MAX_STATS = 64              # statistics per hypothesis (mtplug.metrics.layer's limit)
     MAX_DIM = 1048576           # dense features per block
     SMALL_SORT = 32             # rows up to this length are insertion-sorted
 
@@ -345,7 +350,8 @@ cdef class MertDataScanner:
     cdef int64_t sid, count, done, dim, header_line
     cdef Py_ssize_t payload_need
     cdef GrowBuf payload        # raw bytes of a binary block, staged across chunks
-    # dense names of the first block (features)
+    # dense names of the first block (features), or its scorer name (scores; n_dense is
+    # then the number of statistics per hypothesis)
     cdef bint have_names
     cdef readonly int64_t n_dense
     cdef GrowBuf first_names    # name bytes back to back
@@ -457,7 +463,7 @@ cdef class MertDataScanner:
         Features: ``name_ids`` int32 [len(sparse_names())] maps local sparse ids to the
         store's; returns ``sent_ids`` int32 [n], ``dense`` float64 [n, n_dense],
         ``sparse_indptr`` int64 [n + 1], ``sparse_ids`` int32 (sorted per row),
-        ``sparse_values`` float64. Scores: ``sent_ids`` and ``stats`` int32 [n, 9].
+        ``sparse_values`` float64. Scores: ``sent_ids`` and ``stats`` int32 [n, n_dense].
         """
         cdef Py_ssize_t nnz = self.out_sp_id.size // sizeof(int32_t)
         cdef Py_ssize_t i, n_names = self.names.n
@@ -468,7 +474,7 @@ cdef class MertDataScanner:
         cdef const int32_t[::1] m
         if self.is_scores:
             return {"sent_ids": growbuf_to_array(&self.out_sid, cnp.NPY_INT32, 4, 0),
-                    "stats": growbuf_to_array(&self.out_stats, cnp.NPY_INT32, 4, N_STATS)}
+                    "stats": growbuf_to_array(&self.out_stats, cnp.NPY_INT32, 4, self.n_dense)}
         mapping = np.ascontiguousarray(name_ids if name_ids is not None else np.zeros(0), dtype=np.int32)
         if mapping.shape[0] != n_names:
             raise ValueError(f"expected {n_names} sparse name ids, got {mapping.shape[0]}")
@@ -525,7 +531,7 @@ cdef class MertDataScanner:
         return code
 
     cdef inline Py_ssize_t _row_bytes(self) noexcept nogil:
-        return (N_STATS if self.is_scores else self.dim) * 4
+        return self.dim * 4
 
     cdef int _run(self) noexcept nogil:
         cdef const char* b = self.buf
@@ -641,8 +647,18 @@ cdef class MertDataScanner:
             s = i
             while i < n and not is_ws(p[i]):
                 i += 1
-            if self.dim != N_STATS or not tag_is(p + s, i - s, b"BLEU"):
-                return self._fail(ERR_SCORE_TYPE, ln, p, n)
+            if self.have_names:
+                if self.dim != self.n_dense or i - s != self.first_names.size or \
+                        memcmp(p + s, self.first_names.data, i - s) != 0:
+                    return self._fail(ERR_SCORE_TYPE, ln, p, n)
+            else:
+                if i == s or self.dim < 1 or self.dim > MAX_STATS:
+                    return self._fail(ERR_SCORE_TYPE, ln, p, n)
+                if growbuf_append(&self.first_names, p + s, i - s) != 0:
+                    return self._fail(ERR_MEMORY, ln, NULL, 0)
+                self.n_dense = self.dim
+                self.have_names = True
+                first = True
         else:
             # the dense names: count them, then check them against (or record them as) the first block's
             k = i
@@ -810,8 +826,9 @@ cdef class MertDataScanner:
     cdef int _scores_row(self, const char* p, Py_ssize_t n, int64_t ln) noexcept nogil:
         cdef Py_ssize_t i = 0, s, j = n, a
         cdef int64_t ntok = 0
-        cdef int64_t vals[N_STATS]
-        cdef int32_t row[N_STATS]
+        cdef int64_t vals[MAX_STATS]
+        cdef int32_t row[MAX_STATS]
+        cdef int64_t n_stats = self.n_dense
         cdef bint bad = False
         cdef int k
         while True:
@@ -822,10 +839,11 @@ cdef class MertDataScanner:
             s = i
             while i < n and not is_ws(p[i]):
                 i += 1
-            if ntok < N_STATS and not parse_stat(p + s, i - s, &vals[ntok]):
+            if ntok < n_stats and not parse_stat(p + s, i - s, &vals[ntok]):
                 bad = True
             ntok += 1
-        if ntok != N_STATS:
+        if ntok != n_stats:
+            self.err_a = n_stats
             self.err_b = ntok
             return self._fail(ERR_N_STATS, ln, NULL, 0)
         a = 0
@@ -835,14 +853,15 @@ cdef class MertDataScanner:
             j -= 1
         if bad:
             return self._fail(ERR_NOT_INTEGER, ln, p + a, j - a)
-        for k in range(N_STATS):
+        for k in range(n_stats):
             if vals[k] < 0:
                 return self._fail(ERR_NEGATIVE, ln, p + a, j - a)
-        for k in range(N_STATS):
+        for k in range(n_stats):
             if vals[k] > 2147483647:
                 return self._fail(ERR_TOO_LARGE, ln, p + a, j - a)
             row[k] = <int32_t>vals[k]
-        if growbuf_append(&self.out_stats, row, sizeof(row)) != 0 or self._append_row_tail() != 0:
+        if growbuf_append(&self.out_stats, row, n_stats * sizeof(int32_t)) != 0 or \
+                self._append_row_tail() != 0:
             return self._fail(ERR_MEMORY, ln, NULL, 0)
         self.done += 1
         if self.done == self.count:
@@ -856,20 +875,21 @@ cdef class MertDataScanner:
         cdef float f
         cdef uint32_t u
         cdef int32_t iv
-        cdef int32_t srow[N_STATS]
+        cdef int32_t srow[MAX_STATS]
+        cdef int64_t n_stats = self.n_dense
         cdef bint as_int = False
         cdef double* dst
         if self.is_scores:
             # Moses's ScoreStatsType is float today but was int before: int32 rows of
             # small counts are float32 denormals, which never occur in float32 rows.
-            total = self.count * N_STATS
+            total = self.count * n_stats
             for j in range(total):
                 memcpy(&u, q + 4 * j, 4)
                 if 0 < u < 0x00800000U:
                     as_int = True
                     break
             for h in range(self.count):
-                for j in range(N_STATS):
+                for j in range(n_stats):
                     if as_int:
                         memcpy(&iv, q + 4 * j, 4)
                         srow[j] = iv
@@ -878,14 +898,14 @@ cdef class MertDataScanner:
                         if not isfinite(f) or f != floor(f):
                             self.err_a = h
                             self.err_b = 0
-                            return self._fail(ERR_BIN_NOT_INTEGER, self.header_line, q, 4 * N_STATS)
-                for j in range(N_STATS):
+                            return self._fail(ERR_BIN_NOT_INTEGER, self.header_line, q, 4 * n_stats)
+                for j in range(n_stats):
                     if not as_int:
                         memcpy(&f, q + 4 * j, 4)
                         if f < 0:
                             self.err_a = h
                             self.err_b = 0
-                            return self._fail(ERR_BIN_NEGATIVE, self.header_line, q, 4 * N_STATS)
+                            return self._fail(ERR_BIN_NEGATIVE, self.header_line, q, 4 * n_stats)
                         if f >= 2147483648.0:
                             self.err_a = h
                             return self._fail(ERR_TOO_LARGE, self.header_line, NULL, 0)
@@ -893,10 +913,11 @@ cdef class MertDataScanner:
                     elif srow[j] < 0:
                         self.err_a = h
                         self.err_b = 1
-                        return self._fail(ERR_BIN_NEGATIVE, self.header_line, q, 4 * N_STATS)
-                if growbuf_append(&self.out_stats, srow, sizeof(srow)) != 0 or self._append_row_tail() != 0:
+                        return self._fail(ERR_BIN_NEGATIVE, self.header_line, q, 4 * n_stats)
+                if growbuf_append(&self.out_stats, srow, n_stats * sizeof(int32_t)) != 0 or \
+                        self._append_row_tail() != 0:
                     return self._fail(ERR_MEMORY, self.header_line, NULL, 0)
-                q += 4 * N_STATS
+                q += 4 * n_stats
             return OK
         if growbuf_reserve(&self.out_dense, self.count * dim * <int64_t>sizeof(double)) != 0:
             return self._fail(ERR_MEMORY, self.header_line, NULL, 0)

@@ -15,7 +15,8 @@
 #   KIND_TER         width 2 (edits, ref_len * param); 1 - TER, TER = edits / (col1 / param),
 #                    1 when the reference length is 0 and there are edits, else 0 (sacrebleu)
 #   KIND_ERROR_RATE  width 2 (distance, ref_len); 1 - distance / ref_len, 1 when ref_len is 0
-#                    (Moses CderScorer: CDER, and WER without jumps)
+#                    (Moses CderScorer: CDER, and WER without jumps); width 3 for Moses's
+#                    TerScorer rows (edits, average ref_len, TER; the third is not summed)
 #   KIND_PER         width 3 (correct, hyp_len, ref_len);
 #                    (correct - max(0, hyp_len - ref_len)) / ref_len, 0 when ref_len is 0
 #                    (Moses PerScorer)

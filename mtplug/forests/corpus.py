@@ -24,6 +24,7 @@ from ..corpus import checked_weights
 from .._ext._envelope import goal_envelope
 from .._ext._nbest_scan import NbestScanner, Vocabulary
 from ..errors import InputError
+from ..formats.nbest import lower_ascii, lower_utf8
 from ..hypergraph import Hypergraph
 from ..metrics.bleu import N_STATS, REFLEN_CODES, BleuConfig, corpus_bleu_from_stats
 
@@ -78,10 +79,6 @@ def derivation_words(hg: Hypergraph, edges: np.ndarray) -> np.ndarray:
     return np.asarray(done[0], dtype=np.int64)
 
 
-def _lower_utf8(word: bytes) -> bytes:
-    return word.decode("utf-8").lower().encode("utf-8")
-
-
 class ForestCorpus:
     """Forests of ``n_sentences`` sentences with their references.
 
@@ -103,14 +100,15 @@ class ForestCorpus:
         self.n_sentences = len(references)
         self.ref_len_divisor = int(bleu.ref_len_divisor(references.uniform_count or 1))
         self._words = Vocabulary()
-        refs = encode_references(references, self._words, bleu.lowercase)
+        refs = encode_references(references, self._words, bleu.lowercase, bleu.ascii_case)
         self._refs = refs
         lengths = np.diff(refs[1])
         #: the shortest reference length of each sentence (hope/fear's approximate BLEU uses it)
         self.shortest_ref_len = np.array([lengths[refs[0][s]:refs[0][s + 1]].min() for s in range(len(references))],
                                          dtype=np.float64)
         self._scanner = NbestScanner(self._words, Vocabulary(), Vocabulary(), np.zeros(0, np.int32),
-                                     np.zeros(0, np.int32), 0, lowercase=bleu.lowercase, lower_fn=_lower_utf8,
+                                     np.zeros(0, np.int32), 0, lowercase=bleu.lowercase,
+                                     lower_fn=lower_ascii if bleu.ascii_case else lower_utf8,
                                      refs=refs, reflen_mode=REFLEN_CODES[bleu.reflen])
         self._index: dict[str, int] = {}
         for n in feature_names:

@@ -11,8 +11,11 @@ One block per sentence in each file; every data line ends with a space::
 
 Moses keeps features and statistics as 32-bit floats and prints them with C++'s
 default six significant digits; the writer rounds the same way, so files written
-from the same n-best are byte-identical to Moses's. Statistics rows are mtplug's
-own layout (mtplug.metrics.bleu.STATS_LAYOUT), which is Moses's column order.
+from the same n-best are byte-identical to Moses's. BLEU rows are mtplug's own layout
+(mtplug.metrics.bleu.STATS_LAYOUT), which is Moses's column order. A scores.dat of
+another Moses scorer names it in the header (``3 PER``, ``3 TER``, ``12 BLEU,TER``) and
+holds its statistics (mtplug.metrics.moses_scorers; lines formatted by
+mtplug.metrics.moses_scores_format); every block of a file names the same scorer.
 
 The binary variant (extractor ``--binary``) has the same header text with the tags
 ``FEATURES_BIN_BEGIN_0`` / ``SCORES_BIN_BEGIN_0``, then per hypothesis the raw
@@ -33,6 +36,8 @@ from .._ext import _mertdata_scan, _textio
 from ..errors import InputError
 from ..fileio import atomic_output, iter_chunks
 from ..metrics.bleu import N_STATS, REF_LEN_COLUMN
+from ..metrics.moses_scorers import metric_of_sctype, sctype_of
+from ..metrics.moses_scores_format import format_header, format_stats_lines
 
 _FEAT_BEGIN = "FEATURES_TXT_BEGIN_0"
 _FEAT_END = "FEATURES_TXT_END_0"
@@ -95,14 +100,19 @@ def write_features(path: str, corpus, binary: bool = False) -> None:
 
 
 def write_scores(path: str, corpus, binary: bool = False) -> None:
-    """Write ``corpus``'s BLEU statistics as a Moses scores.dat (atomically).
+    """Write ``corpus``'s statistics as a Moses scores.dat (atomically), under the Moses
+    scorer name of its metric (``BLEU``, ``TER``, ``BLEU,TER``; ValueError for a metric
+    Moses has no scorer for).
 
     With ``binary``, blocks are Moses's binary variant: 9 native-endian float32 per
     hypothesis (Moses keeps statistics as float; an average reference length stays
-    fractional, as in the text form).
+    fractional, as in the text form); BLEU only.
     """
-    if corpus.stats.shape[1] != N_STATS:
-        raise ValueError("this store has no BLEU statistics (no references were given)")
+    if corpus.stats.shape[1] == 0:
+        raise ValueError("this store has no metric statistics (no references were given)")
+    if not corpus.metric.is_bleu:
+        _write_scorer_scores(path, corpus, binary)
+        return
     div = corpus.ref_len_divisor
     with atomic_output(path, "wb") as out:
         for s in range(corpus.n_sentences):
@@ -132,6 +142,21 @@ def write_scores(path: str, corpus, binary: bool = False) -> None:
             out.write(_SCORE_END.encode() + b"\n")
 
 
+def _write_scorer_scores(path: str, corpus, binary: bool) -> None:
+    """scores.dat of a Moses scorer other than BLEU alone (text only, as Moses's
+    extractor writes every scorer's lines through ScoreStats)."""
+    sctype = sctype_of(corpus.metric)
+    if binary:
+        raise ValueError(f"--binary scores files hold BLEU statistics only in mtplug; write {sctype} as text")
+    with atomic_output(path, "wb") as out:
+        for s in range(corpus.n_sentences):
+            lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
+            if hi == lo:
+                continue
+            lines = [format_header(s, hi - lo, sctype), *format_stats_lines(corpus.stats[lo:hi], sctype), _SCORE_END]
+            out.write(("\n".join(lines) + "\n").encode())
+
+
 # Messages for the scanner's status codes (pyx/_mertdata_scan.pyx). Fields: t = the
 # text at fault, a/b = numbers it reports, sid/count = the block's header, begin/end =
 # the block's tags, hyp = "binary block of sentence S, hypothesis k of N".
@@ -149,14 +174,14 @@ _MESSAGES = {
     12: "feature value in {t!r} is NaN or infinite",
     13: "feature {t!r} twice on one line",
     14: "invalid UTF-8 in feature name {t!r}",
-    15: "expected BLEU statistics (9 per line), got {score_type!r}",
-    16: "expected 9 statistics, got {b}",
-    17: "expected 9 non-negative integers, got {t!r} (reflen:average files cannot be read back)",
+    15: "expected {first_type} after the sentence id and count; got {score_type!r}",
+    16: "expected {a} statistics, got {b}",
+    17: "expected {dim} non-negative integers, got {t!r} (reflen:average files cannot be read back)",
     18: "negative statistic in {t!r}",
     19: "statistic too large for a 32-bit integer in {t!r}",
     20: "sentence id, hypothesis count or dimension out of range in {t60!r}",
     21: "{hyp}: feature value is NaN or infinite",
-    22: "{hyp}: expected 9 non-negative integers, got {stats} (reflen:average files cannot be read back)",
+    22: "{hyp}: expected {dim} non-negative integers, got {stats} (reflen:average files cannot be read back)",
     23: "{hyp}: negative statistic in {stats}",
     24: "binary block of sentence {sid} ends after {a} of its {count} hypotheses (truncated file?)",
 }
@@ -180,14 +205,16 @@ def _raise(scanner, path: str, scores: bool, first_names) -> None:
         what="binary hypotheses" if scanner.err_bin else "lines",
         hint=" (are the header's count and dimension right?)" if scanner.err_bin else "",
         first=" ".join(first_names or ())[:200], names=" ".join(fields[4:])[:200],
-        score_type=" ".join(fields[3:]),
+        score_type=" ".join(fields[3:]), first_type=f"'{' '.join(first_names)}', as in the first block," if first_names
+        else "'<number of statistics> <scorer>' (e.g. '9 BLEU', '3 TER')",
         hyp=f"binary block of sentence {scanner.err_sid}, hypothesis {scanner.err_a + 1} of {scanner.err_count}",
         stats=" ".join(f"{v:g}" for v in raw.tolist()))
     raise InputError(message, path, int(scanner.err_line))
 
 
 def _scan(path: str, scores: bool, space=None):
-    """Run the compiled scanner over one (possibly gzipped) file; the scanner when done."""
+    """Run the compiled scanner over one (possibly gzipped) file; ``(scanner, sctype)``
+    when done (sctype: a scores file's scorer name, else None)."""
     scanner = _mertdata_scan.MertDataScanner(scores)
     first_names = None
     for chunk, first_line in iter_chunks(path):
@@ -199,6 +226,13 @@ def _scan(path: str, scores: bool, space=None):
             if rc != _mertdata_scan.STATUS_FIRST_HEADER:
                 _raise(scanner, path, scores, first_names)
             first_names = scanner.err_text.decode("utf-8", "backslashreplace").split()[4:]
+            if scores:
+                first_names = [str(scanner.n_dense), first_names[0]]
+                try:
+                    metric_of_sctype(first_names[1], scanner.n_dense)
+                except ValueError as exc:
+                    raise InputError(str(exc), path, int(scanner.err_line)) from None
+                continue
             try:
                 scanner.err_text.decode("utf-8")
                 space.define_dense(first_names, path)
@@ -211,7 +245,7 @@ def _scan(path: str, scores: bool, space=None):
         _raise(scanner, path, scores, first_names)
     if scanner.n_rows == 0:
         raise InputError(f"empty {'scores' if scores else 'features'} file", path)
-    return scanner
+    return scanner, (first_names[1] if scores else None)
 
 
 def read_features(path: str, space) -> dict:
@@ -224,23 +258,26 @@ def read_features(path: str, space) -> dict:
     sentences (it is a later iteration). gzip is read transparently.
     """
     path = os.fspath(path)
-    scanner = _scan(path, False, space)
+    scanner, _ = _scan(path, False, space)
     ids = np.fromiter((space.names.add(name) for name in scanner.sparse_names()), dtype=np.int32)
     return scanner.finish(ids)
 
 
-def read_scores(path: str) -> tuple[np.ndarray, np.ndarray]:
-    """Read a BLEU scores.dat (text or binary blocks): ``(sent_ids int32 [n], stats int32 [n, 9])``."""
+def read_scores(path: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Read a scores.dat (text or binary blocks): ``(sent_ids int32 [n], stats int32 [n, k],
+    sctype)``, where sctype is the Moses scorer named in the headers (``BLEU``: k = 9;
+    ``TER``, ``BLEU,TER``, ...: mtplug.metrics.moses_scorers)."""
     path = os.fspath(path)
-    out = _scan(path, True).finish()
-    return out["sent_ids"], out["stats"]
+    scanner, sctype = _scan(path, True)
+    out = scanner.finish()
+    return out["sent_ids"], out["stats"], sctype
 
 
-def _read_pair(ff: str, sf: str, space) -> dict:
+def _read_pair(ff: str, sf: str, space) -> tuple[dict, str]:
     """The rows of one features.dat/scores.dat pair as arrays (the keys of ``scan_nbest``
-    without strings), grouped by sentence in file order."""
+    without strings), grouped by sentence in file order, and the scores' sctype."""
     arrays = read_features(ff, space)
-    sids, stats = read_scores(sf)
+    sids, stats, sctype = read_scores(sf)
     if len(sids) != len(arrays["sent_ids"]) or not np.array_equal(sids, arrays["sent_ids"]):
         raise InputError(f"sentence blocks do not match those of {ff}", sf)
     arrays["stats"] = stats
@@ -255,12 +292,20 @@ def _read_pair(ff: str, sf: str, space) -> dict:
         ip, ids = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_ids"].view(np.uint8), 4, order)
         _, vals = _rows.gather_csr(arrays["sparse_indptr"], arrays["sparse_values"].view(np.uint8), 8, order)
         arrays.update(sparse_indptr=ip, sparse_ids=ids.view(np.int32), sparse_values=vals.view(np.float64))
-    return arrays
+    return arrays, sctype
+
+
+def _same_sctype(sctype: str, first: str, path: str) -> None:
+    if sctype != first:
+        raise InputError(f"holds {sctype} statistics, the first scores file {first}'s; every scores file of one "
+                         "run must come from the same --sctype", path)
 
 
 def read_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
     """Build an NbestCorpus from pairs of features.dat/scores.dat files, merged (rows equal
-    in sentence, features and statistics kept once, the first in file order)."""
+    in sentence, features and statistics kept once, the first in file order). Its metric
+    is the scores files' Moses scorer (mtplug.metrics.moses_scorers.metric_of_sctype:
+    an interpolation with equal weights until a program rebinds them)."""
     from ..corpus import NbestCorpus
 
     if len(ffiles) != len(scfiles):
@@ -268,39 +313,55 @@ def read_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
     if not ffiles:
         raise InputError("no features/scores files given")
     corpus = NbestCorpus(n_sentences=0, has_strings=False)
-    corpus.stats = np.zeros((0, N_STATS), dtype=np.int32)
+    first = None
     for ff, sf in zip(ffiles, scfiles):
-        corpus.merge_arrays(_read_pair(ff, sf, corpus.space))
+        arrays, sctype = _read_pair(ff, sf, corpus.space)
+        if first is None:
+            first = sctype
+            corpus.metric = metric_of_sctype(sctype, arrays["stats"].shape[1])
+            corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
+        _same_sctype(sctype, first, sf)
+        corpus.merge_arrays(arrays)
     return corpus
 
 
 def extractor_store(nbests: Sequence[str], references, bleu, prev_ffiles: Sequence[str] = (),
-                    prev_scfiles: Sequence[str] = (), progress=None):
+                    prev_scfiles: Sequence[str] = (), progress=None, metric="bleu"):
     """The rows Moses's ``extractor`` writes to features.dat/scores.dat, in its order: the
     earlier files' rows (``--prev-ffile``/``--prev-scfile``) and then every line of the
     n-best lists, all loaded, then Moses's duplicate removal (``mert/Data.cpp``: equal
     features and statistics, whatever the strings; see NbestCorpus.merge_arrays). Returns an
     NbestCorpus, ready for :func:`write_features` / :func:`write_scores`; it keeps the
-    hypothesis strings (those of the rows kept) when no earlier files are merged."""
+    hypothesis strings (those of the rows kept) when no earlier files are merged.
+    metric: ``--metric`` text or an unbound Metric (mtplug.metrics.layer); earlier scores
+    files must hold its Moses scorer's statistics."""
     from ..corpus import NbestCorpus, concat_arrays
     from ..metrics.bleu import REFLEN_CODES
     from .nbest import scan_nbest
 
     if len(prev_ffiles) != len(prev_scfiles):
         raise InputError(f"{len(prev_ffiles)} earlier features files but {len(prev_scfiles)} scores files")
-    base = NbestCorpus.from_nbest([], references, bleu)
+    base = NbestCorpus.from_nbest([], references, bleu, metric=metric, finish=False)
     store = NbestCorpus(n_sentences=base.n_sentences, bleu=bleu, references=base.references,
                         ref_len_divisor=base.ref_len_divisor, words=base.words, space=base.space,
-                        has_strings=not prev_ffiles)
+                        has_strings=not prev_ffiles, metric=base.metric)
     parts = []
     for ff, sf in zip(prev_ffiles, prev_scfiles):
-        arrays = _read_pair(ff, sf, store.space)
+        arrays, sctype = _read_pair(ff, sf, store.space)
+        try:
+            _same_sctype(sctype, sctype_of(store.metric), sf)
+        except ValueError as exc:
+            raise InputError(f"earlier scores files cannot hold them: {exc}", sf) from None
         if len(arrays["sent_ids"]) and int(arrays["sent_ids"].max()) >= store.n_sentences:
             raise InputError(f"has sentence {int(arrays['sent_ids'].max())}, the references only "
                              f"{store.n_sentences} sentences", ff)
         parts.append(arrays)
     for path in nbests:
-        parts.append(scan_nbest(path, words=store.words, space=store.space, refs=store.references,
-                                reflen_code=REFLEN_CODES[bleu.reflen], lowercase=bleu.lowercase, progress=progress))
+        arrays = scan_nbest(path, words=store.words, space=store.space, refs=store.references,
+                            reflen_code=REFLEN_CODES[bleu.reflen], lowercase=bleu.lowercase, ascii_case=bleu.ascii_case,
+                            progress=progress)
+        arrays["stats"] = base.stats_rows(arrays, path)
+        parts.append(arrays)
+    base.finish_stats()
     store.merge_arrays(concat_arrays(parts), dedup="moses")
     return store

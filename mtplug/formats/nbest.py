@@ -43,8 +43,14 @@ _MESSAGES = {
 }
 
 
-def _lower_utf8(word: bytes) -> bytes:
+def lower_utf8(word: bytes) -> bytes:
+    """A word lowercased by Unicode rules (BleuConfig.lowercase)."""
     return word.decode("utf-8").lower().encode("utf-8")
+
+
+def lower_ascii(word: bytes) -> bytes:
+    """A word with ASCII letters lowercased (BleuConfig.ascii_case, Moses's case:false)."""
+    return word.lower()     # bytes.lower folds ASCII letters only
 
 
 def scan_nbest(
@@ -55,6 +61,7 @@ def scan_nbest(
     refs=None,
     reflen_code: int = 0,
     lowercase: bool = False,
+    ascii_case: bool = False,
     progress: Callable[[int], None] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     plain: bool = False,
@@ -69,7 +76,8 @@ def scan_nbest(
     ``space``: the store's FeatureSpace (its dense layout is fixed by the first line
     read if still empty, and checked otherwise); ``refs``: encoded references
     ``(sent_ptr, tok_ptr, tokens)`` or None (then no BLEU statistics are computed).
-    ``progress`` is called with the number of bytes read after each chunk. ``threads``:
+    ``lowercase``: compare lowercased words (Unicode rules; ASCII letters only with
+    ``ascii_case``, as Moses). ``progress`` is called with the number of bytes read after each chunk. ``threads``:
     OpenMP threads of the BLEU statistics (sentences in parallel once the file is read;
     default all cores; the result does not depend on it).
 
@@ -81,7 +89,7 @@ def scan_nbest(
     path = os.fspath(path)
     scanner = NbestScanner(
         words, space.names, space.labels, space.label_base, space.label_count, space.n_dense,
-        lowercase=lowercase, lower_fn=_lower_utf8, refs=refs, reflen_mode=reflen_code,
+        lowercase=lowercase, lower_fn=lower_ascii if ascii_case else lower_utf8, refs=refs, reflen_mode=reflen_code,
     )
     scanned = 0
     try:

@@ -73,8 +73,18 @@ def read_devset(path: str) -> References:
     return References(sentences, os.fspath(path))
 
 
-def encode_references(refs: References, vocab, lowercase: bool = False):
-    """Reference tokens as arrays of word ids interned into ``vocab``.
+#: str.translate table of ASCII case folding (Moses's case:false: C tolower per byte)
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _lower_ascii(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+def encode_references(refs: References, vocab, lowercase: bool = False, ascii_case: bool = False):
+    """Reference tokens as arrays of word ids interned into ``vocab``; ``lowercase``
+    lowercases them first (Unicode rules, or ASCII letters only with ``ascii_case``:
+    mtplug.metrics.bleu.BleuConfig).
 
     Returns ``(sent_ptr int64 [S + 1], tok_ptr int64 [R + 1], tokens int32)``: the
     references of sentence s are rows sent_ptr[s]:sent_ptr[s+1] of the token CSR.
@@ -85,7 +95,7 @@ def encode_references(refs: References, vocab, lowercase: bool = False):
     add = vocab.add
     for sent in refs.sentences:
         for ref in sent:
-            text = ref.lower() if lowercase else ref
+            text = (_lower_ascii(ref) if ascii_case else ref.lower()) if lowercase else ref
             tokens.extend(add(t.encode("utf-8")) for t in tokenize(text))
             tok_ptr.append(len(tokens))
         sent_ptr.append(len(tok_ptr) - 1)

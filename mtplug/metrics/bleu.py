@@ -40,13 +40,15 @@ class BleuConfig:
     """How BLEU statistics are collected.
 
     reflen: ``closest`` (ties go to the shorter reference, as Moses and sacrebleu),
-    ``shortest`` or ``average``. lowercase: compare tokens case-insensitively
-    (Moses ``--scconfig case:false``). Tokens are split on ASCII spaces and tabs only,
+    ``shortest`` or ``average``. lowercase: compare tokens case-insensitively, by
+    Python's Unicode ``str.lower`` (as sacrebleu), or with ``ascii_case`` by folding ASCII
+    letters only, as Moses's ``--scconfig case:false`` (C ``tolower`` per byte). Tokens are split on ASCII spaces and tabs only,
     as Moses does (sacrebleu ``tokenize='none'`` gives the same split on such text).
     """
 
     reflen: str = "closest"
     lowercase: bool = False
+    ascii_case: bool = False
 
     def __post_init__(self):
         if self.reflen not in REFLEN_CODES:

@@ -7,7 +7,8 @@ is the concatenation of its :class:`Part` rows, in the order the metric names th
 
 Every part turns its summed statistics into a *goodness* in which higher is better —
 Moses's ``calculateScore`` for the metrics Moses has: BLEU, chrF, the mean of external
-scores, 1 − TER, 1 − WER, 1 − CDER, 1 − PER (Moses's PER scorer). A :class:`Metric`'s
+scores, 1 − TER, 1 − WER, 1 − CDER, 1 − PER (Moses's PER scorer). Moses's scorer
+names (``--sctype``) map onto these parts in mtplug.metrics.moses_scorers. A :class:`Metric`'s
 *objective* is ``constant + Σ weight_p · goodness_p``; optimizers maximise it, whatever
 the metric. Its *value* (what users read) is the metric on its natural scale,
 ``value_offset + value_sign · objective``: TER as an error rate (lower is better), a
@@ -26,6 +27,7 @@ Names (one syntax for the CLI, ``--metric``, and :func:`parse_metric`):
 ``wer``           word error rate as Moses's WER scorer (CDER without jumps)
 ``per``           position-independent error rate as Moses's PER scorer
 ``cder``          CDER as Moses's CDER scorer
+``moses-ter``     TER as Moses's TER scorer (TERCpp; Moses ``--sctype TER``)
 ``ext:FILE``      the mean of external per-hypothesis scores (one per n-best line)
 ``bleu-ter``      BLEU − TER (Z-MERT's and Phrasal's name)
 ``ter-bleu``      (TER − BLEU) / 2, minimised (cdec's and Z-MERT's)
@@ -52,11 +54,15 @@ from .bleu import SENTENCE_BLEU_VARIANTS
 PART_KINDS = {
     "bleu": ("bleu", True), "chrf": ("chrf", True), "chrf++": ("chrf", True), "ter": ("ter", False),
     "wer": ("error_rate", False), "cder": ("error_rate", False), "per": ("per", False),
+    # Moses's TER rows are (edits, average reference length, TER), each x100: an error
+    # rate of the first two columns
+    "moses-ter": ("error_rate", False),
     "ext": ("sum", True), "linear": ("sum", True),
 }
 
 #: the names ``--metric`` accepts (``ext`` as ``ext:FILE``), for --help and error messages
-METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "ext:FILE", "bleu-ter", "ter-bleu")
+METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "ext:FILE", "bleu-ter",
+                "ter-bleu")
 
 #: external scores are stored in fixed point, two int32 columns (hi · 2^31 + lo) of this many units per 1.0
 EXT_UNITS = 10 ** 9

@@ -1,4 +1,4 @@
-"""Moses's PER, WER and CDER scorers (``extractor --sctype PER|WER|CDER``) from sufficient statistics.
+"""Moses's PER, WER, CDER and TER scorers (``extractor --sctype PER|WER|CDER|TER``) from sufficient statistics.
 
 The statistics equal what Moses's ``extractor`` writes to scores.dat (Moses 34452895,
 checked against it on the Moses toy n-best: tests/golden/moses_scorers). Layouts (one
@@ -25,11 +25,28 @@ With several references Moses keeps the first reference's row unless a later one
 stored in an ``int``: truncated toward zero, so every score in (-2, 1) becomes 0 and
 only exact matches (1) or scores <= -1 tell references apart. Reproduced as is.
 
-Scores: Moses reports all three as ``1 - error rate`` (higher is better), computed in
+``TER`` (``mert/TerScorer.cpp`` with Moses's TERCpp library, ``mert/TER/``; 3 columns)::
+
+    edits*100 avg_ref_len*100 ter*100
+
+each the double Moses prints with ``%g`` and reads back with ``atoi`` (so ``37.5`` is
+stored as ``37`` and ``1.23457e+06`` as ``1``; see :mod:`.moses_scores_format`).
+``edits`` are TERCpp's: shifts plus a beam-limited edit distance, with the reference as
+the sentence that is shifted (TerScorer swaps the arguments), at most 10 candidate
+shifts per round, runs of up to 10 words moved at most 25 words. On harder inputs that
+is not sacrebleu's TER (:mod:`.ter`) and can exceed the true minimum: it is Moses's
+number, reproduced rule for rule (``pyx/_moses_ter.pyx`` lists them). ``avg_ref_len``
+is the mean length of *all* the sentence's references; of several references Moses keeps
+the one with the fewest edits, the first on ties. An empty sentence counts as one empty
+word inside TERCpp, which changes no count.
+
+Scores: Moses reports all four as ``1 - error rate`` (higher is better), computed in
 32-bit float from the column sums (Moses's totals are ``float``):
 
 * PER: ``(correct - max(0, hyp_len - ref_len)) / ref_len`` (0 when ref_len is 0),
-* WER, CDER: ``1 - distance / ref_len`` (1 when ref_len is 0).
+* WER, CDER: ``1 - distance / ref_len`` (1 when ref_len is 0),
+* TER: ``1 + (-edits*100) / (avg_ref_len*100)``, float quotient, double sum rounded
+  to float (1 when the second column is 0).
 
 :meth:`corpus_score` and :meth:`sentence_score` return that float32 value as a Python
 float / float64, so it prints as Moses's ``evaluator`` prints it. Moses sums the
@@ -40,7 +57,7 @@ Tokens and case: Moses splits on spaces; ``case:false`` (``lowercase=True`` here
 lowercases every byte with C ``tolower`` in the C locale, i.e. ASCII letters only
 (``Scorer::TokenizeAndEncode``): ``"ÄB"`` becomes ``"Äb"``. Every vocabulary word is
 mapped once to the id of its folded form (:func:`fold_words`); the kernels in
-``pyx/_edit_rates.pyx`` only compare ids.
+``pyx/_edit_rates.pyx`` and ``pyx/_moses_ter.pyx`` only compare ids.
 """
 
 from __future__ import annotations
@@ -50,7 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._ext import _edit_rates
+from .._ext import _edit_rates, _moses_ter
 
 
 def fold_words(words: list[str]) -> np.ndarray:
@@ -59,6 +76,31 @@ def fold_words(words: list[str]) -> np.ndarray:
     classes: dict[bytes, int] = {}
     return np.fromiter((classes.setdefault(w.encode("utf-8").lower(), len(classes)) for w in words),
                        dtype=np.int32, count=len(words))
+
+
+def moses_numbering(hyp_words: np.ndarray, sent_ptr: np.ndarray, word_ptr: np.ndarray,
+                    ref_words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(hyp_words, ref_words) int32, renumbered as Moses's extractor numbers words: in the
+    order it first sees them, over reference k of every sentence for k = 0, 1, ... (its
+    reference files one after the other), then over the hypotheses in order.
+
+    hyp_words int32 [N]; references as CSR: sent_ptr int64 [S + 1], word_ptr int64
+    [n_refs + 1], ref_words int32 [M]. Moses's TER depends on the numbering (TERCpp
+    hashes the ids' decimal text, and hashes collide)."""
+    sent_ptr = np.asarray(sent_ptr, dtype=np.int64)
+    word_ptr = np.asarray(word_ptr, dtype=np.int64)
+    sentence = np.repeat(np.arange(len(sent_ptr) - 1), np.diff(sent_ptr))
+    rank_in_sentence = np.arange(len(word_ptr) - 1) - sent_ptr[sentence]
+    order = np.lexsort((sentence, rank_in_sentence))
+    lengths = np.diff(word_ptr)[order]
+    offsets = np.repeat(word_ptr[:-1][order] - (np.cumsum(lengths) - lengths), lengths)
+    seen = np.concatenate([ref_words[offsets + np.arange(len(offsets))], hyp_words])
+    if not len(seen):
+        return hyp_words, ref_words
+    ids, first = np.unique(seen, return_index=True)
+    table = np.zeros(int(ids[-1]) + 1, dtype=np.int32)
+    table[ids[np.argsort(first, kind="stable")]] = np.arange(len(ids), dtype=np.int32)
+    return table[hyp_words], table[ref_words]
 
 
 @dataclass(frozen=True)
@@ -194,5 +236,34 @@ class Cder(_Edit):
     long_jumps = True
 
 
+@dataclass(frozen=True)
+class MosesTer(_MosesErrorRate):
+    """Moses's TER (``--sctype TER``, TerScorer with TERCpp): not sacrebleu's TER (see the
+    module docstring), reported as ``1 - TER`` (higher is better). Statistics
+    ``edits*100 avg_ref_len*100 ter*100`` as Moses stores them; any number of references.
+    ``lowercase``: Moses's ``case:false``."""
+
+    name = "TER"
+    n_stats = _moses_ter.TER_STATS
+
+    def _kernel(self, hyp_ptr, hyp_words, run_start, run_sid, sent_ptr, word_ptr, ref_words, out, threads):
+        hyp_words, ref_words = moses_numbering(hyp_words, sent_ptr, word_ptr, ref_words)
+        status = _moses_ter.ter_stats(hyp_ptr, hyp_words, run_start, run_sid, sent_ptr, word_ptr, ref_words, out,
+                                      threads)
+        if status > 0:
+            raise ValueError(f"hypothesis {status - 1}: Moses's TER cannot score it (over 99999 edits from a "
+                             "reference, TERCpp reads outside its table and Moses's extractor aborts)")
+        return status
+
+    def sentence_score(self, rows) -> np.ndarray:
+        """float64 [n]: TerScorer::calculateScore, ``1.0 + (-c0 / c1)`` with the quotient
+        in float32 and the sum in double, rounded to float32 (1 when c1 is 0)."""
+        c = self._columns(rows)
+        denom = c[:, 1]
+        q = (-c[:, 0]) / np.where(denom == 0, np.float32(1), denom)
+        s = (1.0 + q.astype(np.float64)).astype(np.float32)
+        return np.where(denom == 0, np.float32(1), s).astype(np.float64)
+
+
 #: Moses sctype -> metric class
-METRICS = {"PER": Per, "WER": Wer, "CDER": Cder}
+METRICS = {"PER": Per, "WER": Wer, "CDER": Cder, "TER": MosesTer}

@@ -18,6 +18,10 @@ from .bleu import BleuConfig
 from .layer import EXT_UNITS, ExternalScores, Metric, Part, default_threads
 
 
+#: parts computed by Moses's scorer classes (mtplug.metrics.moses_error_rates)
+MOSES_PARTS = ("wer", "per", "cder", "moses-ter")
+
+
 def store_text(corpus, metric_name: str) -> tuple:
     """The word-id text of a whole n-best store, as the collectors' ``stats`` take it:
     ``(hyp_ptr, hyp_words, run_start, run_sid, references, words)`` with one run per
@@ -46,10 +50,10 @@ def part_scorer(name: str, lowercase: bool):
         from .ter import Ter
 
         return Ter(case_sensitive=False)
-    if name in ("wer", "per", "cder"):
+    if name in MOSES_PARTS:
         from . import moses_error_rates as mer
 
-        return {"wer": mer.Wer, "per": mer.Per, "cder": mer.Cder}[name](lowercase=lowercase)
+        return {"wer": mer.Wer, "per": mer.Per, "cder": mer.Cder, "moses-ter": mer.MosesTer}[name](lowercase=lowercase)
     raise ValueError(f"no statistics collector for {name!r}")
 
 
@@ -106,6 +110,10 @@ class StatsBuilder:
             run_start = np.r_[starts, n].astype(np.int64)
             run_sid = sids[starts]
             word_list = self.words.words()
+            # Moses's scorers fold ASCII letters only; a store lowercased by Unicode rules
+            # (its references already are) gives them its hypotheses' words folded likewise
+            unicode_words = [w.lower() for w in word_list] if self.bleu.lowercase and not self.bleu.ascii_case \
+                else word_list
         col = 0
         for i, p in enumerate(self.metric.parts):
             block = out[:, col:col + p.width]
@@ -114,7 +122,8 @@ class StatsBuilder:
             elif p.name == "ext":
                 block[:] = self._external[i].take(sids, where)
             elif n:
-                block[:] = self._part_stats(self._scorers[i], p, text, run_start, run_sid, word_list, threads)
+                words = unicode_words if p.name in MOSES_PARTS else word_list
+                block[:] = self._part_stats(self._scorers[i], p, text, run_start, run_sid, words, threads)
             col += p.width
         return out
 

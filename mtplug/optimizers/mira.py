@@ -32,7 +32,7 @@ from ..distributed import LocalEngine
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..forests.corpus import ForestCorpus
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, unchanged_warnings
+from .base import Optimizer, Result, reject_inapplicable, unchanged_warnings
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
 HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
@@ -143,12 +143,12 @@ class Mira(Optimizer):
                                      "such as bleu+1 (default: pseudo-doc, 0.9 BLEU above bleu+1 on a real "
                                      "test set, docs/real-systems.md; bleu+1 for stores without BLEU "
                                      "statistics)"),
-        "decay": dict(type=float, default=0.9, metavar="D",
-                      help="pseudo-doc: background decay (0.9 as Chiang et al.; 0.999 as Moses kbmira)"),
+        "decay": dict(type=float, default=None, metavar="D",
+                      help="pseudo-doc: background decay (default 0.9 as Chiang et al.; 0.999 as Moses kbmira)"),
     }
 
     def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
-                 average="average", sentence_metric=None, decay=0.9):
+                 average="average", sentence_metric=None, decay=None):
         if int(passes) < 1 or int(shards) < 1:
             raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
@@ -160,10 +160,12 @@ class Mira(Optimizer):
         if sentence_metric is not None and sentence_metric not in SENTENCE_BLEU_VARIANTS \
                 and sentence_metric != PSEUDO_DOC:
             raise ValueError(f"unknown sentence metric {sentence_metric!r}")
-        if not (0.0 < float(decay) <= 1.0):
+        if decay is not None and not (0.0 < float(decay) <= 1.0):
             raise ValueError(f"decay must be in (0, 1], got {decay}")
         super().__init__()
-        self.decay = float(decay)
+        #: as given (None: not given, 0.9 where it applies); only pseudo-doc gains use it
+        self.decay_given = decay
+        self.decay = 0.9 if decay is None else float(decay)
         self.passes, self.c, self.hope, self.fear, self.alpha = int(passes), float(c), hope, fear, float(alpha)
         self.order, self.shards, self.average, self.sentence_metric = order, int(shards), average, sentence_metric
 
@@ -187,6 +189,8 @@ class Mira(Optimizer):
         pseudo = metric == PSEUDO_DOC
         if pseudo and not corpus.metric.is_bleu:
             raise ValueError(f"pseudo-doc gains need a store of BLEU statistics, not {corpus.metric.name}")
+        reject_inapplicable((("decay", self.decay_given, pseudo, "pseudo-doc gains (sentence_metric pseudo-doc "
+                                                                 "on a store of BLEU statistics)"),))
         gains = np.zeros(corpus.n_hypotheses) if pseudo else \
             np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=max(1, threads or os.cpu_count() or 1)),
                                  dtype=np.float64)
@@ -247,22 +251,25 @@ class KbMira(Optimizer):
     options = {
         "passes": dict(type=int, default=60, metavar="N", help="passes over the sentences (Moses -J; default 60)"),
         "c": dict(type=float, default=0.01, metavar="C", help="PA-I step cap (Moses -C; default 0.01)"),
-        "decay": dict(type=float, default=0.999, metavar="D", help="background BLEU decay (default 0.999)"),
-        "model_bg": dict(action="store_true", default=False,
+        "decay": dict(type=float, default=None, metavar="D", help="background BLEU decay (default 0.999)"),
+        "model_bg": dict(action="store_true", default=None,
                          help="background from the model 1-best instead of the hope (Moses --model-bg)"),
-        "safe_hope": dict(action="store_true", default=False,
+        "safe_hope": dict(action="store_true", default=None,
                           help="rescale the model score in hope selection when it dwarfs BLEU (Moses --safe-hope)"),
         "order": dict(choices=("fixed", "shuffle"), default="shuffle",
                       help="sentence order of each pass: seeded shuffle, or file order (Moses --no-shuffle)"),
     }
 
-    def __init__(self, passes=60, c=0.01, decay=0.999, model_bg=False, safe_hope=False, order="shuffle"):
+    def __init__(self, passes=60, c=0.01, decay=None, model_bg=None, safe_hope=None, order="shuffle"):
         if int(passes) < 1:
             raise ValueError(f"passes must be >= 1, got {passes}")
-        if not (0.0 < float(c) < np.inf) or not (0.0 <= float(decay) <= 1.0):
+        if not (0.0 < float(c) < np.inf) or not (decay is None or 0.0 <= float(decay) <= 1.0):
             raise ValueError(f"need a finite c > 0 and decay in [0, 1], got {c}, {decay}")
         super().__init__()
-        self.passes, self.c, self.decay = int(passes), float(c), float(decay)
+        # as given (None: not given), so that a store without BLEU can refuse them
+        self.background_options = (("decay", decay), ("model_bg", model_bg), ("safe_hope", safe_hope))
+        self.passes, self.c = int(passes), float(c)
+        self.decay = 0.999 if decay is None else float(decay)
         self.model_bg, self.safe_hope = bool(model_bg), bool(safe_hope)
         if order not in ("fixed", "shuffle"):
             raise ValueError(f"order must be 'fixed' or 'shuffle', got {order!r}")
@@ -280,7 +287,8 @@ class KbMira(Optimizer):
         of the best pass (Moses writes those), info["best_bleu"] its objective,
         info["bleu_per_pass"] all of them. On a store of another metric (TER, chrF, an
         interpolation, the synthetic ``linear``) the gain is hypothesis_scores(corpus) with
-        hope = argmax s + g and fear = argmax s − g (no background; model_bg, safe_hope unused).
+        hope = argmax s + g and fear = argmax s − g: there is no background, so decay,
+        model_bg and safe_hope are errors there (ValueError) when given.
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
@@ -293,6 +301,8 @@ class KbMira(Optimizer):
             def one_pass(order):
                 return self._forest_pass(corpus, order, bg, w, u, state)
         elif not corpus.metric.is_bleu:
+            reject_inapplicable((name, value, False, "a store of BLEU statistics (the pseudo-document background)")
+                                for name, value in self.background_options)
             # no BLEU background to add a row to: the gain is the sentence-level objective
             gains = np.ascontiguousarray(hypothesis_scores(corpus), dtype=np.float64)
             feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)

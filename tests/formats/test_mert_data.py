@@ -81,7 +81,13 @@ def test_bad_features_file(write, text, line, message):
 
 
 BAD_SCORES = [
-    ("SCORES_TXT_BEGIN_0 0 1 3 TER\n1 2 3 \nSCORES_TXT_END_0\n", 1, "expected BLEU statistics"),
+    ("SCORES_TXT_BEGIN_0 0 1 9 TER\n1 2 3 \nSCORES_TXT_END_0\n", 1, "scorer TER has 3 statistics per hypothesis, "
+                                                                "the header says 9"),
+    ("SCORES_TXT_BEGIN_0 0 1 3 METEOR\n1 2 3 \nSCORES_TXT_END_0\n", 1, "METEOR scorer is not provided"),
+    ("SCORES_TXT_BEGIN_0 0 1 3 FOO\n1 2 3 \nSCORES_TXT_END_0\n", 1, "unknown scorer 'FOO'"),
+    ("SCORES_TXT_BEGIN_0 0 1 3 PER\n1 2 \nSCORES_TXT_END_0\n", 2, "expected 3 statistics, got 2"),
+    ("SCORES_TXT_BEGIN_0 0 1 3 PER\n1 2 3 \nSCORES_TXT_END_0\nSCORES_TXT_BEGIN_0 1 1 2 WER\n1 2 \n"
+     "SCORES_TXT_END_0\n", 4, "expected '3 PER', as in the first block, after the sentence id and count; got '2 WER'"),
     ("SCORES_TXT_BEGIN_0 0 1 9 BLEU\n1 1 1 1 1 1 1 1 \nSCORES_TXT_END_0\n", 2, "expected 9 statistics, got 8"),
     ("SCORES_TXT_BEGIN_0 0 1 9 BLEU\n1 1 1 1 1 1 1 1 8.5 \nSCORES_TXT_END_0\n", 2, "reflen:average"),
     ("SCORES_TXT_BEGIN_0 0 1 9 BLEU\n1 1 1 1 1 1 1 1 -1 \nSCORES_TXT_END_0\n", 2, "negative statistic"),

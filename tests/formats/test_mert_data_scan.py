@@ -124,7 +124,7 @@ def test_compiled_readers_equal_the_reference_on_random_stores(store, data):
         with chunked(data.draw(st.sampled_from([None, 1, 5, 64]))):
             got, want = read_both_features(f)
             assert_same_arrays(got, want)
-            sids, stats = mert_data.read_scores(s)
+            sids, stats, _ = mert_data.read_scores(s)
         want_sids, want_stats = reference.read_scores(s)
         assert_same_arrays({"sent_ids": sids, "stats": stats}, {"sent_ids": want_sids, "stats": want_stats},
                            ("sent_ids", "stats"))
@@ -143,7 +143,7 @@ def test_binary_round_trip_on_random_stores(store, chunk):
         mert_data.write_scores(s, store, binary=True)
         with chunked(chunk):
             got = mert_data.read_features(f, FeatureSpace())
-            sids, stats = mert_data.read_scores(s)
+            sids, stats, _ = mert_data.read_scores(s)
     np.testing.assert_array_equal(got["dense"], store.dense.astype(np.float32))
     assert got["sent_ids"].tolist() == np.repeat(np.arange(store.n_sentences), np.diff(store.sent_offsets)).tolist()
     np.testing.assert_array_equal(sids, got["sent_ids"])
@@ -223,7 +223,7 @@ def test_moses_toy_files_read_as_the_reference_reads_them(shared_data):
     got, want = read_both_features(str(d / "run1.features.dat"))
     assert_same_arrays(got, want)
     assert got["dense"].shape == (6000, 8)
-    sids, stats = mert_data.read_scores(str(d / "run1.scores.dat"))
+    sids, stats, _ = mert_data.read_scores(str(d / "run1.scores.dat"))
     want_sids, want_stats = reference.read_scores(str(d / "run1.scores.dat"))
     np.testing.assert_array_equal(sids, want_sids)
     np.testing.assert_array_equal(stats, want_stats)
@@ -361,7 +361,7 @@ def test_mixed_text_and_binary_blocks_in_one_file(tmp_path):
     text_dense = reference.read_features(str(tmp_path / "fFalse"), FeatureSpace())["dense"]
     want = np.concatenate([c.dense[5:6].astype(np.float32), text_dense[2:5], c.dense[0:2].astype(np.float32)])
     np.testing.assert_array_equal(got["dense"], want)
-    sids, stats = mert_data.read_scores(str(tmp_path / "smix"))
+    sids, stats, _ = mert_data.read_scores(str(tmp_path / "smix"))
     assert sids.tolist() == [2, 1, 1, 1, 0, 0]
     np.testing.assert_array_equal(stats, c.stats[[5, 2, 3, 4, 0, 1]])
     corpus = mert_data.read_mert_data([str(tmp_path / "fmix")], [str(tmp_path / "smix")])
@@ -388,7 +388,7 @@ def test_binary_average_reference_length_is_refused_like_the_text_form(tmp_path,
 def test_binary_scores_of_old_moses_int32_are_read(write):
     stats = np.array([[5, 8, 3, 7, 1, 6, 0, 5, 8], [0, 0, 0, 0, 0, 0, 0, 0, 9]], dtype=np.int32)
     s = write("s.dat", b"SCORES_BIN_BEGIN_0 4 2 9 BLEU\n" + stats.tobytes() + b"SCORES_BIN_END_0\n")
-    sids, got = mert_data.read_scores(s)
+    sids, got, _ = mert_data.read_scores(s)
     assert sids.tolist() == [4, 4]
     np.testing.assert_array_equal(got, stats)
 
@@ -453,8 +453,12 @@ def test_binary_nan_is_reported_at_the_block_header(write, input_error):
 
 S_HEAD = "SCORES_TXT_BEGIN_0 0 1 9 BLEU\n"
 BAD_SCORES = [
-    ("SCORES_TXT_BEGIN_0 0 1 3 TER\n", 1, "expected BLEU statistics (9 per line), got '3 TER'"),
-    ("SCORES_TXT_BEGIN_0 0 1 9\n", 1, "expected BLEU statistics"),
+    ("SCORES_TXT_BEGIN_0 0 1 9 TER\n", 1, "scorer TER has 3 statistics per hypothesis, the header says 9"),
+    ("SCORES_TXT_BEGIN_0 0 1 9\n", 1, "expected '<number of statistics> <scorer>' (e.g. '9 BLEU', '3 TER') after "
+                                     "the sentence id and count; got '9'"),
+    ("SCORES_TXT_BEGIN_0 0 1 65 X\n", 1, "expected '<number of statistics> <scorer>'"),
+    (S_HEAD + "1 1 1 1 1 1 1 1 1 \nSCORES_TXT_END_0\nSCORES_TXT_BEGIN_0 1 1 9 BLEU,TER\n", 4,
+     "expected '9 BLEU', as in the first block, after the sentence id and count; got '9 BLEU,TER'"),
     ("FEATURES_TXT_BEGIN_0 0 1 9 BLEU\n", 1, "expected 'SCORES_TXT_BEGIN_0 <sentence>", "SCORES_BIN_BEGIN_0"),
     (S_HEAD + "1 1 1 1 1 1 1 1 \nSCORES_TXT_END_0\n", 2, "expected 9 statistics, got 8"),
     (S_HEAD + "1 1 1 1 1 1 1 1 1 1 \nSCORES_TXT_END_0\n", 2, "expected 9 statistics, got 10"),

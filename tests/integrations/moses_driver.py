@@ -47,6 +47,8 @@ TOY_DENSE = TOY / "run1.dense"
 
 MODES = ("mert", "batch-mira", "pairwise-ranked")
 PROGRAMS = ("extractor", "mert", "kbmira", "pro", "megam_i686.opt", "evaluator")
+#: statistics per hypothesis of Moses's scorers (mert/*Scorer.cpp NumberOfScores)
+SCORER_WIDTHS = {"BLEU": 9, "PER": 3, "WER": 2, "CDER": 2, "TER": 3}
 MEGAM_DEFAULT_OPTIONS = "-fvals -maxi 30 -nobias binary"
 MIN_CHANGE = 1e-5  # $minimum_required_change_in_weights
 
@@ -239,7 +241,8 @@ class _Driver:
         # mert-moses.pl builds them (HEAD 34452895, lines 420-460): "$mertargs $mertmertargs"
         # is followed by "$sctype $scconfig" WITHOUT a space, so a --mertmertargs value that
         # does not end with a space is glued to --sctype (mert must cope: issue 19, defect 6)
-        mertargs = self.mertargs
+        # mert-moses.pl: an undefined --mertargs takes --batch-mira-args
+        mertargs = self.mertargs if self.mertargs is not None else (self.batch_mira_args or "")
         scconfig = ""
         m = RE_SCCONFIG.search(mertargs)
         if m:
@@ -254,6 +257,7 @@ class _Driver:
         scconfig = re.sub(r"\s+", ",", scconfig.strip())
         scconfig = f"--scconfig {scconfig}" if scconfig else ""
         self.mert_extract_args = f"{sctype} {scconfig} {self.extractorargs}"
+        self.sctype = re.split(r"[\s=]+", sctype.strip(), maxsplit=1)[1]
         mert_mert_args = f"{mertargs} {self.mertmertargs}"
         mert_mert_args = RE_BINARY.sub("", mert_mert_args, count=1)
         self.mert_mert_args = mert_mert_args + f"{sctype} {scconfig}"
@@ -623,13 +627,15 @@ class _Driver:
                         raise MosesDriverError(f"{feature_file}: sentence {sent}: bad sparse entry {t!r}")
                     _finite(val, f"{feature_file}: sentence {sent}")
                     sparse_names.add(name)
+        width = sum(SCORER_WIDTHS[p] for p in self.sctype.split(","))
         for sent, (n, ncols, names, rows) in score_counts.items():
-            if ncols != 9 or names != ["BLEU"]:
-                raise MosesDriverError(f"{score_file}: sentence {sent}: header expects '9 BLEU', got {ncols} {names}")
+            if ncols != width or names != [self.sctype]:
+                raise MosesDriverError(f"{score_file}: sentence {sent}: header expects '{width} {self.sctype}', "
+                                       f"got {ncols} {names}")
             for row in rows:
                 toks = row.split()
-                if len(toks) != 9 or not all(re.fullmatch(r"\d+", t, re.ASCII) for t in toks):
-                    raise MosesDriverError(f"{score_file}: sentence {sent}: bad BLEU statistics {row!r}")
+                if len(toks) != width or not all(re.fullmatch(r"\d+", t, re.ASCII) for t in toks):
+                    raise MosesDriverError(f"{score_file}: sentence {sent}: bad {self.sctype} statistics {row!r}")
             if n != feat_counts[sent][0]:
                 raise MosesDriverError(f"sentence {sent}: {n} score rows but {feat_counts[sent][0]} feature rows")
         total = sum(v[0] for v in feat_counts.values())
@@ -792,14 +798,14 @@ def default_decoder() -> str:
 
 def run_mert_moses(mertdir, workdir, mode, iterations=3, *, references=(TOY_REFERENCE,), decoder=None,
                    decoder_flags="", start_weights=None, nbest_size=20, random_restarts=20,
-                   predictable_seeds=True, threads=None, mertargs="--sctype BLEU", mertmertargs="",
+                   predictable_seeds=True, threads=None, mertargs=None, mertmertargs="",
                    extractorargs="", batch_mira_args="", proargs="", nocase=False, sparse=False,
                    timeout=600, log=None) -> MosesRun:
     """Run mert-moses.pl's loop for ``iterations`` iterations (fewer if no weight moves).
 
     mode: "mert", "batch-mira" (``--batch-mira``) or "pairwise-ranked" (``--pairwise-ranked``).
     mertargs / mertmertargs / extractorargs / batch_mira_args / proargs: as mert-moses.pl's
-    ``--mertargs`` (default ``--sctype BLEU``), ``--mertmertargs``, ``--extractorargs``,
+    ``--mertargs`` (None: not given, so ``--batch-mira-args``, as the script), ``--mertmertargs``, ``--extractorargs``,
     ``--batch-mira-args``, ``--proargs``. random_restarts: ``--random-restarts`` (mert ``-n``).
     predictable_seeds: ``--predictable-seeds`` (seed = 1000 × iteration). sparse: the stand-in
     decoder adds synthetic sparse features. start_weights: [(name, [values])]; default the

@@ -290,3 +290,40 @@ def test_e2e_batch_mira(mertdir, tmp_path):
 def test_e2e_pairwise_ranked(mertdir, tmp_path):
     run = run_mert_moses(mertdir, tmp_path / "pro", "pairwise-ranked", 3, sparse=True)
     check_run(run, "pairwise-ranked", mertdir, sparse=True)
+
+
+def _moses_ter_goodness(hyp_path) -> float:
+    """Moses's TER score (1 - TER, TerScorer::calculateScore) of a plain translation file."""
+    from mtplug.metrics import get_metric
+
+    hyps = Path(hyp_path).read_text(encoding="utf-8").splitlines()
+    refs = REF.read_text(encoding="utf-8").splitlines()
+    return 1.0 - get_metric("moses-ter").corpus_score(hyps, [refs])
+
+
+@pytest.mark.parametrize("mode,flags", [
+    ("mert", {"mertargs": "--sctype TER "}),
+    ("mert", {"mertargs": "--sctype BLEU,TER --scconfig weights:0.6+0.4"}),
+    ("batch-mira", {"batch_mira_args": "--sctype TER"}),
+    ("pairwise-ranked", {"mertargs": "--sctype TER"}),
+], ids=["mert-TER", "mert-BLEU,TER", "batch-mira-TER", "pro-TER"])
+def test_e2e_other_scorers(mertdir, tmp_path, mode, flags):
+    """mert-moses.pl --mertargs="--sctype TER " (the issue's command line): the extractor
+    writes Moses's TER statistics, mert/kbmira/pro tune to them, and the decoded 1-best's
+    TER improves over the start."""
+    sctype = "BLEU,TER" if "BLEU,TER" in str(flags) else "TER"
+    run = run_mert_moses(mertdir, tmp_path / mode, mode, 3, random_restarts=2, **flags)
+    wd = run.workdir
+    script = (wd / "extractor.sh").read_text()
+    assert f"/extractor --sctype {sctype} " in script, script
+    heads = [line for line in gzip.open(wd / "run1.scores.dat", "rt") if line.startswith("SCORES_TXT_BEGIN_0")] \
+        if (wd / "run1.scores.dat").read_bytes()[:2] == b"\x1f\x8b" else \
+        [line for line in (wd / "run1.scores.dat").read_text().splitlines() if line.startswith("SCORES_TXT_BEGIN_0")]
+    width = {"TER": 3, "BLEU,TER": 12}[sctype]
+    assert heads and all(h.split()[3:] == [str(width), sctype] for h in heads)
+    if mode == "mert":
+        assert all(f"--sctype {sctype}" in c.cmd for c in run.commands if c.label == "mert")
+        for r in run.records:
+            assert 0.0 < r.reported_bleu <= 1.0      # Moses's score of the scorer, not BLEU
+    ter = [_moses_ter_goodness(wd / f"run{r.run}.out") for r in run.records]
+    assert max(ter[1:]) > ter[0], ter

@@ -123,7 +123,7 @@ def test_extractor_bad_input_writes_nothing(toy, tmp_path, capfd, write):
                       "s.dat", cwd=tmp_path, capfd=capfd)
     assert rc != 0 and "run1.best100.out.gz:101: sentence id 1 has no reference" in err
     assert not (tmp_path / "f.dat").exists() and not (tmp_path / "s.dat").exists()
-    for bad in (["--sctype", "TER"], ["--scconfig", "case:maybe"], ["--factors", "0|1"], ["--no-such-flag"]):
+    for bad in (["--sctype", "METEOR"], ["--sctype", "BLEU,FOO"], ["--scconfig", "case:maybe"], ["--scconfig", "weights:1+2"], ["--factors", "0|1"], ["--no-such-flag"]):
         rc, _, err = call("extractor", *bad, "-r", toy / "ref.0", "-n", toy / "run1.best100.out.gz",
                           cwd=tmp_path, capfd=capfd)
         assert rc != 0, bad

@@ -41,6 +41,16 @@ def decoded_bleus(workdir: Path, ref: Path) -> list[float]:
     return [bleu(p, ref) for p in runs if re.fullmatch(r"run\d+\.out", p.name)]
 
 
+def decoded_ters(workdir: Path, ref: Path) -> list[float]:
+    """Moses's TER (mtplug's moses-ter) of every decoded iteration's 1-best."""
+    from mtplug.metrics import get_metric
+
+    refs = [ref.read_text(encoding="utf-8").splitlines()]
+    runs = sorted((p for p in workdir.glob("run*.out") if re.fullmatch(r"run\d+\.out", p.name)),
+                  key=lambda p: int(re.match(r"run(\d+)", p.name).group(1)))
+    return [get_metric("moses-ter").corpus_score(p.read_text(encoding="utf-8").splitlines(), refs) for p in runs]
+
+
 def test_extractor_files_are_byte_identical_to_moses(moses_dir, moses_toy, mertdir, tmp_path):
     """The real decoder's n-best list through Moses's extractor and through mtplug's, alone and
     merged with a previous iteration (--prev-ffile/--prev-scfile)."""
@@ -63,15 +73,66 @@ def test_extractor_files_are_byte_identical_to_moses(moses_dir, moses_toy, mertd
         assert (tmp_path / "mtplug" / name).read_bytes() == (tmp_path / "moses" / name).read_bytes(), name
 
 
+@pytest.mark.parametrize("sctype,scconfig", [("TER", "case:true"), ("PER", "case:false"), ("WER", "case:true"),
+                                             ("CDER", "case:true"), ("BLEU,TER", "case:true,weights:0.6+0.4")])
+def test_extractor_scores_of_other_scorers_are_byte_identical(moses_dir, moses_toy, mertdir, tmp_path, sctype,
+                                                               scconfig):
+    """The real decoder's n-best through both extractors with --sctype, and the merge of a second
+    iteration (whose duplicate removal compares these statistics)."""
+    lists = []
+    for n, extra in ((1, []), (2, ["-weight-overwrite", "LM0= 0.5 WordPenalty0= 0.2"])):
+        lists.append(tmp_path / f"run{n}.best.out")
+        subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
+                        str(moses_toy.dev_src), "-n-best-list", str(lists[-1]), str(NBEST), "distinct", *extra],
+                       capture_output=True, check=True, timeout=300)
+    for tool, folder in ((moses_dir / "bin" / "extractor", "moses"), (mertdir / "extractor", "mtplug")):
+        d = tmp_path / folder
+        d.mkdir()
+        for n, prev in ((1, []), (2, ["--prev-ffile", str(d / "f1"), "--prev-scfile", str(d / "s1")])):
+            subprocess.run([str(tool), "--sctype", sctype, "--scconfig", scconfig, "--scfile", str(d / f"s{n}"),
+                            "--ffile", str(d / f"f{n}"), "-r", str(moses_toy.dev_ref), "-n", str(lists[n - 1]),
+                            *prev], capture_output=True, check=True, timeout=300)
+    for name in ("f1", "s1", "f2", "s2"):
+        assert (tmp_path / "mtplug" / name).read_bytes() == (tmp_path / "moses" / name).read_bytes(), name
+
+
+def test_mert_reads_moses_ter_files_as_moses_does(moses_dir, moses_toy, mertdir, tmp_path):
+    """Moses's extractor --sctype TER files tuned by Moses's mert and by mtplug's (10 random
+    starts each): mtplug's best point has at least Moses's score (1 − TER) on the files."""
+    nbest = tmp_path / "run1.best.out"
+    subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
+                    str(moses_toy.dev_src), "-n-best-list", str(nbest), str(NBEST), "distinct"],
+                   capture_output=True, check=True, timeout=300)
+    subprocess.run([str(moses_dir / "bin" / "extractor"), "--sctype", "TER", "--scconfig", "case:true", "--scfile",
+                    str(tmp_path / "s"), "--ffile", str(tmp_path / "f"), "-r", str(moses_toy.dev_ref), "-n",
+                    str(nbest)], capture_output=True, check=True, timeout=300)
+    dims = len((tmp_path / "f").read_text().split("\n", 1)[0].split()) - 4
+    init = tmp_path / "init.opt"
+    init.write_text(" ".join(["0.1"] * dims) + "\n" + " ".join(["-1"] * dims) + "\n" + " ".join(["1"] * dims) + "\n")
+    scores = {}
+    for tool, folder in ((moses_dir / "bin" / "mert", "moses"), (mertdir / "mert", "mtplug")):
+        d = tmp_path / folder
+        d.mkdir()
+        p = subprocess.run([str(tool), "-d", str(dims), "--sctype", "TER", "--scconfig", "case:true", "--ffile",
+                            str(tmp_path / "f"), "--scfile", str(tmp_path / "s"), "--ifile", str(init), "-n", "10",
+                            "-r", "1"], cwd=d, capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        scores[folder] = float(re.search(r"Best point:.*=> ([\d.]+)", p.stderr).group(1))
+    assert 0 < scores["moses"] <= 1 and scores["mtplug"] >= scores["moses"] - 1e-4, scores
+
+
 def test_evaluator_agrees_with_moses(moses_dir, moses_toy, mertdir, tmp_path):
     hyp = tmp_path / "hyp"
     with open(hyp, "w") as out:
         subprocess.run([str(moses_dir / "bin" / "moses"), "-f", str(moses_toy.config), "-input-file",
                         str(moses_toy.dev_src)], stdout=out, stderr=subprocess.DEVNULL, check=True, timeout=300)
-    outs = [subprocess.run([str(tool), "--sctype", "BLEU", "--reference", str(moses_toy.dev_ref), "--candidate",
-                            str(hyp)], capture_output=True, text=True, check=True).stdout
-            for tool in (moses_dir / "bin" / "evaluator", mertdir / "evaluator")]
-    assert outs[0] == outs[1]
+    scorers = ["--sctype", "BLEU", "--sctype", "TER", "--sctype", "PER", "--sctype", "WER", "--sctype", "CDER",
+               "--sctype", "BLEU,TER", "--scconfig", "weights:0.6+0.4"]
+    for flags in (["--sctype", "BLEU"], ["--sctype", "TER"], scorers):
+        outs = [subprocess.run([str(tool), *flags, "--reference", str(moses_toy.dev_ref), "--candidate",
+                                str(hyp)], capture_output=True, text=True, check=True).stdout
+                for tool in (moses_dir / "bin" / "evaluator", mertdir / "evaluator")]
+        assert outs[0] == outs[1], flags
 
 
 MODES = {
@@ -84,6 +145,11 @@ MODES = {
     "mert-apro": ["--mertmertargs=--algorithm apro"],
     "mert-l2": ["--mertmertargs=--reg l2 --reg-strength 0.01"],
     "kbmira-rampion": ["--batch-mira", "--batch-mira-args=--algorithm rampion"],
+    # other scorers (issue 20): the issue's command line, and through kbmira and PRO
+    "mert-TER": ["--mertargs=--sctype TER "],
+    "mert-BLEU,TER": ["--mertargs=--sctype BLEU,TER --scconfig weights:0.6+0.4"],
+    "batch-mira-TER": ["--batch-mira", "--batch-mira-args=--sctype TER"],
+    "pairwise-ranked-TER": ["--pairwise-ranked", "--mertargs=--sctype TER"],
 }
 
 
@@ -95,11 +161,15 @@ def test_mert_moses_pl_with_mtplugs_mertdir(moses_dir, moses_toy, mertdir, tmp_p
     recovers at the next iteration, so PRO gets one iteration more.)"""
     wd = tmp_path / "work"
     p = mert_moses(moses_dir, moses_toy, mertdir, wd, *MODES[mode],
-                   iterations=ITERATIONS + (mode == "pairwise-ranked"))
+                   iterations=ITERATIONS + mode.startswith("pairwise-ranked"))
     assert p.returncode == 0, p.stderr[-3000:]
     bleus = decoded_bleus(wd, moses_toy.dev_ref)
     assert len(bleus) >= 2, p.stderr[-3000:]
-    assert max(bleus[1:]) > bleus[0] + 0.05, bleus
+    if "TER" in mode:
+        ter = decoded_ters(wd, moses_toy.dev_ref)
+        assert min(ter[1:]) < ter[0] - 0.02, ter
+    else:
+        assert max(bleus[1:]) > bleus[0] + 0.05, bleus
     final = (wd / "moses.ini").read_text()
     assert re.search(r"^LM0= -?[0-9.e-]+$", final, re.M), final
     # the final config (the last optimizer's weights, which mert-moses.pl does not decode) loads and decodes

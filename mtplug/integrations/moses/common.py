@@ -136,48 +136,24 @@ def split_list(values: Sequence[str] | str | None, *, blanks: bool = False) -> l
     return out
 
 
-def check_sctype(values: Sequence[str] | str | None) -> None:
-    """Only BLEU is provided (Moses's default ``--sctype``)."""
-    for v in split_list(values):
-        if v != "BLEU":
-            raise InputError(f"--sctype {v}: mtplug computes BLEU only (Moses's default scorer); "
-                             "expected --sctype BLEU")
+def moses_scorer(sctype: str | None, scconfig):
+    """The :class:`mtplug.metrics.moses_scorers.MosesScorer` of ``--sctype`` (None: BLEU)
+    and ``--scconfig`` (a string or several); InputError naming the flag."""
+    from ...metrics.moses_scorers import parse_moses_scorer
+
+    try:
+        return parse_moses_scorer(sctype, scconfig)
+    except ValueError as err:
+        raise InputError(str(err)) from None
 
 
-def parse_scconfig(values: Sequence[str] | str | None):
-    """Moses's ``--scconfig case:true,reflen:closest`` as a BleuConfig.
-
-    Keys as Moses's BleuScorer: ``case`` (true/false; false = lowercase both sides),
-    ``reflen`` (closest, shortest, average), ``ngramlen`` (only 4). Pairs are separated
-    by commas or blanks; a later pair overrides an earlier one.
-    """
-    from ...metrics.bleu import BleuConfig
-
-    reflen, lowercase = "closest", False
-    for item in split_list(values, blanks=True):
-        key, sep, value = item.partition(":")
-        if not sep:
-            raise InputError(f"--scconfig: expected key:value pairs, got {item!r}")
-        if key == "case":
-            if value not in ("true", "false"):
-                raise InputError(f"--scconfig case:{value}: expected case:true or case:false")
-            lowercase = value == "false"
-        elif key == "reflen":
-            if value not in ("closest", "shortest", "average"):
-                raise InputError(f"--scconfig reflen:{value}: expected closest, shortest or average")
-            reflen = value
-        elif key == "ngramlen":
-            if value != "4":
-                raise InputError(f"--scconfig ngramlen:{value}: mtplug's BLEU uses n-grams up to 4 only")
-        else:
-            raise InputError(f"--scconfig: unknown key {key!r}; mtplug's BLEU knows case, reflen, ngramlen")
-    return BleuConfig(reflen=reflen, lowercase=lowercase)
-
-
-def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
+def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str], sctype: str | None = None, scconfig=None):
     """The deduplicated n-best store of features.dat/scores.dat pairs (every sentence
-    must have hypotheses)."""
+    must have hypotheses), scored as the scores files' Moses scorer. ``sctype``: the
+    program's ``--sctype`` (None: not given; the files' scorer holds); given, it must name
+    the files' scorer. ``scconfig``: ``--scconfig`` (an interpolation's weights)."""
     from ...formats.mert_data import read_mert_data
+    from ...metrics.moses_scorers import sctype_of
 
     if not ffiles:
         raise InputError("no features file: give --ffile FILE (comma list or repeated)")
@@ -186,6 +162,11 @@ def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str]):
                          "(--scfile); expected one scores file per features file")
     corpus = read_mert_data(ffiles, scfiles)
     corpus.check_complete(", ".join(ffiles))
+    scorer = moses_scorer(sctype or sctype_of(corpus.metric), scconfig)
+    try:
+        corpus.metric = scorer.rebind(corpus.metric)
+    except ValueError as err:
+        raise InputError(f"{err} (--sctype must name the scorer of the extractor's --sctype)", scfiles[0]) from None
     return corpus
 
 

@@ -1,18 +1,22 @@
-"""``evaluator``: corpus BLEU of translation files, printed as Moses's evaluator does.
+"""``evaluator``: corpus scores of translation files, printed as Moses's evaluator does.
 
-Flags of Moses's ``mert/evaluator.cpp``. One candidate and one scorer: the score alone
-(``%.4f``); several: ``FILE<TAB>`` and/or ``BLEU<TAB>`` before it; with ``--bootstrap
+Flags of Moses's ``mert/evaluator.cpp``; scorers as ``--sctype`` names them (BLEU, PER,
+WER, CDER, TER and interpolations such as ``CDER,PER`` with ``--scconfig
+weights:0.25+0.75``; mtplug.metrics.moses_scorers), each with the ``--scconfig`` that
+follows it. The score is Moses's (BLEU, 1 − TER, ...). One candidate and one scorer: the
+score alone (``%.4f``); several: ``FILE<TAB>`` and/or ``SCTYPE<TAB>`` before it; with ``--bootstrap
 N``: ``mean<TAB>[low,high]``, the 95 % interval of N resamplings of the sentences.
 mert-moses.pl (``--return-best-dev``) reads the one number.
 """
 
 from __future__ import annotations
 
+import argparse
 from typing import Sequence
 
 from ... import validation
 
-from .common import MosesArgumentParser, check_sctype, log, parse_scconfig, run_program, split_list
+from .common import MosesArgumentParser, log, moses_scorer, run_program, split_list
 
 PROG = "evaluator"
 ALPHA = 0.05
@@ -21,16 +25,35 @@ EXAMPLES = """\
 examples:
   evaluator --reference ref.0,ref.1 -s BLEU --candidate run3.out
   evaluator --sctype BLEU --scconfig case:false --reference ref.0 --candidate a.out,b.out --bootstrap 1000 -r 1
+  evaluator --sctype BLEU --sctype TER --sctype CDER,PER --scconfig weights:0.25+0.75 --reference ref.0 \\
+      --candidate run3.out
 """
 
 
+class _Scorer(argparse.Action):
+    """--sctype: one more scorer, with an empty configuration (Moses's evaluator)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest), [values, ""]])
+
+
+class _ScorerConfig(argparse.Action):
+    """--scconfig: the configuration of the --sctype before it (Moses's evaluator)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        scorers = getattr(namespace, self.dest)
+        if not scorers:
+            parser.error(f"{option_string} {values}: give the --sctype it configures before it")
+        scorers[-1][1] = values
+
+
 def build_parser() -> MosesArgumentParser:
-    p = MosesArgumentParser(PROG, "Corpus BLEU of translation files (mtplug's drop-in for Moses's evaluator).",
+    p = MosesArgumentParser(PROG, "Corpus scores of translation files (mtplug's drop-in for Moses's evaluator).",
                             EXAMPLES)
-    p.add_argument("--sctype", "-s", action="append", metavar="TYPE",
-                   help="scorer (repeatable): BLEU, the only one provided")
-    p.add_argument("--scconfig", "-c", action="append", metavar="KEY:VAL,...",
-                   help="configuration of the preceding --sctype: case:true|false, reflen:...")
+    p.add_argument("--sctype", "-s", action=_Scorer, dest="scorers", default=[], metavar="TYPE",
+                   help="scorer (repeatable): BLEU, PER, WER, CDER, TER or a comma list (an interpolation)")
+    p.add_argument("--scconfig", "-c", action=_ScorerConfig, dest="scorers", metavar="KEY:VAL,...",
+                   help="configuration of the preceding --sctype: case:true|false, reflen:..., weights:W1+W2")
     p.add_argument("--reference", "-R", action="append", metavar="REF0[,REF1]", help="reference files")
     p.add_argument("--candidate", "-C", action="append", metavar="FILE[,FILE]",
                    help="translations, one sentence per line")
@@ -54,14 +77,9 @@ def evaluate(args) -> int:
     from ...corpus import NbestCorpus
     from ...errors import InputError
     from ...formats.references import read_references
-    from ...metrics.bleu import corpus_bleu_from_stats
 
-    scorers = args.sctype or ["BLEU"]
-    check_sctype(scorers)
-    configs = args.scconfig or []
-    if len(configs) > len(scorers):
-        raise InputError("more --scconfig than --sctype; give each --scconfig after its --sctype")
-    bleus = [parse_scconfig(configs[i] if i < len(configs) else "") for i in range(len(scorers))]
+    scorers = args.scorers or [["BLEU", ""]]
+    chosen = [moses_scorer(name, config) for name, config in scorers]
     refs_files, cands = split_list(args.reference), split_list(args.candidate)
     if not refs_files:
         raise InputError("You have to specify at least one reference file (--reference).")
@@ -74,18 +92,19 @@ def evaluate(args) -> int:
     if args.bootstrap:
         log(f"Seeding random numbers with {seed}")
     for cand in cands:
-        read: dict = {}     # one reading per candidate and BLEU configuration
-        for scorer, bleu in zip(scorers, bleus):
-            if bleu not in read:
-                read[bleu] = NbestCorpus.from_plain(cand, refs, bleu)
-            corpus = read[bleu]
+        read: dict = {}     # one reading per candidate and scorer configuration
+        for (name, _), scorer in zip(scorers, chosen):
+            key = (scorer.bleu, scorer.metric())
+            if key not in read:
+                read[key] = NbestCorpus.from_plain(cand, refs, scorer.bleu, metric=scorer.metric())
+            corpus = read[key]
+            metric = corpus.metric
             stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)
-            prefix = (f"{cand}\t" if len(cands) > 1 else "") + (f"{scorer}\t" if len(scorers) > 1 else "")
+            prefix = (f"{cand}\t" if len(cands) > 1 else "") + (f"{name}\t" if len(scorers) > 1 else "")
             if args.bootstrap:
                 rng = np.random.default_rng(seed)
                 n = len(stats)
-                scores = np.array([corpus_bleu_from_stats(stats[rng.integers(0, n, n)].sum(axis=0),
-                                                          corpus.ref_len_divisor).score
+                scores = np.array([metric.objective(stats[rng.integers(0, n, n)].sum(axis=0))
                                    for _ in range(args.bootstrap)], dtype=np.float32)
                 mean = float(np.float32(scores.mean(dtype=np.float64)))
                 scores.sort()
@@ -93,6 +112,6 @@ def evaluate(args) -> int:
                 hi = scores[int(len(scores) * (1 - ALPHA / 2))]
                 print(f"{prefix}{mean:.4f}\t[{lo:.4f},{hi:.4f}]")
             else:
-                score = corpus_bleu_from_stats(stats.sum(axis=0), corpus.ref_len_divisor).score
+                score = metric.objective(stats.sum(axis=0))
                 print(f"{prefix}{float(np.float32(score)):.4f}")
     return 0

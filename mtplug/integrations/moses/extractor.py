@@ -1,35 +1,43 @@
 """``extractor``: n-best lists + references -> Moses features.dat and scores.dat.
 
 Moses's ``mert/extractor.cpp`` flags; the text files are byte-identical to Moses's on
-today's n-best format (tests/integrations: shared/data/moses-toy).
+today's n-best format (tests/integrations: shared/data/moses-toy), for every scorer of
+``--sctype`` mtplug provides: BLEU, PER, WER, CDER, TER and comma lists of them
+(interpolations; mtplug.metrics.moses_scorers).
 """
 
 from __future__ import annotations
 
 from typing import Sequence
 
-from .common import (MosesArgumentParser, Timer, check_sctype, log, parse_scconfig, run_program,
-                     split_list)
+from .common import MosesArgumentParser, Timer, log, moses_scorer, run_program, split_list
 
 PROG = "extractor"
 
 EXAMPLES = """\
-example (as mert-moses.pl calls it):
+examples:
+  # as mert-moses.pl calls it
   extractor --sctype BLEU --scconfig case:true --scfile run1.scores.dat --ffile run1.features.dat \\
       -r ref.0,ref.1 -n run1.best100.out.gz
+  # Moses's TER, and BLEU and TER interpolated (mert-moses.pl --mertargs="--sctype BLEU,TER")
+  extractor --sctype TER --scconfig case:true --scfile run1.scores.dat --ffile run1.features.dat -r ref.0 -n nbest
+  extractor --sctype BLEU,TER --scconfig case:true,weights:0.6+0.4 --scfile run1.scores.dat \\
+      --ffile run1.features.dat -r ref.0 -n nbest
 """
 
 
 def build_parser() -> MosesArgumentParser:
-    p = MosesArgumentParser(PROG, "Compute BLEU statistics and features of n-best lists "
+    p = MosesArgumentParser(PROG, "Compute the metric statistics and features of n-best lists "
                                   "(mtplug's drop-in for Moses's extractor).", EXAMPLES)
     p.add_argument("--nbest", "-n", action="append", metavar="FILE[,FILE]",
                    help="Moses n-best list(s), gzip allowed (comma list or repeated)")
     p.add_argument("--reference", "-r", action="append", metavar="REF0[,REF1]",
                    help="reference files, one per reference set (comma list or repeated)")
-    p.add_argument("--sctype", "-s", default="BLEU", help="scorer type: BLEU (the only one provided)")
+    p.add_argument("--sctype", "-s", default="BLEU",
+                   help="scorer: BLEU (default), PER, WER, CDER, TER, or a comma list of them (BLEU,TER)")
     p.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
-                   help="case:true|false, reflen:closest|shortest|average")
+                   help="case:true|false; BLEU: reflen:closest|shortest|average; an interpolation: "
+                        "weights:W1+W2")
     p.add_argument("--scfile", "-S", default="statscore.data", metavar="FILE",
                    help="scores file to write (default statscore.data)")
     p.add_argument("--ffile", "-F", default="features.data", metavar="FILE",
@@ -59,8 +67,7 @@ def extract(args) -> int:
     from ...formats.mert_data import extractor_store, write_features, write_scores
     from ...formats.references import read_references
 
-    check_sctype(args.sctype)
-    bleu = parse_scconfig(args.scconfig)
+    scorer = moses_scorer(args.sctype, args.scconfig)
     nbests, refs = split_list(args.nbest), split_list(args.reference)
     if not nbests:
         raise InputError("no n-best list: give --nbest FILE")
@@ -68,7 +75,7 @@ def extract(args) -> int:
         raise InputError("no reference: give --reference REF0[,REF1...]")
     t = Timer()
     prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
-    corpus = extractor_store(nbests, read_references(refs), bleu, prev_f, prev_s)
+    corpus = extractor_store(nbests, read_references(refs), scorer.bleu, prev_f, prev_s, metric=scorer.metric())
     log(f"{PROG}: {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences after Moses's duplicate "
         f"removal ({corpus.n_dense} dense, {corpus.n_features - corpus.n_dense} sparse features; "
         f"{len(prev_f)} earlier file pair(s)) in {t}")

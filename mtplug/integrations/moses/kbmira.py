@@ -3,7 +3,8 @@
 Flags of Moses's ``mert/kbmira.cpp``. Writes ``F<i> <weight>`` lines for the dense
 features and ``<name> <weight>`` for sparse ones with |weight| > 1e-8 (to ``-o`` or
 stdout), and on stderr ``Initial BLEU = …``, one line per pass and ``Best BLEU = …``
-(mert-moses.pl reads that line). Unlike Moses's, every unique hypothesis is used
+(mert-moses.pl reads that line); with another ``--sctype`` (TER, BLEU,TER, ...) the
+lines keep the word BLEU, as Moses's kbmira prints them, and give that scorer's score. Unlike Moses's, every unique hypothesis is used
 (Moses's de-duplication compares an item with itself and keeps 16 per sentence).
 ``--algorithm`` runs another mtplug optimizer (mira, rampion, pro, apro, ...) over the
 same data and writes its weights the same way, sparse features included.
@@ -16,7 +17,7 @@ from typing import Sequence
 from ... import validation
 
 from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
-                     check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
+                     load_mert_data, log, moses_scorer, run_program, split_list)
 
 PROG = "kbmira"
 SPARSE_ZERO = 1e-8     # Moses writes a sparse weight only above this
@@ -57,11 +58,16 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g.add_argument("--streaming", action="store_true",
                    help="Moses: stream the files (implies --no-shuffle); mtplug holds them compactly in "
                         "memory and keeps the file order")
-    g.add_argument("--model-bg", action="store_true", help="BLEU background from the model 1-best, not the hope")
-    g.add_argument("--safe-hope", action="store_true", help="limit the model score's weight in hope selection")
-    g.add_argument("--sctype", default="BLEU", help="scorer: BLEU (the only one provided)")
-    g.add_argument("--scconfig", default="", metavar="KEY:VAL,...",
-                   help="checked for consistency only: the statistics come from the scores files")
+    g.add_argument("--model-bg", action="store_true", default=None,
+                   help="BLEU background from the model 1-best, not the hope")
+    g.add_argument("--safe-hope", action="store_true", default=None,
+                   help="limit the model score's weight in hope selection")
+    g.add_argument("--sctype", default=None,
+                   help="scorer whose statistics the scores files hold: BLEU, PER, WER, CDER, TER or a comma "
+                        "list (BLEU,TER); default: the one the files name. Without BLEU alone, hope and fear "
+                        "use the sentence-level score (no pseudo-document background)")
+    g.add_argument("--scconfig", "-c", action="append", metavar="KEY:VAL,...",
+                   help="an interpolation's weights:W1+W2; case and reflen are checked for consistency only")
     g.add_argument("--type", "-t", choices=("nbest", "hypergraph"), default=None,
                    help="nbest (features/scores files) or hypergraph (--hgdir; implied by --hgdir)")
     g.add_argument("--hgdir", "-H", default=None, metavar="DIR",
@@ -117,17 +123,17 @@ def train(args, algorithm: str) -> int:
     from ...formats.weights import format_g6
     from ...optimizers.registry import get_optimizer
 
-    check_sctype(args.sctype)
-    parse_scconfig(args.scconfig)
     seed = 0 if args.random_seed is None else args.random_seed
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
     t = Timer()
-    if args.type == "nbest" and args.hgdir:
-        from ...errors import InputError
+    from ...errors import InputError
 
+    if args.type == "nbest" and args.hgdir:
         raise InputError("--hgdir is for --type hypergraph")
     if args.hgdir or args.type == "hypergraph":
+        if not moses_scorer(args.sctype, args.scconfig).metric().is_bleu:
+            raise InputError(f"--sctype {args.sctype}: hypergraph mode scores BLEU only (as Moses's kbmira)")
         corpus, start, n_dense = _hypergraph_start(args)
     else:
         corpus, start, n_dense = _nbest_start(args)
@@ -222,7 +228,7 @@ def _nbest_start(args):
     if args.reference:
         raise InputError("--reference is for hypergraph mode (--hgdir); n-best mode reads the scores files")
     t = Timer()
-    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile))
+    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile), args.sctype, args.scconfig)
     dense = _dense_start(args.dense_init, corpus)
     if args.sparse_init:
         sparse = read_sparse_weights(args.sparse_init)

@@ -2,7 +2,9 @@
 
 Flags of Moses's ``mert/mert.cpp``; writes ``weights.txt`` (the best point, L1-normalised
 when every feature is optimised) in the working directory and the log line
-``Best point: w1 w2 ... wD  => BLEU`` on stderr, which mert-moses.pl parses.
+``Best point: w1 w2 ... wD  => SCORE`` on stderr, which mert-moses.pl parses. The score
+is that of the scores files' Moses scorer (``--sctype``: BLEU, 1 − TER, an
+interpolation, ...; mtplug.metrics.moses_scorers), as Moses's mert prints it.
 
 ``--algorithm`` runs another mtplug optimizer over the same data (apro, pro, kbmira,
 mira, rampion), and every option of that optimizer is a flag here, so
@@ -19,7 +21,7 @@ from typing import Sequence
 from ... import validation
 
 from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
-                     check_sctype, load_mert_data, log, parse_scconfig, run_program, split_list)
+                     load_mert_data, log, run_program, split_list)
 
 PROG = "mert"
 WEIGHTS_FILE = "weights.txt"
@@ -68,9 +70,12 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
                    help="features to optimise (comma or blank list of features.dat names); others stay fixed")
     g.add_argument("--type", "-t", default="powell", choices=sorted(MOSES_TYPES),
                    help="Moses optimizer type (default powell = coordinate ascent, as Moses's)")
-    g.add_argument("--sctype", "-s", default="BLEU", help="scorer: BLEU (the only one provided)")
-    g.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
-                   help="checked for consistency only: the statistics come from the scores files")
+    g.add_argument("--sctype", "-s", default=None,
+                   help="scorer whose statistics the scores files hold: BLEU, PER, WER, CDER, TER or a comma "
+                        "list (BLEU,TER); default: the one the files name")
+    g.add_argument("--scconfig", "-c", action="append", metavar="KEY:VAL,...",
+                   help="an interpolation's weights:W1+W2; case and reflen are checked for consistency only "
+                        "(the statistics come from the scores files)")
     g.add_argument("--scfile", "-S", action="append", metavar="F1,F2",
                    help="scores files (comma list; default statscore.data)")
     g.add_argument("--ffile", "-F", action="append", metavar="F1,F2",
@@ -150,10 +155,9 @@ def optimize(args, algorithm: str) -> int:
 
     from ...errors import InputError
     from ...formats.weights import format_g6
+    from ...metrics.moses_scorers import sctype_of
     from ...optimizers.registry import get_optimizer
 
-    check_sctype(args.sctype)
-    parse_scconfig(args.scconfig)     # statistics come from the scores files; reject nonsense all the same
     seed = 0 if args.rseed is None else args.rseed
     log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.rseed is None else ""))
@@ -162,7 +166,7 @@ def optimize(args, algorithm: str) -> int:
     scfiles = split_list(args.scfile) or ["statscore.data"]
     for ff, sf in zip(ffiles, scfiles):
         log(f"Loading Data from: {sf} and {ff}")
-    full = load_mert_data(ffiles, scfiles)
+    full = load_mert_data(ffiles, scfiles, args.sctype, args.scconfig)
     corpus = _with_merged_sparse(full, args.sparse_weights) if args.sparse_weights else full.dense_only()
     pdim = args.pdim + (1 if args.sparse_weights else 0)
     if pdim != corpus.n_dense:
@@ -171,6 +175,7 @@ def optimize(args, algorithm: str) -> int:
     log(f"Data loaded: {corpus.n_hypotheses} unique hypotheses of {corpus.n_sentences} sentences, "
         f"{corpus.n_dense} weights, in {t}")
     starts, ranges = _read_starts(split_list(args.ifile), pdim)
+    label = sctype_of(full.metric)
 
     cls = get_optimizer(algorithm)
     options = algorithm_options(cls, args, {})
@@ -198,7 +203,7 @@ def optimize(args, algorithm: str) -> int:
         if algorithm == "mert" and i > 0:
             # later init files (mert-moses.pl --historic-bests) are extra start points
             optimizer = cls(**{**options, "restarts": 0})
-        log(f"{PROG}: start point {i + 1} of {len(starts)}: BLEU = {corpus.metric_of(start):.6f}")
+        log(f"{PROG}: start point {i + 1} of {len(starts)}: {label} = {corpus.metric_of(start):.6f}")
         for warning in optimizer.advice(corpus) if i == 0 else ():
             log(f"{PROG}: warning: {warning}")
         result = optimizer.optimize(corpus, start, seed, threads=args.threads, ranges=ranges)

@@ -7,6 +7,11 @@ difference kept, each written twice (label 1: better − worse, label 0: the mir
 Moses's byte layout (:mod:`mtplug.formats.pro_data`). The draws are mtplug's seeded
 stream (``-r``), so the pairs are not Moses's, but the sampling rule is. The pro.data
 then goes to ``megam_i686.opt`` (mtplug's stands in for megam).
+
+Scores files of another Moses scorer (``extractor --sctype TER``, ``BLEU,TER``, ...) are
+ranked by its sentence-level score (BLEU parts with the sentence-BLEU variant): Moses's
+pro reads every scores file as BLEU and has no ``--sctype``; mtplug takes the scorer the
+files name, or ``--sctype``/``--scconfig`` when given (an interpolation's weights).
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ def build_parser() -> MosesArgumentParser:
     x.add_argument("--xi", type=int, default=50, metavar="N", help="pairs kept per sentence (default 50)")
     x.add_argument("--beta", type=float, default=0.05, metavar="B",
                    help="smallest sentence-BLEU difference kept (default 0.05)")
+    x.add_argument("--sctype", default=None, metavar="TYPE",
+                   help="scorer of the scores files (default: the one they name): BLEU, PER, WER, CDER, TER "
+                        "or a comma list")
+    x.add_argument("--scconfig", action="append", metavar="KEY:VAL,...",
+                   help="an interpolation's weights:W1+W2 (equal weights by default, as Moses)")
     x.add_argument("--sentence-metric", default=None, metavar="VARIANT",
                    help="sentence-BLEU variant (default moses-sentence-bleu, or nakov with -b); any of "
                         "mtplug.metrics.bleu.SENTENCE_BLEU_VARIANTS")
@@ -69,7 +79,7 @@ def sample(args) -> int:
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
     t = Timer()
-    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile))
+    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile), args.sctype, args.scconfig)
     b = hypothesis_scores(corpus, metric)
     try:
         pairs = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=args.gamma, xi=args.xi, beta=args.beta)
@@ -82,7 +92,8 @@ def sample(args) -> int:
         _write_stdout(data, write_pro_data)
         sys.stdout.flush()
     log(f"{PROG}: {pairs.n_pairs} pairs ({data.n_lines} lines) from {corpus.n_hypotheses} hypotheses of "
-        f"{corpus.n_sentences} sentences, metric {metric}, seed {seed}, in {t}")
+        f"{corpus.n_sentences} sentences, metric {corpus.metric.name} (sentence BLEU: {metric}), seed {seed}, "
+        f"in {t}")
     return 0
 
 

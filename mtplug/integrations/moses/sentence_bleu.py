@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .common import MosesArgumentParser, parse_scconfig, run_program
+from .common import MosesArgumentParser, moses_scorer, run_program
 
 PROG = "sentence-bleu"
 
@@ -57,7 +57,7 @@ def score(args) -> int:
         with os.fdopen(fd, "wb") as fh:
             fh.write(sys.stdin.buffer.read())
         try:
-            corpus = NbestCorpus.from_plain(tmp, refs, parse_scconfig(args.scconfig))
+            corpus = NbestCorpus.from_plain(tmp, refs, moses_scorer("BLEU", args.scconfig).bleu)
         except InputError as err:
             raise InputError(str(err).replace(tmp, "<stdin>")) from None
     finally:
