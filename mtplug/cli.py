@@ -150,13 +150,18 @@ def _add_metric_arg(g) -> None:
 
 
 def _check_store_metric(args, corpus, where: str) -> None:
-    """--metric given with input whose statistics are fixed already must name them."""
+    """--metric given with input whose statistics are fixed already must name them (it
+    may weigh them otherwise: bleu:0.6,moses-ter:0.4 for a BLEU,TER scores.dat)."""
     from .metrics.layer import parse_metric
 
     asked = getattr(args, "metric", None)
-    if asked is not None and parse_metric(asked).name != corpus.metric.name:
+    if asked is None:
+        return
+    try:
+        corpus.metric = corpus.metric.reweighted(parse_metric(asked))
+    except ValueError:
         raise InputError(f"holds {corpus.metric.name} statistics, so --metric {asked} cannot take effect "
-                         "(extract the n-best lists again with --metric)", where)
+                         "(extract the n-best lists again with --metric)", where) from None
 
 
 def _metric_value(corpus, weights) -> str:

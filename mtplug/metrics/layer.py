@@ -149,6 +149,15 @@ class Metric:
             object.__setattr__(self, "_spec", spec)
         return self._spec
 
+    def reweighted(self, other: "Metric") -> "Metric":
+        """This (bound) metric scored as ``other``: a metric of the same parts in the same
+        order (e.g. parsed ``--metric`` text with other weights, or ``bleu-ter`` for a store
+        of ``bleu,ter``). ValueError when the parts differ."""
+        if [(p.name, p.source) for p in self.parts] != [(p.name, p.source) for p in other.parts]:
+            raise ValueError(f"{other.name} is not a weighting of the {self.name} statistics")
+        parts = tuple(Part(p.name, o.weight, p.width, p.param, p.source) for p, o in zip(self.parts, other.parts))
+        return Metric(other.name, parts, other.constant, other.value_offset, other.value_sign)
+
     # ------------------------------------------------------------------ scoring
     def objective(self, totals) -> float:
         """The objective (higher is better) of statistics summed over a corpus (int [n_stats])."""

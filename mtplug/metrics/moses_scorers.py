@@ -78,11 +78,11 @@ class MosesScorer:
     def rebind(self, metric: Metric) -> Metric:
         """``metric`` (bound to a store, e.g. read from scores files of this sctype) with
         this scorer's weights; ValueError if its parts are not this sctype's."""
-        if [p.name for p in metric.parts] != [SCTYPE_PARTS[p] for p in self.parts]:
-            raise ValueError(f"the scores files hold {sctype_of(metric)} statistics, not --sctype {self.sctype}'s")
-        mine = self.metric()
-        parts = tuple(Part(p.name, w, p.width, p.param, p.source) for p, w in zip(metric.parts, self.weights))
-        return Metric(mine.name, parts, mine.constant, mine.value_offset, mine.value_sign)
+        try:
+            return metric.reweighted(self.metric())
+        except ValueError:
+            raise ValueError(f"the scores files hold {sctype_of(metric)} statistics, not --sctype "
+                             f"{self.sctype}'s") from None
 
 
 def check_sctype(sctype: str) -> list[str]:
