@@ -214,7 +214,8 @@ def test_external_scores_refuse_bad_lines(tmp_path, text, message):
 
 
 # ---------------------------------------------------------------------------- CLI
-@pytest.mark.parametrize("metric", ["chrf", "bleu:0.5,chrf++:0.5", "ter", "per", "ter-bleu"])
+@pytest.mark.parametrize("metric", ["chrf", "chrf++", "bleu:0.5,chrf++:0.5", "ter", "per", "wer", "cder", "moses-ter",
+                                    "ter-bleu", "bleu-ter", "bleu:0.6,moses-ter:0.4"])
 @pytest.mark.parametrize("name", ["mert", "pro", "apro", "mira", "kbmira", "rampion"])
 def test_every_optimizer_tunes_to_other_metrics(name, metric, example_data, tmp_path, capsys):
     d = example_data
