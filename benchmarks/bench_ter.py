@@ -3,8 +3,8 @@ run in the same invocation on the same files.
 
     python benchmarks/bench_ter.py sacrebleu [--sentences 200] [--nbest 100] [--threads 1 2] [--repeat 3]
     python benchmarks/bench_ter.py moses-extractor [--sentences 200] [--nbest 1000] [--moses DIR]
-    python benchmarks/bench_ter.py moses-mert [--sentences 200] [--nbest 1000] [--ntry 1 20] [--threads 1 2]
-                                              [--moses DIR]
+    python benchmarks/bench_ter.py moses-mert [--sentences 200] [--nbest 1000] [--ntry 1 20] [--rseed 1 2]
+                                              [--threads 1 2] [--moses DIR]
 
 Common options: ``--seed 1`` (of the synthetic set), ``--out benchmarks/out/ter``. DIR is
 the Moses build folder holding bin/extractor and bin/mert (default $MTPLUG_MOSES_DIR).
@@ -31,11 +31,13 @@ scaled linearly to the 2,000 × 1,000 set is printed as an extrapolation, never 
 Target: mtplug faster.
 
 ``moses-mert``: Moses's ``mert -d D --sctype TER --scconfig case:true -n N -r SEED -T T``
-and mtplug's drop-in with the same flags, both on Moses's extractor output (made first if
-OUT/.../extract/ lacks it) and the set's init.opt, each in its own directory. Reports wall
-time, each program's "Best point ... => x" (x = 1 - TER), and the 1 - TER of each
-program's weights.txt recomputed by mtplug on the same files. Target: mtplug >= 5x faster
-with at least Moses's score.
+and mtplug's drop-in with the same flags (every combination of the values given), both
+on Moses's extractor output (made first if OUT/.../extract/ lacks it) and the set's
+init.opt, each in its own directory. Reports wall and CPU time, peak RSS, each program's
+"Best point ... => x" (x = 1 - TER), and the 1 - TER of each program's weights.txt
+recomputed by mtplug on the same files. The two programs draw different random start
+points for the same -r, so with few restarts either may end higher. Target: mtplug >= 5x
+faster with at least Moses's score.
 
 Every subcommand prints one JSON line per comparison on stdout and a short summary on
 stderr.
@@ -44,6 +46,7 @@ stderr.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -107,28 +110,37 @@ def warm_cache(*paths: Path) -> None:
 
 
 # ------------------------------------------------------------------ processes
+GNU_TIME = "/usr/bin/time"
+
+
 @dataclass
 class Run:
-    seconds: float       # wall
-    cpu_seconds: float   # user + system of the process
-    peak_mb: float       # peak RSS of the process
+    seconds: float             # wall
+    cpu_seconds: float | None  # user + system of the program (None without GNU time)
+    peak_mb: float | None      # peak RSS of the program (None without GNU time)
     stderr: str
 
 
 def run_timed(cmd: list[str], cwd: Path, log: Path) -> Run:
-    """Run ``cmd`` in ``cwd`` with stderr to ``log``; its own wall time and rusage (os.wait4
-    gives the rusage of this child alone). Exits with the log's tail if the program fails."""
+    """Run ``cmd`` in ``cwd`` with stderr to ``log``: wall time, and CPU time and peak RSS
+    from GNU time. (Not from os.wait4 of our own child: Linux carries the RSS high-water
+    mark across exec, so a child forked from this process, which holds a whole corpus,
+    would report at least this process's RSS.) Exits with the log's tail on failure."""
     cwd.mkdir(parents=True, exist_ok=True)
+    usage = log.with_suffix(".usage")
+    prefix = [GNU_TIME, "-f", "%U %S %M", "-o", str(usage)] if os.path.exists(GNU_TIME) else []
     with open(log, "w") as err:
         t = time.perf_counter()
-        p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.run(prefix + cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
         wall = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)   # Popen must not wait a second time
     text = log.read_text(errors="replace")
     if p.returncode:
         sys.exit(f"exit status {p.returncode}: {' '.join(cmd)} (in {cwd})\n{text[-2000:]}")
-    return Run(wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, text)
+    cpu = peak = None
+    if prefix:
+        user, system, kb = usage.read_text().split()[-3:]
+        cpu, peak = float(user) + float(system), int(kb) / 1024
+    return Run(wall, cpu, peak, text)
 
 
 def moses_cmd(moses_dir: Path, prog: str) -> list[str]:
@@ -164,8 +176,13 @@ def emit(record: dict, summary: str) -> None:
     print(summary, file=sys.stderr, flush=True)
 
 
-def _mb(run: Run) -> float:
-    return round(run.peak_mb, 1)
+def _usage(moses: Run, ours: Run) -> dict:
+    """The JSON fields of both programs' CPU time and peak memory."""
+    def r(x, nd):
+        return None if x is None else round(x, nd)
+
+    return {"cpu_seconds_moses": r(moses.cpu_seconds, 2), "cpu_seconds_mtplug": r(ours.cpu_seconds, 2),
+            "peak_mb_moses": r(moses.peak_mb, 1), "peak_mb_mtplug": r(ours.peak_mb, 1)}
 
 
 # ------------------------------------------------------------------ sacrebleu
@@ -264,9 +281,7 @@ def bench_extractor(a) -> None:
     n = S * k
     record = {"bench": "ter-moses-extractor", "sentences": S, "nbest": k, "hypotheses": n,
               "seconds_moses": round(moses.seconds, 2), "seconds_mtplug": round(ours.seconds, 2),
-              "ratio": round(moses.seconds / ours.seconds, 1),
-              "cpu_seconds_moses": round(moses.cpu_seconds, 2), "cpu_seconds_mtplug": round(ours.cpu_seconds, 2),
-              "peak_mb_moses": _mb(moses), "peak_mb_mtplug": _mb(ours),
+              "ratio": round(moses.seconds / ours.seconds, 1), **_usage(moses, ours),
               "scores_identical": diff_sc is None, "features_identical": diff_ff is None}
     if diff_sc:
         record["scores_first_difference"] = dict(zip(("line", "moses", "mtplug"), diff_sc))
@@ -327,28 +342,25 @@ def bench_mert(a) -> None:
     corpus.hyp_indptr = corpus.hyp_bytes = None
     start = one_minus_ter(corpus, init.start)
     warm_cache(sc, ff)
-    for ntry in a.ntry:
-        for threads in a.threads:
-            args = ["-d", str(len(init.start))] + SCORER_FLAGS + [
-                "--ffile", str(ff), "--scfile", str(sc), "--ifile", str(folder / "init.opt"),
-                "-n", str(ntry), "-r", str(a.rseed), "--threads", str(threads)]
-            tag = f"n{ntry}-T{threads}"
-            moses, m_best, m_re = run_mert(moses_cmd(a.moses, "mert"), folder / f"mert-moses-{tag}", args, corpus)
-            ours, p_best, p_re = run_mert(mtplug_cmd("mert"), folder / f"mert-mtplug-{tag}", args, corpus)
-            ratio = moses.seconds / ours.seconds
-            emit({"bench": "ter-moses-mert", "sentences": S, "nbest": k, "hypotheses": corpus.n_hypotheses,
-                  "ntry": ntry, "seed": a.rseed, "threads": threads,
-                  "seconds_moses": round(moses.seconds, 2), "seconds_mtplug": round(ours.seconds, 2),
-                  "ratio": round(ratio, 1), "cpu_seconds_moses": round(moses.cpu_seconds, 2),
-                  "cpu_seconds_mtplug": round(ours.cpu_seconds, 2),
-                  "peak_mb_moses": _mb(moses), "peak_mb_mtplug": _mb(ours), "start_one_minus_ter": start,
-                  "best_point_moses": m_best, "best_point_mtplug": p_best,
-                  "recomputed_moses": round(m_re, 6), "recomputed_mtplug": round(p_re, 6),
-                  "ter_moses": round(1 - m_re, 6), "ter_mtplug": round(1 - p_re, 6),
-                  "mtplug_at_least_moses": p_re >= m_re},
-                 f"mert TER on {S}x{k}, -n {ntry} -T {threads}: Moses {moses.seconds:.2f} s => {m_best} "
-                 f"(recomputed {m_re:.6f}), mtplug {ours.seconds:.2f} s => {p_best} (recomputed {p_re:.6f}); "
-                 f"{ratio:.1f}x (target >= 5, score >= Moses's)")
+    for ntry, rseed, threads in itertools.product(a.ntry, a.rseed, a.threads):
+        args = ["-d", str(len(init.start))] + SCORER_FLAGS + [
+            "--ffile", str(ff), "--scfile", str(sc), "--ifile", str(folder / "init.opt"),
+            "-n", str(ntry), "-r", str(rseed), "--threads", str(threads)]
+        tag = f"n{ntry}-r{rseed}-T{threads}"
+        moses, m_best, m_re = run_mert(moses_cmd(a.moses, "mert"), folder / f"mert-moses-{tag}", args, corpus)
+        ours, p_best, p_re = run_mert(mtplug_cmd("mert"), folder / f"mert-mtplug-{tag}", args, corpus)
+        ratio = moses.seconds / ours.seconds
+        emit({"bench": "ter-moses-mert", "sentences": S, "nbest": k, "hypotheses": corpus.n_hypotheses,
+              "ntry": ntry, "rseed": rseed, "threads": threads,
+              "seconds_moses": round(moses.seconds, 2), "seconds_mtplug": round(ours.seconds, 2),
+              "ratio": round(ratio, 1), **_usage(moses, ours), "start_one_minus_ter": round(start, 6),
+              "best_point_moses": m_best, "best_point_mtplug": p_best,
+              "recomputed_moses": round(m_re, 6), "recomputed_mtplug": round(p_re, 6),
+              "ter_moses": round(1 - m_re, 6), "ter_mtplug": round(1 - p_re, 6),
+              "mtplug_at_least_moses": p_re >= m_re},
+             f"mert TER on {S}x{k}, -n {ntry} -r {rseed} -T {threads}: Moses {moses.seconds:.2f} s => {m_best} "
+             f"(recomputed {m_re:.6f}), mtplug {ours.seconds:.2f} s => {p_best} (recomputed {p_re:.6f}); "
+             f"{ratio:.1f}x (target >= 5, score >= Moses's)")
 
 
 # ------------------------------------------------------------------ command line
@@ -373,7 +385,7 @@ def main() -> None:
     m.add_argument("--nbest", type=int, default=1000)
     m.add_argument("--ntry", type=int, nargs="+", default=[1], help="mert -n values (random restarts)")
     m.add_argument("--threads", type=int, nargs="+", default=[1], help="mert --threads values, given to both")
-    m.add_argument("--rseed", type=int, default=1, help="mert -r")
+    m.add_argument("--rseed", type=int, nargs="+", default=[1], help="mert -r values (random seeds)")
     a = ap.parse_args()
     if a.what != "sacrebleu":
         if a.moses is None:

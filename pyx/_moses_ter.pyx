@@ -24,15 +24,16 @@
 #     distance can exceed the true edit distance: that is Moses's number.
 #   * the path read back from the corner marks unmatched words and gives every hypothesis
 #     word the reference position it faces (the next one for an unmatched hypothesis word);
-#     one more entry past the hypothesis reads unmatched, facing -1.
+#     one more entry past the hypothesis holds no error and faces -1.
 #   * the phrase index: every run of 1..11 hypothesis words that the reference has, by
 #     hash, each hash with the start positions in the order found.
 #   * shift candidates, in this order: reference start, run end (1..10 words; the run's
 #     hash must be in the index), the index's positions for it, then the destinations
 #     faces[p + off] for off = -1 .. length - 1 (-1 = the front, for a position 0). The
-#     first word must face somewhere else within 25 words (with TERCpp's asymmetric
-#     bound), a run with no unmatched word is extended, not moved, a position facing into
-#     the run or more than 25 words away is skipped. Only the first 10 candidates of a round
+#     first word alone must have a position facing another place, at most 25 words to its
+#     right or 26 to its left (TERCpp's bound); a run with no unmatched word is extended,
+#     not moved; a position facing into the run or more than 25 words away is skipped.
+#     Only the first 10 candidates of a round
 #     are kept; they are tried longest first, in the order found; a round stops early once
 #     the gain so far exceeds what a run of the current length could bring (2 x length).
 #     A position whose run would end past the extra entry (only a hash collision gives
@@ -68,7 +69,7 @@ cdef enum:
     MAX_TRIES = 10
     BEAM = 10
     FAR = 99999            # TERCpp's "infinite": the beam base of a column with no diagonal step
-    MAX_WORDS = 1 << 30    # costs (at most the two lengths added) stay in int32
+    MAX_WORDS = 1 << 27    # costs and the 11 index entries per hypothesis word stay in int32
     MAX_DIGITS = 10        # decimal digits of an int32 id
     TAB = 9                # the byte between two ids of a run's text
 
@@ -163,7 +164,8 @@ cdef int reserve_index(Work* w, int64_t n_nodes) noexcept nogil:
     while slots < 2 * n_nodes:
         slots *= 2
     if n_nodes > w.node_cap:
-        if grow(<void**>&w.node_pos, n_nodes * sizeof(int32_t)) or grow(<void**>&w.node_next, n_nodes * sizeof(int32_t)):
+        if (grow(<void**>&w.node_pos, n_nodes * sizeof(int32_t))
+                or grow(<void**>&w.node_next, n_nodes * sizeof(int32_t))):
             return -1
         w.node_cap = n_nodes
     if slots > w.slot_cap:
@@ -227,6 +229,8 @@ cdef int build_index(Work* w, const int32_t* ref, int nc, const int32_t* hyp, in
     cdef int64_t n_nodes = 0, slot
     cdef uint64_t h
     cdef int32_t node = 0
+    # TERCpp asks its hashed word set; one id's text has at most 9 bytes below 10^9, where
+    # the hash is one-to-one, so asking by id is the same
     w.ref_tag += 1
     for k in range(nc):
         w.in_ref[ref[k]] = w.ref_tag
@@ -284,16 +288,18 @@ cdef int32_t edit_distance(Work* w, const int32_t* ref, const int32_t* order, in
         ahead = here + stride
         word = ref[order[j]]
         i = lo
-        while i <= hi:
+        while i <= hi and col[i] > limit:     # unset, or outside the beam
+            i += 1
+        if i > hi:
+            # TERCpp would next read row -1 (std::vector::at throws, the extractor aborts);
+            # only a path over 99999 edits long gets every cell of a column pruned
+            return -1
+        first_kept = i
+        while i < nr and i <= hi:
             c = col[i]
-            if c > limit:                 # unset, or outside the beam
-                i += 1
-                continue
-            if first_kept < 0:
-                first_kept = i
-            after_kept = i + 1
-            c1 = c + 1
-            if i < nr:
+            if c <= limit:
+                after_kept = i + 1
+                c1 = c + 1
                 if hyp[i] == word:
                     if c < nxt[i + 1]:
                         nxt[i + 1] = c
@@ -306,19 +312,20 @@ cdef int32_t edit_distance(Work* w, const int32_t* ref, const int32_t* order, in
                     ahead[i + 1] = STEP_SUB
                     if c1 < best_in:
                         best_in = c1
+                if c1 < nxt[i]:
+                    nxt[i] = c1
+                    ahead[i] = STEP_REF
                 if c1 < col[i + 1]:
                     col[i + 1] = c1
                     here[i + 1] = STEP_HYP
                     if i >= hi:
                         hi = i + 1
-            if c1 < nxt[i]:
-                nxt[i] = c1
-                ahead[i] = STEP_REF
             i += 1
-        if first_kept < 0:
-            # TERCpp would next read row -1 (std::vector::at throws, the extractor aborts);
-            # only a path over 99999 edits long gets every cell of a column pruned
-            return -1
+        if i == nr and i <= hi and col[nr] <= limit:     # the last row: only the step to the right
+            after_kept = nr + 1
+            if col[nr] + 1 < nxt[nr]:
+                nxt[nr] = col[nr] + 1
+                ahead[nr] = STEP_REF
         # every cell of this column lies in rows lo..hi: clean them for column j + 2
         for i in range(lo, hi + 1):
             col[i] = UNSET
@@ -342,7 +349,7 @@ cdef int32_t edit_distance(Work* w, const int32_t* ref, const int32_t* order, in
 
 cdef void read_path(Work* w, int nc, int nr, const uint8_t* steps) noexcept nogil:
     """Unmatched words (w.ref_err over cur, w.hyp_err) and w.faces from the path into the
-    corner; the entry past the hypothesis reads not unmatched, facing -1 (TERCpp's too)."""
+    corner; the entry past the hypothesis holds no error and faces -1, like TERCpp's spare one."""
     cdef int i = nr, j = nc, stride = nr + 1
     cdef uint8_t s
     w.hyp_err[nr] = 0
@@ -494,6 +501,7 @@ cdef int64_t ter_pair(Work* w, const int32_t* ref, int nc, const int32_t* hyp, i
             return -2
         taken = 0
         best_total = edits
+        # TERCpp starts at runs of 11 words, of which it never has candidates
         for length in range(MAX_RUN, 0, -1):
             fixed = edits - best_total
             if fixed > 2 * length or (taken and fixed == 2 * length):

@@ -38,7 +38,14 @@ is not sacrebleu's TER (:mod:`.ter`) and can exceed the true minimum: it is Mose
 number, reproduced rule for rule (``pyx/_moses_ter.pyx`` lists them). ``avg_ref_len``
 is the mean length of *all* the sentence's references; of several references Moses keeps
 the one with the fewest edits, the first on ties. An empty sentence counts as one empty
-word inside TERCpp, which changes no count.
+word inside TERCpp, which changes no count. TERCpp looks runs of words up by a 64-bit hash
+of their text, Moses's word ids in decimal, and those hashes collide (``12<tab>54<tab>33<tab>54``
+and ``54<tab>54<tab>33<tab>33``): so the result depends on Moses's numbering of the words, which
+:class:`MosesTer` reproduces (:func:`moses_numbering`: the order of first sight in the
+references, file by file, then in the hypotheses in the order given; one extractor run
+over exactly these references and hypotheses). Where TERCpp reads outside its tables
+(a pair more than 99999 edits apart; a collision placing a run past the sentence end)
+Moses's extractor aborts, and :class:`MosesTer` raises ValueError.
 
 Scores: Moses reports all four as ``1 - error rate`` (higher is better), computed in
 32-bit float from the column sums (Moses's totals are ``float``):
@@ -241,7 +248,9 @@ class MosesTer(_MosesErrorRate):
     """Moses's TER (``--sctype TER``, TerScorer with TERCpp): not sacrebleu's TER (see the
     module docstring), reported as ``1 - TER`` (higher is better). Statistics
     ``edits*100 avg_ref_len*100 ter*100`` as Moses stores them; any number of references.
-    ``lowercase``: Moses's ``case:false``."""
+    ``lowercase``: Moses's ``case:false``. The statistics are those of one extractor run
+    over the references given and the hypotheses in the order given (that order numbers
+    the words, and Moses's TER depends on the numbering: see the module docstring)."""
 
     name = "TER"
     n_stats = _moses_ter.TER_STATS

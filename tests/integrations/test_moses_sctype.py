@@ -36,6 +36,13 @@ MIXED_CASES = [
     ("mixed.CDER.case-true.scores.dat.gz", ["mixed.ref.0", "mixed.ref.1"], "CDER", "case:true"),
     ("mixed.CDER.case-false.scores.dat.gz", ["mixed.ref.0", "mixed.ref.1"], "CDER", "case:false"),
     ("mixed.TER.case-true.scores.dat.gz", ["mixed.ref.0", "mixed.ref.1"], "TER", "case:true"),
+    ("mixed.BLEU.case-false.scores.dat.gz", ["mixed.ref.0", "mixed.ref.1"], "BLEU", "case:false"),
+    ("mixed.BLEU,WER.case-false.scores.dat.gz", ["mixed.ref.0", "mixed.ref.1"], "BLEU,WER",
+     "case:false,weights:0.7+0.3"),
+]
+HARD_CASES = [
+    ("hard.TER.case-true.scores.dat.gz", "case:true"),
+    ("hard.TER.case-false.scores.dat.gz", "case:false"),
 ]
 # GOLDEN/README.md: Moses's evaluator on the toy 1-best
 MOSES_EVALUATOR = {"PER": "0.6291", "WER": "0.6039", "CDER": "0.6039", "TER": "0.6039", "BLEU": "0.2658"}
@@ -70,6 +77,14 @@ def test_extractor_scores_dat_equals_moses_on_the_mixed_set(tmp_path, capfd, gol
     """Mixed case, non-ASCII words, empty hypotheses and references; case:false folds
     ASCII letters only, as Moses."""
     _, scores = extract(tmp_path, capfd, GOLDEN / "mixed.nbest", [GOLDEN / r for r in refs], sctype, scconfig)
+    assert scores.read_bytes() == gzip.decompress((GOLDEN / golden).read_bytes())
+
+
+@pytest.mark.parametrize("golden,scconfig", HARD_CASES, ids=[c[0] for c in HARD_CASES])
+def test_extractor_ter_equals_moses_where_sacrebleus_differs(tmp_path, capfd, golden, scconfig):
+    """Repeated words, long sentences, three references: Moses's TERCpp numbers, not sacrebleu's."""
+    refs = [GOLDEN / f"hard.ref.{k}" for k in range(3)]
+    _, scores = extract(tmp_path, capfd, GOLDEN / "hard.nbest", refs, "TER", scconfig)
     assert scores.read_bytes() == gzip.decompress((GOLDEN / golden).read_bytes())
 
 
@@ -238,3 +253,28 @@ def test_pro_ranks_by_the_files_scorer(tmp_path, capfd, toy_nbest):
     got = (tmp_path / "per.pro.data").read_bytes()
     assert got == (tmp_path / "want.pro.data").read_bytes() and len(got) > 0
     assert got != (tmp_path / "bleu.pro.data").read_bytes()
+
+
+def test_mtplug_optimize_reads_other_scorers_and_reweighs_them(tmp_path, capfd, toy_nbest, example_data):
+    """mtplug optimize over a BLEU,TER scores.dat: --metric may weigh its parts otherwise,
+    not name other statistics."""
+    import json
+    import subprocess
+    import sys
+
+    nbest, ref = toy_nbest
+    features, scores = extract(tmp_path, capfd, nbest, [ref], "BLEU,TER", "case:true")
+    base = [sys.executable, "-m", "mtplug", "optimize", "mert", "--ffile", str(features), "--scfile", str(scores),
+            "--init", str(example_data / "run1.init.opt"), "--seed", "1", "--restarts", "2"]
+    p = subprocess.run([*base, "--metric", "bleu:0.9,moses-ter:0.1", "--out", str(tmp_path / "w.opt")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    result = json.loads(p.stdout)
+    assert result["metric"] == "bleu:0.9,moses-ter:0.1"
+    w = [float(v) for v in (tmp_path / "w.opt").read_text().splitlines()[0].split()]     # init.opt: its first line
+    assert result["metric_objective"] == pytest.approx(
+        _corpus_score(features, scores, w, "BLEU,TER", "weights:0.9+0.1"), abs=1e-9)
+    p = subprocess.run([*base, "--metric", "chrf", "--out", str(tmp_path / "x.opt")], capture_output=True, text=True)
+    assert p.returncode == 2 and "holds bleu:0.5,moses-ter:0.5 statistics, so --metric chrf cannot take effect" \
+        in p.stderr, p.stderr
+    assert not (tmp_path / "x.opt").exists()

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mtplug._ext import _moses_ter
 from mtplug.formats.references import read_references
-from mtplug.metrics.moses_error_rates import METRICS, MosesTer
+from mtplug.metrics.moses_error_rates import METRICS, MosesTer, moses_numbering
 from mtplug.metrics.moses_scores_format import format_header, format_stats_line, ter_row
 from mtplug.metrics.ter import Ter
 from tests.metrics.test_moses_error_rates import GOLDEN, encode, read_nbest_in_order, read_scores_dat
@@ -42,7 +42,10 @@ def hypotheses_of(draw, refs: list[list[str]]):
 
 
 def reference_rows(runs, refsets, lowercase: bool) -> np.ndarray:
-    rows = [ref.ter_stats(h, refsets[sid], lowercase) for sid, hyps in runs for h in hyps]
+    """The reference's rows, with Moses's word numbering for these references and
+    hypotheses (in run order), as an extractor run would number them."""
+    vocab = ref.moses_vocabulary(refsets, [h for _, hyps in runs for h in hyps], lowercase)
+    rows = [ref.ter_stats(h, refsets[sid], lowercase, vocab) for sid, hyps in runs for h in hyps]
     return np.array(rows, dtype=np.int32).reshape(-1, 3)
 
 
@@ -108,7 +111,7 @@ CASES = [
     ("", [""], False, [0, 0, 0]),
     ("A b", ["a B"], False, [200, 200, 100]),
     ("A b", ["a B"], True, [0, 200, 0]),
-    # the reference is the sentence TERCpp shifts: with the roles the other way round it is 3
+    # the reference is the sentence TERCpp shifts: the other way round it counts 3
     ("d a c c", ["a c b d c"], False, [200, 500, 40]),
     # sacrebleu's TER finds 6 edits here, Moses 7 ...
     ("c b c", ["b a c c a a a d"], False, [700, 800, 87]),
@@ -134,11 +137,39 @@ def test_worked_cases(hyp, refs, lowercase, want):
 
 
 def test_arguments_are_swapped_as_moses_does():
-    """TERCpp shifts the reference: turning "d a c c" into "a c b d c" is 2 edits, the
-    other way round 3 (sacrebleu's TER, which shifts the hypothesis, finds 3)."""
+    """TerScorer hands TERCpp the reference as the sentence to shift: that way round this
+    pair is 2 edits (Moses's row in CASES), the other way round TERCpp counts 3."""
     hyp, reference = "d a c c".split(), "a c b d c".split()
     assert ref.ter_pair(reference, hyp) == 2
     assert ref.ter_pair(hyp, reference) == 3
+
+
+def test_moses_word_numbering_changes_the_result():
+    """TERCpp looks runs up by a hash of the ids' text. Numbered a=12, b=54, c=33 (the
+    filler reference of sentence 0 makes Moses number them so), the hypothesis's runs
+    "a b c b" and "b b c c" hash alike ("12\\t54\\t33\\t54", "54\\t54\\t33\\t33"), their
+    positions merge and Moses counts 3 edits; numbered 0, 1, 2 (the sentence alone) it
+    counts 2. Both checked with Moses's extractor."""
+    filler = [f"f{i}" for i in range(55)]
+    filler[12], filler[33], filler[54] = "a", "c", "b"
+    hyp, reference = "a b c a b c b b c c c b", "a b c c c a b c b b c b"
+    two = MosesTer().stats(*encode([(0, ["f0"]), (1, [hyp])], [[" ".join(filler)], [reference]]))
+    assert two.tolist() == [[5400, 5500, 98], [300, 1200, 25]]
+    assert MosesTer().stats(*encode([(0, [hyp])], [[reference]])).tolist() == [[200, 1200, 16]]
+    assert reference_rows([(0, ["f0"]), (1, [hyp])], [[" ".join(filler)], [reference]], False).tolist() == two.tolist()
+    assert ref.ter_stats(hyp, [reference]) == [200, 1200, 16]
+
+
+def test_moses_numbering_order():
+    """References first, reference k of every sentence before reference k + 1 (Moses reads
+    its reference files one after the other), then the hypotheses in order."""
+    # sentence 0: refs [5 6], [7]; sentence 1: ref [6 8]; hypotheses [9 5], [2]
+    hyp, refs = moses_numbering(np.array([9, 5, 2], np.int32), np.array([0, 2, 3]), np.array([0, 2, 3, 5]),
+                                np.array([5, 6, 7, 6, 8], np.int32))
+    assert refs.tolist() == [0, 1, 3, 1, 2]
+    assert hyp.tolist() == [4, 0, 5]
+    empty = moses_numbering(np.zeros(0, np.int32), np.array([0]), np.array([0]), np.zeros(0, np.int32))
+    assert [len(a) for a in empty] == [0, 0]
 
 
 def test_a_pair_more_than_99999_edits_apart_is_refused():
@@ -238,6 +269,20 @@ def test_toy_lines_equal_moses_extractor(toy):
     assert_lines_equal_golden(rows, run_start, run_sid, "toy.TER.scores.dat.gz")
 
 
+def test_toy_corpus_score_prints_as_moses_evaluator(toy):
+    """``evaluator --sctype TER --reference ref.0 --candidate onebest.txt`` (the first
+    hypothesis of every toy sentence; the golden README) printed 0.6039. The evaluator
+    numbers the words of the references, then of those hypotheses only: so here too."""
+    ptr, ids, run_start, run_sid, enc, words, _ = toy
+    first = run_start[:-1]
+    lengths = ptr[first + 1] - ptr[first]
+    one_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    one_ids = np.concatenate([ids[ptr[h]:ptr[h + 1]] for h in first]).astype(np.int32)
+    runs = np.arange(len(first) + 1, dtype=np.int64)
+    rows = MosesTer().stats(one_ptr, one_ids, runs, run_sid, enc, words)
+    assert f"{MosesTer().corpus_score(rows.sum(axis=0)):.4f}" == "0.6039"
+
+
 def test_mixed_lines_equal_moses_extractor():
     refs = read_references([str(GOLDEN / "mixed.ref.0"), str(GOLDEN / "mixed.ref.1")])
     ptr, ids, run_start, run_sid, enc, words, _ = read_nbest_in_order(str(GOLDEN / "mixed.nbest"), refs)
@@ -275,14 +320,15 @@ def test_hard_set_is_where_sacrebleu_ter_differs(hard):
 def test_hard_set_matches_the_reference_on_its_shorter_sentences():
     """The slow reference agrees with Moses's lines too (where the hypothesis and its
     references are below 40 words, to keep it quick)."""
-    refs = [(GOLDEN / f"hard.ref.{k}").read_text(encoding="utf-8").split("\n") for k in range(3)]
-    lines = (GOLDEN / "hard.nbest").read_text(encoding="utf-8").split("\n")[:-1]
+    refs = [(GOLDEN / f"hard.ref.{k}").read_text(encoding="utf-8").split("\n")[:-1] for k in range(3)]
+    lines = [line.split(" ||| ")[:2] for line in (GOLDEN / "hard.nbest").read_text(encoding="utf-8").split("\n")[:-1]]
+    refsets = [list(r) for r in zip(*refs)]
+    vocab = ref.moses_vocabulary(refsets, [hyp for _, hyp in lines])
     want = golden_lines("hard.TER.case-true.scores.dat.gz")
     checked = 0
-    for line, expected in zip(lines, want):
-        sid, hyp = line.split(" ||| ")[:2]
-        sentence_refs = [r[int(sid)] for r in refs]
+    for (sid, hyp), expected in zip(lines, want):
+        sentence_refs = refsets[int(sid)]
         if max(len(r.split()) for r in [hyp, *sentence_refs]) < 40:
-            assert format_stats_line(ref.ter_stats(hyp, sentence_refs), "TER") == expected
+            assert format_stats_line(ref.ter_stats(hyp, sentence_refs, False, vocab), "TER") == expected
             checked += 1
     assert checked == 102
