@@ -19,39 +19,17 @@
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 from cython.parallel cimport prange, threadid
-from _runs cimport check_runs
+from _runs cimport check_referenced_runs, check_runs, longest_row, max_word
 
 #: statistics per hypothesis
 PER_STATS = 3    # correct, hypothesis length, reference length
 EDIT_STATS = 2   # edit distance, reference length
 
 
-cdef int32_t max_word(const int32_t[::1] words) except -2:
-    """The largest id of a word-id array (-1 when empty); negative ids are refused."""
-    cdef Py_ssize_t i
-    cdef int32_t m = -1, lo = 0
-    for i in range(words.shape[0]):
-        if words[i] > m:
-            m = words[i]
-        if words[i] < lo:
-            lo = words[i]
-    if lo < 0:
-        raise ValueError("word ids must be >= 0")
-    return m
-
-
 cdef inline Py_ssize_t padded(Py_ssize_t n) noexcept nogil:
     """n items rounded up to a multiple of 16, plus 16: threads' buffers laid side by side
     (items of 4 or 8 bytes) then never share a 64-byte cache line."""
     return (n + 15) // 16 * 16 + 16
-
-
-cdef Py_ssize_t longest_row(const int64_t[::1] ptr) noexcept:
-    cdef Py_ssize_t i, m = 0
-    for i in range(ptr.shape[0] - 1):
-        if ptr[i + 1] - ptr[i] > m:
-            m = ptr[i + 1] - ptr[i]
-    return m
 
 
 cdef inline float edit_score(int32_t distance, int32_t ref_len) noexcept nogil:
@@ -183,10 +161,7 @@ def edit_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const i
     cdef Py_ssize_t n = hyp_ptr.shape[0] - 1, R = run_sid.shape[0], r, h, q, q0, q1
     if out.shape[0] != n or out.shape[1] != EDIT_STATS:
         raise ValueError(f"out must be [n, {EDIT_STATS}]")
-    check_runs(run_start, run_sid, n, ref_sent_ptr.shape[0] - 1)
-    for r in range(R):
-        if ref_sent_ptr[run_sid[r] + 1] - ref_sent_ptr[run_sid[r]] < 1:
-            raise ValueError(f"sentence {run_sid[r]} has no reference")
+    check_referenced_runs(run_start, run_sid, n, ref_sent_ptr)
     cdef Py_ssize_t width = longest_row(hyp_ptr) + 1, stride = padded(2 * width)
     cdef int T = n_threads if n_threads > 1 else 1
     cdef int32_t* rows_all = <int32_t*>malloc(T * stride * sizeof(int32_t))

@@ -53,7 +53,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport atoi, calloc, free, malloc, realloc
 from cython.parallel cimport prange, threadid
-from _runs cimport check_runs
+from _runs cimport check_referenced_runs, longest_row, max_word
 
 #: statistics per hypothesis: edits x 100, average reference length x 100, TER x 100
 TER_STATS = 3
@@ -583,29 +583,6 @@ cdef int score_hypothesis(Work* w, const int32_t* hyp, int nr, const int64_t* re
     return OK
 
 
-cdef int64_t longest_row(const int64_t[::1] ptr) noexcept:
-    cdef Py_ssize_t i
-    cdef int64_t m = 0
-    for i in range(ptr.shape[0] - 1):
-        if ptr[i + 1] - ptr[i] > m:
-            m = ptr[i + 1] - ptr[i]
-    return m
-
-
-cdef int32_t max_word(const int32_t[::1] words) except -2:
-    """The largest id of a word-id array (-1 when empty); negative ids are refused."""
-    cdef Py_ssize_t i
-    cdef int32_t m = -1, lo = 0
-    for i in range(words.shape[0]):
-        if words[i] > m:
-            m = words[i]
-        if words[i] < lo:
-            lo = words[i]
-    if lo < 0:
-        raise ValueError("word ids must be >= 0")
-    return m
-
-
 def ter_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const int64_t[::1] run_start,
               const int64_t[::1] run_sid, const int64_t[::1] ref_sent_ptr, const int64_t[::1] ref_word_ptr,
               const int32_t[::1] ref_words, int32_t[:, ::1] out, int n_threads=1):
@@ -623,10 +600,7 @@ def ter_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const in
     cdef Py_ssize_t n = hyp_ptr.shape[0] - 1, R = run_sid.shape[0], r, h, k
     if out.shape[0] != n or out.shape[1] != TER_STATS:
         raise ValueError(f"out must be [n, {TER_STATS}]")
-    check_runs(run_start, run_sid, n, ref_sent_ptr.shape[0] - 1)
-    for r in range(R):
-        if ref_sent_ptr[run_sid[r] + 1] - ref_sent_ptr[run_sid[r]] < 1:
-            raise ValueError(f"sentence {run_sid[r]} has no reference")
+    check_referenced_runs(run_start, run_sid, n, ref_sent_ptr)
     if longest_row(hyp_ptr) > MAX_WORDS or longest_row(ref_word_ptr) > MAX_WORDS:
         raise ValueError(f"a sentence has more than {MAX_WORDS} words")
     cdef int32_t W = max(max_word(hyp_words), max_word(ref_words)) + 1
