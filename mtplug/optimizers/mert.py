@@ -32,6 +32,11 @@ SCALE_FREE = ("none", "l2-l1norm", "l0")
 #: more features than this with coordinate directions: warn before the search (a round
 #: is one line search per feature, so sparse feature sets take hours)
 MANY_COORDINATES = 1000
+#: the dense block is copied column by column for coordinate line searches up to this size
+#: (bytes): a column of the row-major block is read one cache line per hypothesis, and the
+#: contiguous copy makes each such search about 30 % faster (2M hypotheses x 15 features:
+#: 549 -> 381 ms for the 15 searches of a round) for one more block in memory
+COLUMNS_MAX_BYTES = 1 << 30
 
 
 @dataclass
@@ -46,6 +51,7 @@ class _Search:
     w: np.ndarray
     threads: int = 1            # of the line-search kernels
     expected: object = None     # ExpectedBleu on the corpus (n-best, expbleu directions)
+    columns: np.ndarray | None = None   # the dense block in column-major order, or None
     objective: float = -math.inf
     line_searches: int = 0
     lines: int = 0
@@ -66,7 +72,7 @@ class _Search:
     def slopes_of_unit(self, j: int) -> np.ndarray:
         """d·f for the unit direction of feature j: a dense column needs no arithmetic."""
         if j < self.corpus.n_dense:
-            return self.corpus.dense[:, j]
+            return self.corpus.dense[:, j] if self.columns is None else self.columns[:, j]
         return self.corpus.scores(self.unit(j), self.threads)
 
     def search(self, d: np.ndarray, slopes: np.ndarray | None = None) -> LineResult:
@@ -340,8 +346,8 @@ class Mert(Optimizer):
         return points
 
     # ------------------------------------------------------------------ run
-    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1, expected=None) -> _Search:
-        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected)
+    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1, expected=None, columns=None) -> _Search:
+        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected, columns)
         s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
         if len(active) == 0:
             return s
@@ -385,9 +391,14 @@ class Mert(Optimizer):
             from ..metrics.expected_bleu import ExpectedBleu
 
             expected = ExpectedBleu(corpus, threads=kernel_threads, engine=engine)
+        columns = None
+        dense = getattr(corpus, "dense", None)
+        if self.directions in ("coordinate", "powell") and dense is not None and dense.ndim == 2 \
+                and dense.shape[1] > 1 and dense.nbytes <= COLUMNS_MAX_BYTES:
+            columns = np.asfortranarray(dense)
 
         def run(i):
-            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads, expected)
+            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads, expected, columns)
             if progress is not None:
                 progress(1)
             return search
@@ -403,7 +414,7 @@ class Mert(Optimizer):
             w = best.w.copy()
             scale = np.abs(w[active]).mean() or 1.0
             w[active] += walk_rng.normal(scale=scale, size=len(active))
-            s = self._run_one(corpus, w, reg, active, walk_rng, threads, expected)
+            s = self._run_one(corpus, w, reg, active, walk_rng, threads, expected, columns)
             if progress is not None:
                 progress(1)
             searches.append(s)

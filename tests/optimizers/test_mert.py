@@ -42,6 +42,19 @@ def test_same_seed_same_weights_whatever_the_threads(toy, directions):
     assert other.seed == 8
 
 
+@pytest.mark.parametrize("directions", ["coordinate", "powell"])
+def test_column_copy_of_the_dense_block_changes_no_bit(toy, directions, monkeypatch):
+    """Coordinate searches read a column-major copy of the dense block (speed only)."""
+    import mtplug.optimizers.mert as mert_module
+
+    corpus, init = toy
+    with_copy = Mert(directions=directions, restarts=2).optimize(corpus, init.start, 3, threads=2)
+    monkeypatch.setattr(mert_module, "COLUMNS_MAX_BYTES", 0)
+    without = Mert(directions=directions, restarts=2).optimize(corpus, init.start, 3, threads=2)
+    assert with_copy.weights.tobytes() == without.weights.tobytes()
+    assert with_copy.info["line_searches"] == without.info["line_searches"]
+
+
 def test_no_restarts_starts_from_the_given_point_only(toy):
     corpus, init = toy
     res = Mert(restarts=0).optimize(corpus, init.start, 1)
