@@ -3,10 +3,7 @@ against mtplug's programs, on a toy phrase-based system made here (toy_systems.p
 
 from __future__ import annotations
 
-import gzip
-import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
