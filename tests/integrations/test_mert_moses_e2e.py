@@ -306,7 +306,10 @@ def _moses_ter_goodness(hyp_path) -> float:
     ("mert", {"mertargs": "--sctype BLEU,TER --scconfig weights:0.6+0.4"}),
     ("batch-mira", {"batch_mira_args": "--sctype TER"}),
     ("pairwise-ranked", {"mertargs": "--sctype TER"}),
-], ids=["mert-TER", "mert-BLEU,TER", "batch-mira-TER", "pro-TER"])
+    ("mert", {"mertargs": "--sctype TER ", "mertmertargs": "--algorithm apro"}),
+    ("mert", {"mertargs": "--sctype TER ", "mertmertargs": "--algorithm mira"}),
+    ("batch-mira", {"batch_mira_args": "--sctype TER --algorithm rampion"}),
+], ids=["mert-TER", "mert-BLEU,TER", "batch-mira-TER", "pro-TER", "apro-TER", "mira-TER", "rampion-TER"])
 def test_e2e_other_scorers(mertdir, tmp_path, mode, flags):
     """mert-moses.pl --mertargs="--sctype TER " (the issue's command line): the extractor
     writes Moses's TER statistics, mert/kbmira/pro tune to them, and the decoded 1-best's
