@@ -79,7 +79,12 @@ def format_cdec_weights(items: Iterable[tuple[str, float]], comment: Optional[st
     if comment is not None and ("\n" in comment or "\r" in comment):
         raise ValueError("the comment must be a single line")
     head = f"# {comment}\n" if comment is not None else ""
-    return head + "".join(f"{name}{sep}{format_g17(value)}\n" for name, value in items if value != 0.0)
+    body = "".join(f"{name}{sep}{format_g17(value)}\n" for name, value in items if value != 0.0)
+    if len(head + body) < 5:
+        # cdec reads a weights file's first 5 bytes (looking for its binary header) and a
+        # cdec built with assertions aborts on a shorter file: all zeros, or "a 1\n"
+        head = "# weights\n"
+    return head + body
 
 
 def write_cdec_weights(path, weights: Weights, comment: Optional[str] = None) -> None:

@@ -181,3 +181,17 @@ def test_sparse_round_trip_property(tmp_path_factory, d):
     assert read_sparse_weights(path) == w
     write_sparse_weights(path, read_sparse_weights(path))
     assert path.read_bytes() == first
+
+
+def test_short_weights_files_get_a_comment_cdec_can_read_past(tmp_path):
+    """cdec reads a weights file's first 5 bytes; a cdec built with assertions aborts on a
+    shorter file (all weights zero, or one short line), so such files start with a comment."""
+    from mtplug.formats.cdec_weights import format_cdec_weights
+
+    for items in ([], [("a", 0.0)], [("a", 1.0)]):
+        text = format_cdec_weights(items)
+        assert len(text) >= 5 and text.startswith("# ")
+        path = tmp_path / "w"
+        path.write_text(text)
+        assert dict(read_cdec_weights(str(path)).items()) == {n: v for n, v in items if v}
+    assert format_cdec_weights([("LM", 1.0)]) == "LM 1\n"
