@@ -269,7 +269,9 @@ def cmd_score(args) -> int:
             label, signature = "ext", f"file:{part.source}|mean|{version}"
         else:
             scorer = part_scorer(name, args.lowercase)
-            label, signature = scorer.name, f"nrefs:{nrefs}|{scorer.signature}|{version}"
+            # sacrebleu's and Moses's TER both call themselves TER: the label tells them apart
+            label = "MosesTER" if name == "moses-ter" else scorer.name
+            signature = f"nrefs:{nrefs}|{scorer.signature}|{version}"
         lines.append(({"name": label, "score": 100 * value}, f"{label} = {100 * value:.2f}", signature))
     if not each_only and len(metric.parts) > 1:
         value = corpus.metric.value(corpus.metric.objective(totals))

@@ -61,6 +61,11 @@ def test_score_prints_each_metric_asked_with_its_signature(write, capsys):
     d = json.loads(capsys.readouterr().out)
     assert d["name"] == "chrF2++"
     assert d["score"] == pytest.approx(sacrebleu.CHRF(word_order=2).corpus_score(hyps, [refs]).score, abs=1e-9)
+    # sacrebleu's TER and Moses's are told apart by name and signature
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "ter,moses-ter,wer"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [x.split(" = ")[0] for x in lines] == ["TER", "MosesTER", "WER"]
+    assert "|moses-sctype:TER|case:true|" in lines[1]
 
 
 def test_metric_help_names_every_metric():
