@@ -169,10 +169,10 @@ def metric_of_sctype(sctype: str, widths: int) -> Metric:
     default equal weights; :meth:`MosesScorer.rebind` sets others); ``widths``: the
     files' statistics per hypothesis, checked against the scorer's. ValueError when
     they disagree or the sctype is unknown."""
-    from .moses_scores_format import N_STATS
+    from .moses_scores_format import N_STATS, n_stats
 
     parts = check_sctype(sctype)
-    need = sum(N_STATS[p] for p in parts)
+    need = n_stats(sctype)
     if widths != need:
         raise ValueError(f"scorer {sctype} has {need} statistics per hypothesis, the header says {widths}")
     metric = parse_moses_scorer(sctype, None).metric()
