@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .errors import InputError
-from .fileio import is_stdout
+from .fileio import check_outputs, is_stdout
 from .jsonable import json_line
 
 EXIT_INPUT_ERROR = 2
@@ -60,22 +60,6 @@ def _counter(args, total: int, desc: str):
         return None, lambda: None
     bar = tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
     return bar.update, bar.close
-
-
-def _check_outputs(outputs: dict) -> None:
-    """Refuse unusable output places (flag -> path; None = not asked for) before any
-    work; two outputs at one path are refused too."""
-    from .fileio import check_output
-
-    seen: dict[str, str] = {}
-    for flag, path in outputs.items():
-        if not path:
-            continue
-        check_output(path, f"{flag} output")
-        key = path if path == "-" else os.path.realpath(path)
-        if key in seen:
-            raise InputError(f"{seen[key]} and {flag} name the same {'stream' if path == '-' else 'file'}", path)
-        seen[key] = flag
 
 
 def _named_weights(path: str, fmt: str | None = None):
@@ -293,7 +277,7 @@ def cmd_extract(args) -> int:
     outputs = {"--ffile": args.ffile_out, "--scfile": args.scfile_out, "--store": args.store_out}
     if not any(outputs.values()):
         raise InputError("extract writes nothing: name at least one output (--ffile, --scfile or --store)")
-    _check_outputs(outputs)
+    check_outputs(outputs)
     prev_f, prev_s = _split_list(args.prev_ffile), _split_list(args.prev_scfile)
     metric = parse_metric(args.metric or "bleu")
     if args.scfile_out or prev_s:
@@ -332,7 +316,7 @@ def cmd_optimize(args) -> int:
         optimizer = algorithm(**{name: getattr(args, name) for name in algorithm.options})
     except ValueError as err:
         raise InputError(f"{args.algorithm}: {err}") from None
-    _check_outputs({"--out": args.out})
+    check_outputs({"--out": args.out})
     in_fmt = detect_weights_format(args.init)
     out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
     if out_fmt == "moses-ini" and in_fmt != "moses-ini":
@@ -367,7 +351,7 @@ def cmd_optimize(args) -> int:
         for note in start.notes:
             _log(args, f"start weights: {note}")
         sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
-        _check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
+        check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
         _log(args, f"start: {_metric_value(corpus, start.vector)}")
         for warning in optimizer.advice(corpus):
             print(f"mtplug: warning: {warning}", file=sys.stderr)
@@ -409,7 +393,7 @@ def cmd_kbest(args) -> int:
     if args.k < 1:
         raise InputError(f"-k must be >= 1, got {args.k}")
     if args.out:
-        _check_outputs({"--out": args.out})
+        check_outputs({"--out": args.out})
     w = _named_weights(args.weights)
     weights = {name: w[name] for name in w}
     t0 = time.perf_counter()
@@ -460,6 +444,19 @@ def cmd_plot(args) -> int:
         _log(args, f"wrote {path}")
     print(json_line({"files": written}))
     return 0
+
+
+def cmd_rerank(args) -> int:
+    from .experiments.rerank_command import run
+
+    return run(args, log=lambda m: _log(args, m), progress=lambda paths, desc: _progress(args, paths, desc))
+
+
+def cmd_evaluate(args) -> int:
+    from .experiments.evaluate_command import run
+
+    return run(args, log=lambda m: _log(args, m), counter=lambda total, desc: _counter(args, total, desc),
+               references=_references(args), bleu_config=_bleu_config(args))
 
 
 def cmd_dtrain(args) -> int:
@@ -629,6 +626,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
     p.add_argument("--out", "-o", metavar="FILE", help="write here (default stdout)")
 
+    from .experiments.rerank_command import EXAMPLES as RERANK_EXAMPLES, add_arguments as add_rerank_arguments
+
+    p = add("rerank", cmd_rerank, "the 1-best (or the re-sorted n-best) of n-best lists under given weights",
+            RERANK_EXAMPLES)
+    add_rerank_arguments(p)
+
+    from .experiments.evaluate_command import EXAMPLES as EVALUATE_EXAMPLES, add_arguments as add_evaluate_arguments
+
+    p = add("evaluate", cmd_evaluate, "MultEval's report of systems tuned several times: mean, s_sel, s_dev and "
+                                      "p-values (approximate randomization, paired bootstrap)", EVALUATE_EXAMPLES)
+    add_evaluate_arguments(p)
+    _add_reference_args(p)
+
     add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
         "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")
 
@@ -658,6 +668,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["evaluate"]:
+        from .experiments.evaluate_command import named_hyps_argv
+
+        argv = named_hyps_argv(argv)
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:   # --help, --version, or a usage error already printed

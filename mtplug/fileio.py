@@ -173,6 +173,20 @@ def check_output(path: str | os.PathLike, what: str = "output") -> None:
     os.unlink(probe)
 
 
+def check_outputs(outputs: dict) -> None:
+    """Refuse unusable output places (flag -> path; None = not asked for) before any
+    work; two outputs at one path are refused too."""
+    seen: dict[str, str] = {}
+    for flag, path in outputs.items():
+        if not path:
+            continue
+        check_output(path, f"{flag} output")
+        key = path if path == "-" else os.path.realpath(path)
+        if key in seen:
+            raise InputError(f"{seen[key]} and {flag} name the same {'stream' if path == '-' else 'file'}", path)
+        seen[key] = flag
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf-8") -> Iterator[IO]:
     """Write ``path`` through a temporary file in the same directory, renamed on success.
