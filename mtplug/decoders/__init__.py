@@ -54,7 +54,10 @@ class Decoder(abc.ABC):
         ...
 
     @abc.abstractmethod
-    def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
+    def shard_run(self, folder: str, shard_input: str, tag: str, onebest: bool = False) -> ShardRun:
+        """The process that decodes ``shard_input`` into ``folder`` (file names from ``tag``):
+        the ``--nbest``-best list (and forests with ``--forests``), or with ``onebest`` a
+        list of size 1 and no forests (the held-out test set's decode)."""
         ...
 
     def output_ids(self, lines: Sequence[str]) -> list[int]:

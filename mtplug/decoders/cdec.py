@@ -104,11 +104,12 @@ class CdecDecoder(Decoder):
         self._weights = os.path.join(folder, "weights")
         write_cdec_weights(self._weights, weights)
 
-    def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
+    def shard_run(self, folder: str, shard_input: str, tag: str, onebest: bool = False) -> ShardRun:
         kbest = os.path.join(folder, f"{tag}.kbest")
-        argv = cdec_argv(self.bin, self.cfg.config, self._weights, self.cfg.nbest, True, self.extra)
+        argv = cdec_argv(self.bin, self.cfg.config, self._weights, 1 if onebest else self.cfg.nbest, True,
+                         self.extra)
         forests = None
-        if self.cfg.forests:
+        if self.cfg.forests and not onebest:
             # a fresh folder per shard: cdec unions a forest into a file already there, and
             # every shard numbers its sentences from 0 (cdec crashes if the folder is missing)
             forests = os.path.join(folder, f"{tag}.forests")

@@ -60,12 +60,13 @@ class MosesDecoder(Decoder):
         self._overwrite = self.overwrite_string(self.split(weights)[0])
         self._sparse = written[1] if len(written) > 1 else None
 
-    def shard_run(self, folder: str, shard_input: str, tag: str) -> ShardRun:
+    def shard_run(self, folder: str, shard_input: str, tag: str, onebest: bool = False) -> ShardRun:
         nbest = os.path.join(folder, f"{tag}.nbest")
         argv = [*self.bin, "-config", self.cfg.config, "-weight-overwrite", self._overwrite]
         if self._sparse:
             argv += ["-weight-file", self._sparse]
-        argv += ["-n-best-list", nbest, str(self.cfg.nbest), "distinct", "-input-file", shard_input, *self.extra]
+        size = 1 if onebest else self.cfg.nbest
+        argv += ["-n-best-list", nbest, str(size), "distinct", "-input-file", shard_input, *self.extra]
         return ShardRun(argv, None, os.path.join(folder, f"{tag}.out"), nbest)
 
     def write_weights(self, path: str, weights: Weights, comment: str) -> list[str]:

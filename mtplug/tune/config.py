@@ -35,6 +35,11 @@ _OPTIONS: dict[str, tuple] = {
                                                 "weights ('name value' lines)")),
     "input": (None, dict(metavar="SRC", help="the tuning set's source, one sentence per line")),
     "ref": (None, dict(nargs="+", metavar="REF", help="reference files (line i = sentence i)")),
+    "test_input": (None, dict(metavar="SRC", help="a held-out test set's source: every iteration decodes it "
+                                                  "(1-best, after the optimizer step) with the weights it "
+                                                  "decoded the tuning set with and scores it with --metric; "
+                                                  "written to DIR/iterNNN/test.out and DIR/final.test.out")),
+    "test_ref": (None, dict(nargs="+", metavar="REF", help="the test set's reference files (with --test-input)")),
     "optimizer": ("mert", dict(metavar="ALGO", help="mert, pro, apro, mira, kbmira or rampion (default mert)")),
     "iterations": (10, dict(type=int, metavar="N", help="at most N decoder runs (default 10)")),
     "nbest": (100, dict(type=int, metavar="K", help="n-best size per sentence (default 100)")),
@@ -84,6 +89,8 @@ class TuneConfig:
     ref: list
     workdir: str
     decoder_args: str = ""
+    test_input: Optional[str] = None
+    test_ref: Optional[list] = None
     weights: Optional[str] = None
     optimizer: str = "mert"
     iterations: int = 10
@@ -105,14 +112,17 @@ class TuneConfig:
 
     def fingerprint(self) -> dict:
         """What must not change between a run and its ``--resume`` (jobs, threads, the
-        scheduler and the iteration limit may)."""
+        scheduler and the iteration limit may; a test set's scores are part of the history)."""
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
                 "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
                 **({"metric": self.metric} if self.metric != "bleu" else {}),
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
-                **({"forests": True} if self.forests else {})}
+                **({"forests": True} if self.forests else {}),
+                **({"test_input": os.path.abspath(self.test_input),
+                    "test_ref": [os.path.abspath(r) for r in self.test_ref]}
+                   if self.test_input is not None else {})}
 
 
 def _all_optimizer_options() -> dict[str, dict]:
@@ -329,6 +339,10 @@ def config_from_args(args) -> TuneConfig:
     if missing:
         raise InputError("missing option(s): " + ", ".join("--" + n.replace("_", "-") for n in missing)
                          + " (as flags or in --yaml)", yaml_path or None)
+    for name, other in (("test_input", "test_ref"), ("test_ref", "test_input")):
+        if values[name] is not None and values[other] is None:
+            spelled = other if origins[name][0] else "--" + other.replace("_", "-")
+            raise fail(name, f"needs {spelled} too (a test set is its source and its references)")
     if values["optimizer"] not in OPTIMIZER_NAMES or values["optimizer"] == "none":
         known = ", ".join(n for n in OPTIMIZER_NAMES if n != "none")
         raise fail("optimizer", f"must be one of {known}, got {values['optimizer']!r}")
@@ -404,6 +418,9 @@ config: moses.ini              # moses.ini (start weights from its [weight] sect
 weights: null                  # cdec: start weights file (required); Moses: optional sparse start weights
 input: dev.src                 # tuning set source, one sentence per line
 ref: [dev.ref.0]               # one or more reference files
+test_input: null               # optional held-out test set: every iteration decodes it (1-best) with the
+                               # weights of its tuning BLEU; iterNNN/test.out, final.test.out
+test_ref: null                 # the test set's reference files, e.g. [test.ref.0] (with test_input)
 workdir: tuning                # one folder per iteration, the n-best store, state.json, final weights
 
 optimizer: mert                # mert, pro, apro, mira, kbmira or rampion

@@ -8,9 +8,13 @@ Working directory layout::
                           and end weights of the iteration), out = the new weights in the
                           decoder's format; with --forests, forests/<line>.bin.gz (cdec's
                           union of every iteration's forest so far); the store and the
-                          forests are kept for the newest iteration only
+                          forests are kept for the newest iteration only; with --test-input,
+                          test.out (the test set's 1-best with the weights this iteration
+                          decoded the tuning set with)
     DIR/state.json        the loop state: written last and atomically after every iteration
     DIR/final             the tuned weights (moses.ini updated in place / cdec weights)
+    DIR/final.test.out    with --test-input: the test set's 1-best with DIR/final's weights
+                          (decoded in DIR/final-decode/ when no iteration decoded them)
 
 Resuming: ``state.json`` names the last completed iteration and holds its weights at
 full precision, and that iteration's store holds every n-best up to it. An interrupted
@@ -41,6 +45,10 @@ from ..decoders import get_decoder
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
+#: an iteration's test set translations; the final weights' are DIR/final.test.out
+TEST_OUT = "test.out"
+#: where the test set is decoded with final weights no iteration decoded (--final-weights last)
+FINAL_DECODE = "final-decode"
 
 
 def iteration_seed(base: int, iteration: int) -> int:
@@ -184,13 +192,11 @@ def _decode_here(runs: list, tmp: str, jobs: int, update) -> None:
             proc.wait()
 
 
-def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None,
-           pooled_forests: str | None = None) -> tuple[str, str]:
-    """Run the decoder on every shard (``cfg.jobs`` processes at once here, or on the
-    workers of a dask ``engine``), then concatenate the n-best lists with sentence ids
-    renumbered. Returns (n-best path, 1-best path). With forests, ``pooled_forests`` is the
-    previous iteration's forest folder: each shard's forest folder starts with copies of its
-    sentences' forests there, into which cdec unions the new ones (as dpmert.pl's hgs/)."""
+def _run_shards(decoder, cfg, folder: str, lines: list[str], update, engine, onebest: bool,
+                pooled_forests: str | None = None) -> tuple[str, list]:
+    """Write the shards of ``lines`` and run the decoder on each (``cfg.jobs`` processes at
+    once here, or on the workers of a dask ``engine``). Returns (the attempt's scratch
+    folder, [(first sentence, lines, ShardRun)])."""
     # shard files of this attempt live in a fresh folder: decoders orphaned by a killed
     # earlier attempt may still be writing into theirs
     for stale in os.listdir(folder):
@@ -203,7 +209,7 @@ def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None,
         path = os.path.join(tmp, f"shard{k}.in")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("".join(t + "\n" for t in part))
-        run = decoder.shard_run(tmp, path, f"shard{k}")
+        run = decoder.shard_run(tmp, path, f"shard{k}", onebest=onebest)
         if run.forests is not None and pooled_forests is not None:
             for position, sid in enumerate(decoder.output_ids(part)):
                 shutil.copyfile(os.path.join(pooled_forests, f"{first + position}.bin.gz"),
@@ -213,35 +219,71 @@ def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None,
         _decode_on(engine, runs, tmp, update)
     else:
         _decode_here(runs, tmp, cfg.jobs, update)
-    nbest_path = os.path.join(folder, "nbest.out")
-    onebest_path = os.path.join(folder, "onebest.txt")
+    return tmp, runs
+
+
+def _read_lists(decoder, runs: list, n_lines: int, source: str, out, where: str) -> list[str]:
+    """The shards' n-best lists with sentence ids renumbered to lines of ``source`` (written
+    to the text stream ``out`` unless None); returns the 1-best text of every line. ``where``:
+    the file a missing sentence is reported against."""
     onebest: dict[int, str] = {}
-    with atomic_output(nbest_path) as out:
-        for first, part, run in runs:
-            position = _positions(decoder.output_ids(part), cfg.input)
-            for i, line in enumerate(_count_lines(run.nbest), 1):
-                if not line:
-                    continue
-                sid_text, sep, rest = line.partition(" ||| ")
-                try:
-                    sid = position[int(sid_text)]
-                except (ValueError, KeyError):
-                    sid = None
-                if not sep or sid is None:
-                    raise InputError(f"expected 'id ||| hypothesis ||| ...' with one of the {len(part)} ids the "
-                                     f"decoder gives this shard's lines", run.nbest, i)
-                onebest.setdefault(first + sid, rest.split(" ||| ", 1)[0])
+    for first, part, run in runs:
+        position = _positions(decoder.output_ids(part), source)
+        for i, line in enumerate(_count_lines(run.nbest), 1):
+            if not line:
+                continue
+            sid_text, sep, rest = line.partition(" ||| ")
+            try:
+                sid = position[int(sid_text)]
+            except (ValueError, KeyError):
+                sid = None
+            if not sep or sid is None:
+                raise InputError(f"expected 'id ||| hypothesis ||| ...' with one of the {len(part)} ids the "
+                                 f"decoder gives this shard's lines", run.nbest, i)
+            onebest.setdefault(first + sid, rest.split(" ||| ", 1)[0])
+            if out is not None:
                 out.write(f"{first + sid} ||| {rest}\n")
-    missing = [s for s in range(len(lines)) if s not in onebest]
+    missing = [s for s in range(n_lines) if s not in onebest]
     if missing:
         raise InputError(f"the decoder wrote no hypotheses for {len(missing)} sentence(s), first {missing[0]}",
-                         nbest_path)
-    with atomic_output(onebest_path) as out:
-        out.write("".join(onebest[s].strip() + "\n" for s in range(len(lines))))
+                         where)
+    return [onebest[s].strip() for s in range(n_lines)]
+
+
+def _write_lines(path: str, lines: list[str]) -> None:
+    with atomic_output(path) as out:
+        out.write("".join(t + "\n" for t in lines))
+
+
+def decode(decoder, cfg, folder: str, lines: list[str], update, engine=None,
+           pooled_forests: str | None = None) -> tuple[str, str]:
+    """Decode the tuning set into ``folder``: the shards' n-best lists concatenated with
+    sentence ids renumbered. Returns (n-best path, 1-best path). With forests,
+    ``pooled_forests`` is the previous iteration's forest folder: each shard's forest folder
+    starts with copies of its sentences' forests there, into which cdec unions the new ones
+    (as dpmert.pl's hgs/)."""
+    tmp, runs = _run_shards(decoder, cfg, folder, lines, update, engine, False, pooled_forests)
+    nbest_path = os.path.join(folder, "nbest.out")
+    onebest_path = os.path.join(folder, "onebest.txt")
+    with atomic_output(nbest_path) as out:
+        onebest = _read_lists(decoder, runs, len(lines), cfg.input, out, nbest_path)
+    _write_lines(onebest_path, onebest)
     if runs[0][2].forests is not None:
         _collect_forests(decoder, runs, os.path.join(folder, FORESTS), len(lines))
     shutil.rmtree(tmp, ignore_errors=True)
     return nbest_path, onebest_path
+
+
+def decode_test(decoder, cfg, folder: str, lines: list[str], update, engine=None) -> str:
+    """Decode the held-out test set (``cfg.test_input``, its ``lines``) with the weights
+    ``decoder`` was last prepared with, as the tuning set is decoded (same shards, jobs and
+    scheduler) but into a 1-best list: its first hypothesis per line is the translation, as
+    the tuning set's onebest.txt is taken. Returns the path of ``folder``/test.out."""
+    tmp, runs = _run_shards(decoder, cfg, folder, lines, update, engine, True)
+    path = os.path.join(folder, TEST_OUT)
+    _write_lines(path, _read_lists(decoder, runs, len(lines), cfg.test_input, None, path))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return path
 
 
 #: the folder of an iteration's forests, ``<sentence>.bin.gz`` by tuning-set line (from 0)
@@ -320,6 +362,7 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     from ..metrics.bleu import BleuConfig
     from ..optimizers.registry import get_optimizer
 
+    test = _read_test_set(cfg)
     os.makedirs(cfg.workdir, exist_ok=True)
     decoder = get_decoder(cfg)
     refs = read_references(cfg.ref)
@@ -333,7 +376,8 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     if state is not None and not cfg.resume:
         raise InputError("holds a tuning run: pass --resume to continue it, or choose another --workdir", state_path)
     if state is not None and state["fingerprint"] != fingerprint:
-        changed = sorted(k for k in fingerprint if state["fingerprint"].get(k) != fingerprint[k])
+        changed = sorted(k for k in {**state["fingerprint"], **fingerprint}
+                         if state["fingerprint"].get(k) != fingerprint.get(k))
         raise InputError(f"--resume with other settings than the run in this directory: {', '.join(changed)}",
                          state_path)
     if state is None:
@@ -349,21 +393,70 @@ def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     n = state["completed"]
     engine = None
     if cfg.scheduler and state["stop"] is None and n < cfg.iterations:
-        from ..distributed import connect
-
-        engine = connect(cfg.scheduler)
-        hooks.log(engine.describe())
+        engine = _connect(cfg, hooks)
     try:
         state, weights, n = _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n,
-                                     engine)
+                                     engine, test)
+        return _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine)
     finally:
         if engine is not None:
             engine.close()
-    return _finish(cfg, hooks, decoder, state, state_path)
 
 
-def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n, engine):
-    """The iterations of :func:`run_tuning`; returns (state, weights, last iteration)."""
+def _connect(cfg, hooks):
+    from ..distributed import connect
+
+    engine = connect(cfg.scheduler)
+    hooks.log(engine.describe())
+    return engine
+
+
+def _read_test_set(cfg):
+    """(source lines, References) of ``--test-input``/``--test-ref``, or None; checked
+    before the working directory is made."""
+    if cfg.test_input is None:
+        return None
+    from ..formats.references import read_references
+
+    lines = _count_lines(cfg.test_input)
+    if not lines:
+        raise InputError("empty test set (expected one sentence per line)", cfg.test_input)
+    refs = read_references(cfg.test_ref)
+    if len(lines) != len(refs):
+        raise InputError(f"{len(lines)} test sentences but {len(refs)} test references ({refs.source})",
+                         cfg.test_input)
+    return lines, refs
+
+
+def _scores(onebest_path: str, refs, bleu, metric: str) -> tuple[float, float, Optional[float]]:
+    """(BLEU, the metric's objective, the metric's value or None under BLEU) of a 1-best file."""
+    decoded = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=metric)
+    rows = decoded.sent_offsets[:-1]
+    objective = decoded.metric.objective(decoded.corpus_stats(rows))
+    value = None if metric == "bleu" else decoded.metric.value(objective)
+    if decoded.metric.columns("bleu") is None:   # BLEU is logged whatever is tuned to
+        decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
+    return decoded.bleu_of_rows(rows).score, objective, value
+
+
+def _test_fields(cfg, scores: tuple) -> dict:
+    """The test scores of a history entry or the summary: ``test_bleu``, and under another
+    metric ``test_metric_value`` and ``test_objective``."""
+    test_bleu, objective, value = scores
+    return {"test_bleu": test_bleu,
+            **({"test_metric_value": value, "test_objective": objective} if cfg.metric != "bleu" else {})}
+
+
+def _test_line(cfg, fields: dict) -> str:
+    measured = "" if cfg.metric == "bleu" else f", {cfg.metric} = {fields['test_metric_value']:.6f}"
+    return f"test BLEU = {fields['test_bleu']:.6f}{measured}"
+
+
+def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n, engine, test):
+    """The iterations of :func:`run_tuning`; returns (state, weights, last iteration). With a
+    ``test`` set (lines, references), each iteration decodes it after the optimizer step with
+    the weights it decoded the tuning set with, so that a history row's BLEU and test BLEU
+    are of the same weights."""
     advised = False
     while state["stop"] is None and n < cfg.iterations:
         n += 1
@@ -372,19 +465,15 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         os.makedirs(folder, exist_ok=True)
         decoder.prepare(folder, weights)
         optimizer = cls(**cfg.optimizer_options)
-        update, close = hooks.counter(len(_shards(lines, _shard_count(cfg, engine))) + optimizer.progress_total(),
-                                      f"iteration {n}")
+        shards = len(_shards(lines, _shard_count(cfg, engine)))
+        if test is not None:
+            shards += len(_shards(test[0], _shard_count(cfg, engine)))
+        update, close = hooks.counter(shards + optimizer.progress_total(), f"iteration {n}")
         try:
             pooled = os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS) if cfg.forests and n > 1 else None
             nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine, pooled)
             t_decode = time.perf_counter() - t0
-            decoded = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=cfg.metric)
-            rows = decoded.sent_offsets[:-1]
-            decoded_objective = decoded.metric.objective(decoded.corpus_stats(rows))
-            metric_value = None if cfg.metric == "bleu" else decoded.metric.value(decoded_objective)
-            if decoded.metric.columns("bleu") is None:   # BLEU is logged whatever is tuned to
-                decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
-            decoded_bleu = decoded.bleu_of_rows(rows).score
+            decoded_bleu, decoded_objective, metric_value = _scores(onebest_path, refs, bleu, cfg.metric)
             if n == 1:
                 corpus = NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric)
             else:
@@ -418,6 +507,11 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change
                         else "iteration limit" if n >= cfg.iterations else None)
             t_opt = time.perf_counter() - t1
+            tested = {}
+            if test is not None:    # the decoder still holds the weights it decoded the tuning set with
+                test_path = decode_test(decoder, cfg, folder, test[0], update, engine)
+                tested = {**_test_fields(cfg, _scores(test_path, test[1], bleu, cfg.metric)),
+                          "test_decode_seconds": round(time.perf_counter() - t1 - t_opt, 3)}
         finally:
             close()
         change = max((abs(new[k] - weights.get(k, 0.0)) for k in new), default=0.0)
@@ -430,7 +524,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                  **({"metric": cfg.metric, "metric_value": metric_value, "objective": decoded_objective}
                     if cfg.metric != "bleu" else {}),
                  "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
-                 "optimize_seconds": round(t_opt, 3), "seconds": round(time.perf_counter() - t0, 3)}
+                 "optimize_seconds": round(t_opt, 3), **tested, "seconds": round(time.perf_counter() - t0, 3)}
         best = state.get("best")
         if best is None or decoded_objective > best.get("objective", best["bleu"]):
             best = {"iteration": n, "bleu": decoded_bleu, "weights": list(weights.items()),
@@ -448,15 +542,20 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         pool = "the forests" if cfg.forests else "the store"
         tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on {pool} ({cfg.optimizer}, seed {seed})"
         measured = "" if metric_value is None else f", {cfg.metric} = {metric_value:.6f}"
+        timing = "" if not tested else f", test {tested['test_decode_seconds']:.2f} s"
         hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f}{measured} (decoded 1-best){tuned}, "
                   f"{store_size} unique hypotheses (+{added}), max weight change {change:.3g}, "
-                  f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s)")
+                  f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s{timing})")
+        if tested:
+            hooks.log(f"iteration {n}: {_test_line(cfg, tested)} (decoded 1-best of {cfg.test_input} with the "
+                      f"weights of this iteration's BLEU)")
         weights = new
     return state, weights, n
 
 
-def _finish(cfg, hooks, decoder, state, state_path) -> dict:
-    """Mark the run stopped, write the final weights; the summary of :func:`run_tuning`."""
+def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
+    """Mark the run stopped, write the final weights (and with a ``test`` set their test
+    translations); the summary of :func:`run_tuning`."""
     if state["stop"] is None:
         state = {**state, "stop": "iteration limit"}
         _write_json(state_path, state)
@@ -480,8 +579,47 @@ def _finish(cfg, hooks, decoder, state, state_path) -> dict:
     written = decoder.write_weights(final, _weights_of(final_weights),
                                     comment=f"mtplug tune {cfg.optimizer}: {which}")
     hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights ({which}): {final}")
+    tested = {}
+    if test is not None:
+        tested = _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine,
+                             json.loads(json.dumps(final_weights)), final_iteration)
+    keys = ("iteration", "bleu", "tuned_bleu", "hypotheses", "new") + (("test_bleu",) if test is not None else ())
     return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
             "final_weights": cfg.final_weights, "final_iteration": final_iteration, "bleu": final_bleu,
-            "last_bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"),
-            "history": [{k: h[k] for k in ("iteration", "bleu", "tuned_bleu", "hypotheses", "new")}
-                        for h in state["history"]]}
+            "last_bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"), **tested,
+            "history": [{k: h[k] for k in keys} for h in state["history"]]}
+
+
+def _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine, final_weights: list,
+                final_iteration: Optional[int]) -> dict:
+    """DIR/final.test.out, the test translations of the final weights, and their scores (the
+    summary's ``test_*`` fields): a copy of the iteration's test.out when an iteration decoded
+    them, else a decode of the test set (recorded in the state, so that a --resume of the
+    finished run does not repeat it)."""
+    out = os.path.join(cfg.workdir, decoder.final_name + "." + TEST_OUT)
+    source = None if final_iteration is None else os.path.join(iteration_dir(cfg.workdir, final_iteration),
+                                                                TEST_OUT)
+    done = state.get("final_test") or {}
+    if source is not None and os.path.exists(source):
+        entry = state["history"][final_iteration - 1]
+        fields = {k: v for k, v in entry.items() if k.startswith("test_") and k != "test_decode_seconds"}
+        with open(source, "rb") as fh, atomic_output(out, "wb") as fo:
+            shutil.copyfileobj(fh, fo)
+    elif done.get("weights") == final_weights and os.path.exists(out):
+        fields = {k: v for k, v in done.items() if k != "weights"}
+    else:
+        folder = os.path.join(cfg.workdir, FINAL_DECODE)
+        os.makedirs(folder, exist_ok=True)
+        decoder.prepare(folder, _weights_of(final_weights))
+        own = engine is None and bool(cfg.scheduler)   # a finished run resumed: no cluster yet
+        engine = _connect(cfg, hooks) if own else engine
+        try:
+            path = decode_test(decoder, cfg, folder, test[0], None, engine)
+        finally:
+            if own:
+                engine.close()
+        fields = _test_fields(cfg, _scores(path, test[1], bleu, cfg.metric))
+        os.replace(path, out)
+        _write_json(state_path, {**state, "final_test": {"weights": final_weights, **fields}})
+    hooks.log(f"final weights: {_test_line(cfg, fields)} ({out})")
+    return {**fields, "test_out": out}

@@ -1,7 +1,8 @@
 """``mtplug plot WORKDIR``: PNG figures of a tuning run (matplotlib, Agg backend).
 
-* ``bleu.png``: tuning BLEU per iteration (decoded 1-best, and the optimizer's score on
-  the accumulated store).
+* ``bleu.png``: BLEU per iteration: the tuning set's decoded 1-best, the optimizer's
+  score on the accumulated store and, for a run with ``--test-input``, the test set's
+  1-best decoded with the same weights as the tuning set's (:func:`bleu_curves`).
 * ``error-surface.png`` (MERT runs): corpus BLEU on the last iteration's store as a
   function of γ along w_start + γ·(w_end − w_start) of the last iteration. The MERT
   optimizer does not report its last search direction, so the surface is taken along
@@ -20,15 +21,32 @@ from ..errors import InputError
 from .loop import iteration_dir, read_state
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend; InputError when matplotlib is missing."""
     try:
         import matplotlib
     except ImportError:
-        raise InputError("mtplug plot needs matplotlib: pip install 'mtplug[plot]'") from None
+        raise InputError("plots need matplotlib: pip install 'mtplug[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def bleu_curves(state: dict) -> list[tuple[str, str, list[int], list[float]]]:
+    """The curves of ``bleu.png`` from a run's state: (label, matplotlib format,
+    iterations, BLEU values) each; the store's curve leaves out iterations without an
+    optimizer run, the test curve is there only for a run with a test set."""
+    hist = state["history"]
+    curves = [("tuning set, decoded 1-best", "o-", [h["iteration"] for h in hist], [h["bleu"] for h in hist])]
+    tuned = [(h["iteration"], h["tuned_bleu"]) for h in hist if h["tuned_bleu"] is not None]
+    if tuned:
+        its, values = zip(*tuned)
+        curves.append((f"{state['fingerprint']['optimizer']} on the store", "s--", list(its), list(values)))
+    if "test_input" in state["fingerprint"]:
+        curves.append(("test set, decoded 1-best", "^-", [h["iteration"] for h in hist],
+                       [h["test_bleu"] for h in hist]))
+    return curves
 
 
 def plot_workdir(workdir: str, out: str | None = None) -> list[str]:
@@ -36,20 +54,17 @@ def plot_workdir(workdir: str, out: str | None = None) -> list[str]:
     state = read_state(workdir)
     if state is None or not state["history"]:
         raise InputError("no completed tuning iteration here (state.json missing or empty)", workdir)
-    plt = _pyplot()
+    plt = pyplot()
     out = out or os.path.join(workdir, "plots")
     os.makedirs(out, exist_ok=True)
     written = []
 
-    hist = state["history"]
-    its = [h["iteration"] for h in hist]
+    its = [h["iteration"] for h in state["history"]]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(its, [h["bleu"] for h in hist], "o-", label="decoded 1-best")
-    tuned = [(h["iteration"], h["tuned_bleu"]) for h in hist if h["tuned_bleu"] is not None]
-    if tuned:
-        ax.plot(*zip(*tuned), "s--", label=f"{state['fingerprint']['optimizer']} on the store")
+    for label, style, x, y in bleu_curves(state):
+        ax.plot(x, y, style, label=label)
     ax.set_xlabel("iteration")
-    ax.set_ylabel("tuning BLEU")
+    ax.set_ylabel("BLEU")
     ax.set_xticks(its)
     ax.set_title("BLEU per iteration")
     ax.legend()
