@@ -49,3 +49,19 @@ def row_objectives(const int32_t[:, ::1] stats, const int32_t[::1] kinds, const 
         for i in prange(n, num_threads=T, schedule="static"):
             out[i] = row_objective(&stats[i, 0], &spec, bleu_variant, sum_scale, bufs + threadid() * MAX_STATS)
     free(bufs)
+
+
+def totals_objectives(const int64_t[:, ::1] totals, const int32_t[::1] kinds, const int32_t[::1] offsets,
+                      const int32_t[::1] widths, const double[::1] weights, const double[::1] params,
+                      double constant, double[::1] out):
+    """out[b] = the corpus objective of totals row b (int64 [B, n_stats], e.g. one row per
+    bootstrap sample); as :func:`objective` row by row."""
+    cdef MetricSpec spec
+    cdef Py_ssize_t b, n = totals.shape[0]
+    if fill_spec(&spec, kinds, offsets, widths, weights, params, constant, totals.shape[1]) != 0:
+        raise ValueError("the metric spec does not fit the statistics")
+    if out.shape[0] != n:
+        raise ValueError(f"out has {out.shape[0]} entries for {n} rows")
+    with nogil:
+        for b in range(n):
+            out[b] = metric_objective(&totals[b, 0], &spec)

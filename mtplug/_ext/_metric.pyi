@@ -27,3 +27,13 @@ def row_objectives(
     out: np.ndarray,  # double[::1] [n], overwritten
     n_threads: int = 1,
 ) -> None: ...
+def totals_objectives(
+    totals: np.ndarray,  # const int64_t[:, ::1] [B, n_stats], summed statistics per row
+    kinds: np.ndarray,
+    offsets: np.ndarray,
+    widths: np.ndarray,
+    weights: np.ndarray,
+    params: np.ndarray,
+    constant: float,
+    out: np.ndarray,  # double[::1] [B], overwritten with each row's objective
+) -> None: ...

@@ -166,6 +166,16 @@ class Metric:
             raise ValueError(f"{self.name} needs {self.n_stats} summed statistics, got shape {t.shape}")
         return float(_metric.objective(t, *self.kernel_spec()))
 
+    def objectives(self, totals) -> np.ndarray:
+        """float64 [B]: the objective of each row of summed statistics (int [B, n_stats]),
+        e.g. one row per bootstrap resample; as :meth:`objective` row by row."""
+        t = np.ascontiguousarray(totals, dtype=np.int64)
+        if t.ndim != 2 or t.shape[1] != self.n_stats:
+            raise ValueError(f"{self.name} needs rows of {self.n_stats} summed statistics, got shape {t.shape}")
+        out = np.empty(len(t), dtype=np.float64)
+        _metric.totals_objectives(t, *self.kernel_spec(), out)
+        return out
+
     def value(self, objective: float) -> float:
         """The metric on its natural scale from an objective (TER as an error rate, ...)."""
         return self.value_offset + self.value_sign * float(objective)
