@@ -65,7 +65,8 @@ def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: Op
     fmt = fmt or detect_weights_format(path)
     names = list(names)
     dense = names[:n_dense]
-    read = read_weights(path, fmt, feature_names=dense if fmt in POSITIONAL else None)
+    # kbmira output numbers its dense weights F0, F1, ... in the column order
+    read = read_weights(path, fmt, feature_names=dense if fmt in POSITIONAL or fmt == "mira-out" else None)
     items = dict(read.items())
     if fmt in ("moses-ini", "dense-init"):
         _check_dense_layout(read, dense, path)

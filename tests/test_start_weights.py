@@ -99,3 +99,10 @@ def test_moses_ini_label_counts_must_match(write):
     start = read_start(write("ini2", "[weight]\nLM0= 1\nTM0= 1 2\nDistortion0= 0.3\n"), NAMES, 3)
     assert dict(start.kept.items()) == {"Distortion0_0": 0.3}
     np.testing.assert_array_equal(start.vector[:3], [1, 1, 2])
+
+
+def test_kbmira_output_lines_up_its_dense_weights_by_position(write):
+    # kbmira writes the dense weights as F0, F1, ... in the features.dat column order
+    path = write("mert.out", "F0 0.5\nF1 -0.25\nF2 0.125\nWT_a~a 2\n")
+    start = read_start(path, NAMES, 3)
+    assert dict(start.weights.items()) == {"LM0_0": 0.5, "TM0_0": -0.25, "TM0_1": 0.125, "WT_a~a": 2.0}

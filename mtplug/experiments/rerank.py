@@ -30,7 +30,7 @@ from ..corpus import FeatureSpace, concat_arrays
 from ..errors import InputError
 from ..fileio import CHUNK_BYTES, atomic_output, iter_chunks
 from ..formats.nbest import scan_nbest
-from ..formats.weights import Weights, detect_weights_format, format_shortest, list_names, read_weights
+from ..formats.weights import Weights, detect_weights_format, format_shortest, list_names
 
 _SEP = b"|||"
 #: output lines joined per write call
@@ -60,13 +60,10 @@ def weight_vector(weights, names: Sequence[str], n_dense: int, *,
     if isinstance(weights, (str, os.PathLike)):
         path = os.fspath(weights)
         fmt = detect_weights_format(path)
-        if fmt == "mira-out":
-            if sparse_weights:
-                raise InputError("is kbmira output, which holds its sparse weights itself: give no sparse "
-                                 "weights file with it", path)
-            named = read_weights(path, fmt, feature_names=names[:n_dense])
-        else:
-            named = read_start(path, names, n_dense, sparse_init=sparse_weights, fmt=fmt).weights
+        if fmt == "mira-out" and sparse_weights:
+            raise InputError("is kbmira output, which holds its sparse weights itself: give no sparse "
+                             "weights file with it", path)
+        named = read_start(path, names, n_dense, sparse_init=sparse_weights, fmt=fmt).weights
     elif isinstance(weights, Mapping):
         try:
             named = Weights(weights)
