@@ -140,7 +140,8 @@ def read_statistics(path: str, references, bleu_config, stats_metric: str):
 
     n_lines = len(read_text_lines(path))
     if n_lines != len(references):
-        raise InputError(f"has {n_lines} lines, expected {len(references)} (one per reference sentence)", path)
+        raise InputError(f"has {n_lines} line{'' if n_lines == 1 else 's'}, expected {len(references)} (one per "
+                         "reference sentence)", path)
     corpus = NbestCorpus.from_plain(path, references, bleu_config, metric=stats_metric)
     return np.ascontiguousarray(corpus.stats[corpus.sent_offsets[:-1]]), corpus.metric
 

@@ -99,6 +99,8 @@ READ_BY = {
     "forestmert": "`mtplug optimize mert --forests PATH --ref REF --init FILE` (the same for `optimize kbmira`)",
     "hgdir": "`kbmira --hgdir DIR --reference REF --dense-init FILE` (Moses's hypergraph mode; `mtplug kbest "
              "--forests DIR` and `optimize --forests DIR` read the same files)",
+    "rerank": "`mtplug rerank --nbest NBEST --weights INIT --out OUT`",
+    "evaluate": "`mtplug evaluate --ref REF --hyps-baseline HYP --hyps-sys1 HYP2`",
 }
 #: command kinds run by a Moses program of moses_integration/ (through its entry point,
 #: ``python -m mtplug.integrations.moses PROGRAM``), not by ``mtplug``
@@ -145,6 +147,11 @@ def command_line(case: Case, d: str) -> list[str]:
     if case.command == "hgdir":
         return ["--hgdir", p("hg"), "--reference", p("ref"), "--dense-init", p("dense"), "--iters", "1",
                 "-o", p("out")]
+    if case.command == "rerank":
+        return ["rerank", "-q", "--nbest", p("nbest"), "--weights", p("init"), "--out", p("out")]
+    if case.command == "evaluate":
+        return ["evaluate", "-q", "--ref", p("ref"), "--hyps-baseline", p("hyp"), "--hyps-sys1", p("hyp2"),
+                "--boot-samples", "10", "--ar-shuffles", "10", "--json", p("out")]
     raise ValueError(case.command)
 
 
@@ -173,7 +180,8 @@ def defaults(case: Case) -> dict:
             "scores.dat": GOOD_SCORES, "hyp": "a b c\nx y\n", "kbest": GOOD_KBEST, "src": GOOD_SRC,
             "sparse": GOOD_SPARSE, "weights": KBEST_INIT, "pro.data": GOOD_PRO, "dtrain.ini": GOOD_DTRAIN,
             "cdec.ini": "formalism=scfg\n", "tune.yaml": GOOD_TUNE, "moses.ini": "[weight]\nLM0= 0.5\nTM0= 0.2 0.2\n",
-            "forest.weights": FOREST_WEIGHTS, "dense": GOOD_DENSE}
+            "forest.weights": FOREST_WEIGHTS, "dense": GOOD_DENSE,
+            "hyp2": "a b c\nx y z\n"}
     return {**base, **case.files}
 
 
@@ -735,6 +743,17 @@ CASES = [
                     "(N a sentence id)", "forestmert"),
     Case("forest directory", "formats mixed", {"forests/0.json": GOOD_JSON, "forests/1.gz": _gz(GOOD_HG)},
          ACCEPTED + "each file is read as its name says (here a cdec JSON forest and a Moses hypergraph)", "forestmert"),
+    # ---------------------------------------------------------------- rerank, evaluate
+    Case("n-best list (mtplug rerank)", "sentence id missing in the middle",
+         {"nbest": NBEST_LINE[0] + NBEST_LINE[1].replace("1 |||", "2 |||", 1)}, "mtplug: error: DIR/nbest: sentence 1 has no hypotheses (1 of 3 sentences are empty); every id from 0 to 2 needs at least one, or its 1-best line would be missing", "rerank"),
+    Case("n-best list (mtplug rerank)", "too few fields", {"nbest": NBEST_LINE[0] + "1 ||| x y\n"}, "mtplug: error: DIR/nbest:2: expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer", "rerank"),
+    Case("n-best list (mtplug rerank)", "weights for another number of columns", {"init": "0.5 0.2\n"}, "mtplug: error: DIR/init:1: has 2 values, expected 3 (one per feature)",
+         "rerank"),
+    Case("n-best list (mtplug rerank)", "NaN feature value", {"nbest": NBEST_LINE[0].replace("-1.5", "nan") + NBEST_LINE[1]},
+         "mtplug: error: DIR/nbest:1: feature value 'nan' is not finite (NaN or infinity)", "rerank"),
+    Case("translations (mtplug evaluate)", "fewer lines than references", {"hyp2": "a b c\n"}, "mtplug: error: DIR/hyp2: has 1 line, expected 2 (one per reference sentence)", "evaluate"),
+    Case("translations (mtplug evaluate)", "invalid UTF-8", {"hyp2": b"a \xff\nx\n"}, "mtplug: error: DIR/hyp2:1: invalid UTF-8 at byte 2", "evaluate"),
+    Case("translations (mtplug evaluate)", "empty file", {"hyp": ""}, "mtplug: error: DIR/hyp: has 0 lines, expected 2 (one per reference sentence)", "evaluate"),
 ]
 
 
