@@ -1,37 +1,48 @@
-"""The forms of an evaluate report: an aligned text table (MultEval's layout), a LaTeX
-table, and a PNG of every replica's score.
+"""The forms of an evaluate report: MultEval's aligned text table and LaTeX table, and a
+PNG of every replica's score.
 
-Text and LaTeX round as MultEval prints: scores and spreads to one decimal, p-values to
-two (the JSON form, :meth:`mtplug.experiments.evaluate.Report.to_json`, keeps every digit).
+Text and LaTeX follow MultEval 0.5.1's layout (tests/golden/multeval): a 15-character
+system column, 23-character metric cells ``mean (s_sel/s_opt/p)`` (s_opt is s_dev, the
+spread across optimizer replicas), scores and spreads to one decimal and p-values to two,
+rounded half up from the shortest decimal form of the number as Java prints them. With one
+replica ``*`` stands for s_dev, and the p-value is printed (MultEval leaves it out). The
+JSON form (:meth:`mtplug.experiments.evaluate.Report.to_json`) keeps every digit.
 """
 
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 
 from .evaluate import Report
 
 
-def _num(x, digits: int) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+def _num(x, digits: int, missing: str = "-") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return missing
+    return str(Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def text_table(report: Report) -> str:
-    """MultEval's table: one row per system, per metric ``mean (s_sel/s_dev/p)``; with one
-    replica the paired bootstrap's p-values and win shares follow the table."""
-    header = [f"n={report.n_replicas}"] + [f"{m.label} (s_sel/s_dev/p)" for m in report.metrics]
-    rows = [header]
+    """MultEval's table: one row per system, per metric ``mean (s_sel/s_opt/p)``; notes on
+    the tests (and, with one replica, the paired bootstrap's p-values) follow it."""
+    one = report.n_replicas == 1
+    lines = [f"{'n=' + str(report.n_replicas):<15}"
+             + "".join(f"{m.label + ' (s_sel/s_opt/p)':<23}" for m in report.metrics)]
     for s in report.systems:
-        cells = [s.name]
+        cells = []
         for m in report.metrics:
             r = s.metrics[m.label]
-            cells.append(f"{_num(r.mean, 1)} ({_num(r.s_sel, 1)}/{_num(r.s_dev, 1)}/{_num(r.p, 2)})")
-        rows.append(cells)
-    widths = [max(len(r[k]) for r in rows) for k in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    if report.n_replicas == 1 and len(report.systems) > 1:
-        lines.append("")
-        lines.append(f"paired bootstrap resampling ({report.boot_samples} samples), against {report.systems[0].name}:")
+            cells.append(f"{_num(r.mean, 1)} ({_num(r.s_sel, 1)}/{_num(r.s_dev, 1, '*')}/{_num(r.p, 2)})")
+        lines.append(f"{s.name:<15}" + "".join(f"{c:<23}" for c in cells))
+    if one:
+        lines.append("  *  no estimate of optimizer instability from a single optimizer run; consider several")
+    lines.append("")
+    lines.append(f"p: approximate randomization against {report.systems[0].name} ({report.ar_shuffles} shuffles"
+                 + (f", stratified over {report.n_replicas} replicas" if not one else "")
+                 + f"); s_sel: bootstrap ({report.boot_samples} samples); seed {report.seed}")
+    if one and len(report.systems) > 1:
+        lines.append(f"paired bootstrap resampling ({report.boot_samples} samples) against {report.systems[0].name}:")
         for s in report.systems[1:]:
             parts = []
             for m in report.metrics:
@@ -39,12 +50,8 @@ def text_table(report: Report) -> str:
                 wins = "" if r.bootstrap_wins is None else f", better in {100 * r.bootstrap_wins:.1f}% of samples"
                 parts.append(f"{m.label} p = {_num(r.p_bootstrap, 4)}{wins}")
             lines.append(f"  {s.name}: " + "; ".join(parts))
-    lines.append("")
-    lines.append(f"p: approximate randomization ({report.ar_shuffles} shuffles"
-                 + (f", stratified over {report.n_replicas} replicas" if report.n_replicas > 1 else "")
-                 + f"); s_sel: bootstrap ({report.boot_samples} samples); seed {report.seed}")
     lines.append(report.signature)
-    return "\n".join(lines) + "\n"
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 _LATEX_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -56,22 +63,29 @@ def _tex(text: str) -> str:
 
 
 def latex_table(report: Report) -> str:
-    """A booktabs LaTeX table (MultEval's columns): metric, system, mean, s_sel, s_dev, p."""
-    arrow = {True: r" $\uparrow$", False: r" $\downarrow$", None: ""}
-    out = [r"\begin{tabular}{llrrrr}", r"\toprule",
-           r"Metric & System & Avg & $\overline{s}_{\mathrm{sel}}$ & $s_{\mathrm{Test}}$ & $p$-value \\",
-           r"\midrule"]
-    for i, m in enumerate(report.metrics):
-        if i:
-            out.append(r"\midrule")
-        for j, s in enumerate(report.systems):
+    """MultEval's LaTeX table (needs ``\\usepackage{multirow}``): per metric a block of
+    systems with mean, s_sel, s_dev (s_Test) and p."""
+    arrow = {True: r" $\uparrow$", False: r" $\downarrow$", None: " "}
+    out = [r"\begin{table}[htb]", r"\begin{center}", r"\begin{footnotesize}", r"\begin{tabular}{|l|l|l|l|l|l|}",
+           r"\hline",
+           r"\bf Metric & \bf System & \bf Avg & \bf $\overline{s}_{\text{sel}}$ & \bf $s_{\text{Test}}$ & "
+           r"\bf $p$-value \\", r"\hline"]
+    for m in report.metrics:
+        out.append(f"\\multirow{{{len(report.systems)}}}{{*}}{{{_tex(m.label)}{arrow[m.higher_is_better]}}}")
+        for s in report.systems:
             r = s.metrics[m.label]
-            name = _tex(m.label) + arrow[m.higher_is_better] if j == 0 else ""
-            out.append(f"{name} & {_tex(s.name)} & {_num(r.mean, 1)} & {_num(r.s_sel, 1)} & {_num(r.s_dev, 1)} & "
+            out.append(f"& {_tex(s.name)} & {_num(r.mean, 1)} & {_num(r.s_sel, 1)} & {_num(r.s_dev, 1)} & "
                        f"{_num(r.p, 2)} \\\\")
-    out += [r"\bottomrule", r"\end{tabular}",
-            f"% {report.n_replicas} optimizer replica(s) per system; p: approximate randomization "
-            f"({report.ar_shuffles} shuffles); seed {report.seed}", f"% {report.signature}"]
+        out.append(r"\hline")
+    shuffles = (f"approximate randomization, {report.ar_shuffles} shuffles"
+                + (f" stratified over the {report.n_replicas} optimizer replicas" if report.n_replicas > 1 else ""))
+    out += [r"\end{tabular}", r"\end{footnotesize}", r"\end{center}",
+            r"\caption{\label{tab:scores} Metric scores averaged over " + str(report.n_replicas)
+            + r" optimizer replica(s) per system. $\overline{s}_{\text{sel}}$: standard deviation over "
+            + str(report.boot_samples) + r" bootstrap resamples of the test set (test-set selection), averaged over "
+            r"replicas; $s_{\text{Test}}$: standard deviation across replicas (optimizer instability); $p$: "
+            + shuffles + r", relative to " + _tex(report.systems[0].name) + r" (Clark et al., 2011).}",
+            r"\end{table}", f"% {report.signature}"]
     return "\n".join(out) + "\n"
 
 

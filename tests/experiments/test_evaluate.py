@@ -113,13 +113,21 @@ def test_text_and_latex_tables(study):
     report = _report(study[3])
     text = text_table(report)
     head, base, sys1 = text.splitlines()[:3]
-    assert head.split()[:3] == ["n=3", "BLEU", "(s_sel/s_dev/p)"]
+    assert head.startswith("n=3" + " " * 12 + "BLEU (s_sel/s_opt/p)")
     r = report.systems[1].metrics["BLEU"]
-    assert sys1.split()[1:3] == [f"{r.mean:.1f}", f"({r.s_sel:.1f}/{r.s_dev:.1f}/{r.p:.2f})"]
-    assert base.split()[2].endswith("/-)")
+    assert sys1[:15] == "sys1" + " " * 11
+    assert sys1[15:38].rstrip() == f"{r.mean:.1f} ({r.s_sel:.1f}/{r.s_dev:.1f}/{r.p:.2f})"
+    assert base[15:38].rstrip().endswith("/-)")
     tex = latex_table(report)
-    assert tex.startswith("\\begin{tabular}{llrrrr}") and "\\end{tabular}" in tex
+    assert tex.startswith("\\begin{table}[htb]") and "\\multirow{2}{*}{BLEU $\\uparrow$}" in tex
     assert f"& sys1 & {r.mean:.1f} & {r.s_sel:.1f} & {r.s_dev:.1f} & {r.p:.2f} \\\\" in tex
+
+
+def test_rounding_is_half_up_as_multeval_prints():
+    from mtplug.experiments.report_format import _num
+
+    assert [_num(x, 1) for x in (0.25, 0.35, 2.05, 40.15)] == ["0.3", "0.4", "2.1", "40.2"]
+    assert _num(float("nan"), 1, "*") == "*" and _num(None, 2) == "-"
 
 
 def test_cli_end_to_end(study, tmp_path, capsys):
@@ -136,7 +144,7 @@ def test_cli_end_to_end(study, tmp_path, capsys):
     assert data["systems"][0]["scores"]["BLEU"]["p"] is None
     assert out.splitlines()[0].startswith("n=3") and "seed 5" in out
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (tmp_path / "t.tex").read_text().startswith("\\begin{tabular}")
+    assert (tmp_path / "t.tex").read_text().startswith("\\begin{table}")
     # the same seed prints the same numbers; JSON to stdout replaces the table
     assert main(argv[:-7] + ["--json", "-", "--quiet"]) == 0
     again = json.loads(capsys.readouterr().out)
