@@ -27,28 +27,21 @@ def gather_totals(const int32_t[:, ::1] stats, const int32_t[:, ::1] idx, int64_
                     out[b, k] += stats[r, k]
 
 
-def swap_totals(const int32_t[:, ::1] a, const int32_t[:, ::1] b, const uint8_t[:, ::1] swap,
-                int64_t[:, ::1] out_a, int64_t[:, ::1] out_b, int n_threads=1):
-    """Approximate randomization: for every shuffle s, out_a[s] sums a's rows with row i
-    taken from b where swap[s, i] != 0, and out_b[s] the other rows (a, b int32 [n, w] of
-    two systems' statistics on the same sentences; swap uint8 [S, n]; outs int64 [S, w],
-    overwritten)."""
-    cdef Py_ssize_t s, i, k, S = swap.shape[0], n = a.shape[0], w = a.shape[1]
-    if b.shape[0] != n or b.shape[1] != w or swap.shape[1] != n:
-        raise ValueError("a, b and swap must cover the same sentences and columns")
-    if out_a.shape[0] != S or out_a.shape[1] != w or out_b.shape[0] != S or out_b.shape[1] != w:
-        raise ValueError(f"outs must have shape ({S}, {w})")
+def masked_sums(const int64_t[:, ::1] rows, const uint8_t[:, ::1] mask, int64_t[:, ::1] out, int n_threads=1):
+    """out[s] = sum of rows[i] over the i with mask[s, i] != 0 (rows int64 [n, w]; mask
+    uint8 [S, n]; out int64 [S, w], overwritten). Approximate randomization passes the
+    rows of one system's statistics minus the other's: a shuffle's totals are then one
+    system's totals plus these sums."""
+    cdef Py_ssize_t s, i, k, S = mask.shape[0], n = rows.shape[0], w = rows.shape[1]
+    if mask.shape[1] != n:
+        raise ValueError(f"mask covers {mask.shape[1]} rows, expected {n}")
+    if out.shape[0] != S or out.shape[1] != w:
+        raise ValueError(f"out has shape {tuple(out.shape)[:2]}, expected ({S}, {w})")
     with nogil:
         for s in prange(S, num_threads=n_threads if n_threads > 1 else 1, schedule="static"):
             for k in range(w):
-                out_a[s, k] = 0
-                out_b[s, k] = 0
+                out[s, k] = 0
             for i in range(n):
-                if swap[s, i]:
+                if mask[s, i]:
                     for k in range(w):
-                        out_a[s, k] += b[i, k]
-                        out_b[s, k] += a[i, k]
-                else:
-                    for k in range(w):
-                        out_a[s, k] += a[i, k]
-                        out_b[s, k] += b[i, k]
+                        out[s, k] += rows[i, k]

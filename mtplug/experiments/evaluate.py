@@ -132,6 +132,12 @@ def _median(values: Sequence[float]) -> float:
     return ordered[len(ordered) // 2]
 
 
+def progress_total(systems: Sequence[tuple[str, Sequence[str]]], metrics: Sequence[str]) -> int:
+    """The units :func:`evaluate` reports to its progress callback."""
+    kinds = {report_metric(m).stats_metric for m in metrics}
+    return sum(len(files) for _, files in systems) * len(kinds) + len(systems) - 1
+
+
 def read_statistics(path: str, references, bleu_config, stats_metric: str):
     """(rows int32 [n_sentences, w], bound layer metric) of one translation file (line i =
     sentence i); InputError when its line count is not the references'."""
@@ -146,6 +152,11 @@ def read_statistics(path: str, references, bleu_config, stats_metric: str):
     return np.ascontiguousarray(corpus.stats[corpus.sent_offsets[:-1]]), corpus.metric
 
 
+def _columns(score, columns: slice):
+    """``score`` of the statistics in ``columns`` of wide totals [B, W]."""
+    return lambda totals: score(np.ascontiguousarray(totals[:, columns]))
+
+
 def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_config,
              metrics: Sequence[str] = DEFAULT_METRICS, boot_samples: int = DEFAULT_BOOT_SAMPLES,
              ar_shuffles: int = DEFAULT_AR_SHUFFLES, seed: int = 0, threads: int = 1,
@@ -153,8 +164,9 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
     """MultEval's report. systems: (name, translation files, one per optimizer replica),
     the baseline first; every system has the same number of replicas (replica k of each
     system is paired with replica k of the baseline in the stratified test). references:
-    mtplug.formats.references.References. progress: called with 1 per finished unit
-    (one per file and metric, then one per system and metric for the tests)."""
+    mtplug.formats.references.References. progress: called with the number of finished
+    units (one per file and statistics kind read, one per system tested against the
+    baseline); :func:`progress_total` counts them."""
     if len(systems) < 1:
         raise ValueError("need at least the baseline system")
     counts = {len(files) for _, files in systems}
@@ -168,41 +180,54 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
         raise InputError(f"a metric is named twice: {' '.join(metrics)}")
     tick = progress or (lambda k: None)
 
-    # statistics once per (file, statistics metric)
-    stats: dict[tuple[str, str], tuple[np.ndarray, object]] = {}
+    # statistics once per (file, statistics metric), side by side in one wide row per
+    # sentence, so that one draw of resamples and shuffles serves every metric
+    kinds = list(dict.fromkeys(c.stats_metric for c in cols))
+    wide: dict[str, np.ndarray] = {}
+    bound: dict[str, object] = {}
     for _, files in systems:
         for path in files:
-            for c in cols:
-                if (path, c.stats_metric) not in stats:
-                    stats[path, c.stats_metric] = read_statistics(path, references, bleu_config, c.stats_metric)
+            if path in wide:
+                tick(len(kinds))
+                continue
+            parts = []
+            for kind in kinds:
+                rows, bound[kind] = read_statistics(path, references, bleu_config, kind)
+                parts.append(rows)
                 tick(1)
+            wide[path] = np.ascontiguousarray(np.concatenate(parts, axis=1))
+    starts = np.cumsum([0] + [bound[k].n_stats for k in kinds])
+    slices = {k: slice(int(starts[i]), int(starts[i + 1])) for i, k in enumerate(kinds)}
+    scorers = [_columns(c.scorer(bound[c.stats_metric]), slices[c.stats_metric]) for c in cols]
 
+    flat = [wide[p] for _, files in systems for p in files]
+    boot = sig.bootstrap_totals(flat, boot_samples, seed, threads)   # one draw for every replica
     results = [SystemResult(name, list(files)) for name, files in systems]
-    for c in cols:
-        bound = stats[systems[0][1][0], c.stats_metric][1]
-        score = c.scorer(bound)
-        per_system = [[stats[p, c.stats_metric][0] for p in files] for _, files in systems]
-        # one draw of resamples for every replica of every system: s_sel, and the paired test
-        flat = [r for rows in per_system for r in rows]
-        boot = sig.paired_bootstrap_scores(flat, score, boot_samples, seed, threads)
+    full_scores = {}
+    for c, score in zip(cols, scorers):
         full = [sig.score_of(r, score) for r in flat]
+        resampled = [score(t) for t in boot]
+        full_scores[c.label] = (full, resampled)
         for k, res in enumerate(results):
             replicas = full[k * n_rep:(k + 1) * n_rep]
-            s_sel = float(np.mean([sig.sample_std(b) for b in boot[k * n_rep:(k + 1) * n_rep]]))
+            s_sel = float(np.mean([sig.sample_std(b) for b in resampled[k * n_rep:(k + 1) * n_rep]]))
             res.metrics[c.label] = MetricResult(
                 replicas=replicas, mean=float(np.mean(replicas)), s_sel=s_sel,
                 s_dev=sig.sample_std(replicas) if n_rep > 1 else None, median=_median(replicas),
                 min=min(replicas), max=max(replicas))
-            tick(1)
-        base_stack = sig.stack_replicas(per_system[0])
-        for k, (res, rows) in enumerate(zip(results[1:], per_system[1:]), start=1):
+    base_stack = sig.stack_replicas([wide[p] for p in systems[0][1]])
+    for k, ((_, files), res) in enumerate(zip(systems[1:], results[1:]), start=1):
+        p_values = sig.approximate_randomization(base_stack, sig.stack_replicas([wide[p] for p in files]), scorers,
+                                                 ar_shuffles, seed, threads)
+        for c, p in zip(cols, p_values):
             m = res.metrics[c.label]
-            m.p = sig.approximate_randomization(base_stack, sig.stack_replicas(rows), score, ar_shuffles, seed,
-                                                threads)
+            m.p = p
             if n_rep == 1:
-                pb = sig.compare_resamples(full[0], full[k], boot[0], boot[k], bool(c.higher_is_better))
+                full, resampled = full_scores[c.label]
+                pb = sig.compare_resamples(full[0], full[k], resampled[0], resampled[k], bool(c.higher_is_better))
                 m.p_bootstrap = pb.p
                 m.bootstrap_wins = pb.wins if c.higher_is_better is not None else None
+        tick(1)
     from .. import __version__
 
     signature = (f"nrefs:{references.uniform_count or 'var'}|case:{'lc' if bleu_config.lowercase else 'mixed'}|"

@@ -91,7 +91,7 @@ def run(args, log, counter, references, bleu_config) -> int:
 
     from ..fileio import atomic_output, check_outputs
     from ..metrics.layer import default_threads
-    from .evaluate import evaluate, report_metric
+    from .evaluate import evaluate, progress_total, report_metric
     from .report_format import latex_table, plot_replicas, text_table
 
     for flag, value in (("--boot-samples", args.boot_samples), ("--ar-shuffles", args.ar_shuffles)):
@@ -115,8 +115,7 @@ def run(args, log, counter, references, bleu_config) -> int:
             if not os.path.isfile(path):
                 raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
 
-    n_files = sum(len(f) for _, f in systems)
-    update, close = counter(n_files * len(args.metric) + len(systems) * len(args.metric), "evaluate")
+    update, close = counter(progress_total(systems, args.metric), "evaluate")
     try:
         report = evaluate(systems, references, bleu_config, args.metric, args.boot_samples, args.ar_shuffles,
                           args.seed, default_threads(args.threads), progress=update,

@@ -49,28 +49,25 @@ def _check_count(count: int, what: str) -> None:
 def bootstrap_scores(stats, score: Scorer, n_samples: int, seed: int, threads: int = 1) -> np.ndarray:
     """float64 [n_samples]: the score of each bootstrap resample of the test set (n
     sentences drawn with replacement from the n rows of stats int32 [n, w])."""
-    return paired_bootstrap_scores([stats], score, n_samples, seed, threads)[0]
+    return score(bootstrap_totals([stats], n_samples, seed, threads)[0])
 
 
-def paired_bootstrap_scores(systems: Sequence, score: Scorer, n_samples: int, seed: int,
-                            threads: int = 1) -> list[np.ndarray]:
-    """The scores of the same bootstrap resamples (one draw of sentence numbers) for each
-    of several systems' statistics (each int32 [n, w], the same n): a list of float64
-    [n_samples]."""
+def bootstrap_totals(systems: Sequence, n_samples: int, seed: int, threads: int = 1) -> list[np.ndarray]:
+    """The summed statistics of the same bootstrap resamples (one draw of sentence
+    numbers) for each of several systems' statistics (each int32 [n, w], the same n): a
+    list of int64 [n_samples, w]. Score them with any metric whose columns they hold."""
     _check_count(n_samples, "the number of bootstrap samples")
     rows = [_rows(s, "bootstrap") for s in systems]
     n = rows[0].shape[0]
     if any(r.shape[0] != n for r in rows):
         raise ValueError("paired bootstrap: every system needs statistics of the same sentences")
     rng = np.random.default_rng(seed)
-    out = [np.empty(n_samples, dtype=np.float64) for _ in rows]
+    out = [np.empty((n_samples, r.shape[1]), dtype=np.int64) for r in rows]
     for start in range(0, n_samples, DRAW_ROWS):
         count = min(DRAW_ROWS, n_samples - start)
         idx = rng.integers(0, n, size=(count, n)).astype(np.int32)
         for r, o in zip(rows, out):
-            totals = np.empty((count, r.shape[1]), dtype=np.int64)
-            _resample.gather_totals(r, idx, totals, max(1, int(threads)))
-            o[start:start + count] = score(totals)
+            _resample.gather_totals(r, idx, o[start:start + count], max(1, int(threads)))
     return out
 
 
@@ -102,13 +99,13 @@ def paired_bootstrap(baseline, system, score: Scorer, higher_is_better: bool, n_
     """:class:`PairedBootstrap` of ``system`` against ``baseline`` (statistics int32
     [n, w] of the same n sentences)."""
     base_rows, sys_rows = _rows(baseline, "baseline"), _rows(system, "system")
-    base, sys_ = paired_bootstrap_scores([base_rows, sys_rows], score, n_samples, seed, threads)
+    base, sys_ = (score(t) for t in bootstrap_totals([base_rows, sys_rows], n_samples, seed, threads))
     return compare_resamples(score_of(base_rows, score), score_of(sys_rows, score), base, sys_, higher_is_better)
 
 
 def compare_resamples(base_score: float, sys_score: float, base, system, higher_is_better: bool) -> PairedBootstrap:
     """:class:`PairedBootstrap` from the two systems' scores on the full test set and on the
-    same resamples (float64 [B] each, from :func:`paired_bootstrap_scores`)."""
+    same resamples (float64 [B] each, scored from :func:`bootstrap_totals`)."""
     base, system = np.asarray(base, dtype=np.float64), np.asarray(system, dtype=np.float64)
     observed = abs(base_score - sys_score)
     diffs = np.abs(system - base)
@@ -122,9 +119,10 @@ def score_of(rows: np.ndarray, score: Scorer) -> float:
     return float(score(rows.sum(axis=0, dtype=np.int64)[None])[0])
 
 
-def approximate_randomization(baseline, system, score: Scorer, n_shuffles: int, seed: int,
-                              threads: int = 1) -> float:
-    """Two-sided p-value of the paired approximate randomization test (Riezler & Maxwell
+def approximate_randomization(baseline, system, scores: Sequence[Scorer], n_shuffles: int, seed: int,
+                              threads: int = 1) -> list[float]:
+    """Two-sided p-values, one per scorer in ``scores`` (the same shuffles for all), of the
+    paired approximate randomization test (Riezler & Maxwell
     2005) over statistics int32 [n, w] of the same n data points: each shuffle swaps
     each pair with probability 1/2; p = (1 + #{shuffles: |x - y| >= |d|}) / (S + 1).
 
@@ -143,19 +141,27 @@ def approximate_randomization(baseline, system, score: Scorer, n_shuffles: int, 
     if base_rows.shape != sys_rows.shape:
         raise ValueError(f"approximate randomization: statistics of shapes {base_rows.shape} and "
                          f"{sys_rows.shape} do not pair up")
-    n, w = base_rows.shape
-    observed = abs(score_of(base_rows, score) - score_of(sys_rows, score))
+    base_total = base_rows.sum(axis=0, dtype=np.int64)
+    sys_total = sys_rows.sum(axis=0, dtype=np.int64)
+    observed = [abs(float(f(base_total[None])[0]) - float(f(sys_total[None])[0])) for f in scores]
+    # a shuffle's first pseudo-system is the system with the swapped rows' differences added;
+    # rows where the two agree change nothing, so only the others are summed
+    diff = base_rows.astype(np.int64) - sys_rows
+    differ = np.flatnonzero(np.any(diff != 0, axis=1))
+    rows = np.ascontiguousarray(diff[differ])
     rng = np.random.default_rng(seed)
-    count = 0
+    counts = [0] * len(scores)
     for start in range(0, n_shuffles, DRAW_ROWS):
-        rows = min(DRAW_ROWS, n_shuffles - start)
-        # True: the first pseudo-system keeps the baseline's row (sacrebleu's pos_sel)
-        keep = rng.integers(2, size=(rows, n), dtype=bool)
-        first = np.empty((rows, w), dtype=np.int64)
-        second = np.empty((rows, w), dtype=np.int64)
-        _resample.swap_totals(sys_rows, base_rows, keep.view(np.uint8), first, second, max(1, int(threads)))
-        count += int(np.sum(np.abs(score(first) - score(second)) >= observed))
-    return (count + 1) / (n_shuffles + 1)
+        n_rows = min(DRAW_ROWS, n_shuffles - start)
+        # True: the first pseudo-system takes the baseline's row (sacrebleu's pos_sel)
+        keep = rng.integers(2, size=(n_rows, len(base_rows)), dtype=bool)
+        sums = np.empty((n_rows, rows.shape[1]), dtype=np.int64)
+        _resample.masked_sums(rows, np.ascontiguousarray(keep[:, differ]).view(np.uint8), sums, max(1, int(threads)))
+        first = sys_total + sums
+        second = base_total + sys_total - first
+        for k, f in enumerate(scores):
+            counts[k] += int(np.sum(np.abs(f(first) - f(second)) >= observed[k]))
+    return [(c + 1) / (n_shuffles + 1) for c in counts]
 
 
 def stack_replicas(replicas: Sequence) -> np.ndarray:

@@ -90,7 +90,8 @@ def test_s_sel_and_p_follow_their_definitions(study):
     stds = [np.std(score(r[idx].sum(axis=1)), ddof=1) for r in rows["sys"]]
     assert report.systems[1].metrics["BLEU"].s_sel == pytest.approx(np.mean(stds), rel=1e-12)
     # p: approximate randomization over the replicas' sentences, replica k paired with replica k
-    want = sig.approximate_randomization(np.concatenate(rows["base"]), np.concatenate(rows["sys"]), score, 400, 3)
+    want, = sig.approximate_randomization(np.concatenate(rows["base"]), np.concatenate(rows["sys"]), [score], 400,
+                                         3)
     assert report.systems[1].metrics["BLEU"].p == want
     assert report.systems[0].metrics["BLEU"].p is None and report.systems[1].metrics["BLEU"].p_bootstrap is None
 

@@ -24,20 +24,18 @@ def gather_totals(stats, idx):
     return out
 
 
-def swap_totals(a, b, swap):
-    """(first, second): per shuffle, first sums a's rows with row i from b where swap[s][i]."""
-    w = len(a[0])
-    first, second = [], []
-    for mask in swap:
-        x, y = [0] * w, [0] * w
-        for i, s in enumerate(mask):
-            ra, rb = (b[i], a[i]) if s else (a[i], b[i])
-            for k in range(w):
-                x[k] += int(ra[k])
-                y[k] += int(rb[k])
-        first.append(x)
-        second.append(y)
-    return first, second
+def masked_sums(rows, mask):
+    """Per sample s, the sum of rows[i] over the i with mask[s][i] set."""
+    w = len(rows[0]) if len(rows) else 0
+    out = []
+    for m in mask:
+        t = [0] * w
+        for i, on in enumerate(m):
+            if on:
+                for k in range(w):
+                    t[k] += int(rows[i][k])
+        out.append(t)
+    return out
 
 
 def exact_randomization_p(a, b, score) -> float:
