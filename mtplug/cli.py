@@ -459,6 +459,12 @@ def cmd_evaluate(args) -> int:
                references=_references(args), bleu_config=_bleu_config(args))
 
 
+def cmd_compare(args) -> int:
+    from .experiments.compare_command import run
+
+    return run(args, log=lambda m: _log(args, m), counter=lambda total, desc: _counter(args, total, desc))
+
+
 def cmd_dtrain(args) -> int:
     from .dtrain.command import run
 
@@ -638,6 +644,12 @@ def build_parser() -> argparse.ArgumentParser:
                                       "p-values (approximate randomization, paired bootstrap)", EVALUATE_EXAMPLES)
     add_evaluate_arguments(p)
     _add_reference_args(p)
+
+    from .experiments.compare_command import EXAMPLES as COMPARE_EXAMPLES, add_arguments as add_compare_arguments
+
+    p = add("compare", cmd_compare, "an optimizer study from one YAML file: tune with every optimizer, seed and "
+                                    "start point, decode the test set, report (mtplug evaluate)", COMPARE_EXAMPLES)
+    add_compare_arguments(p)
 
     add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
         "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")

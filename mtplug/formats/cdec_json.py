@@ -98,7 +98,7 @@ def rule_target(rule: str) -> Optional[list]:
     return out
 
 
-def _show(x) -> str:
+def show_value(x) -> str:
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -156,7 +156,7 @@ class _Reader:
             rid, text = value[i], value[i + 1]
             if not _is_int(rid) or not isinstance(text, str):
                 self.fail(f"'rules' item {i}: expected an integer rule id and a rule string, "
-                          f"got {_show(rid)}, {_show(text)}")
+                          f"got {show_value(rid)}, {show_value(text)}")
             if rid in self.rules:
                 self.fail(f"rule id {rid} is defined twice")
             self.rules[rid] = self.rule(text, f"rule {rid}")
@@ -219,9 +219,9 @@ class _Reader:
             elif isinstance(f, str):
                 name = f
             else:
-                self.fail(f"{where}: a feature must be an index into 'features' or a name, got {_show(f)}")
+                self.fail(f"{where}: a feature must be an index into 'features' or a name, got {show_value(f)}")
             if not _is_number(v):
-                self.fail(f"{where}: the value of feature {name!r} must be a number, got {_show(v)}")
+                self.fail(f"{where}: the value of feature {name!r} must be a number, got {show_value(v)}")
             try:
                 v = float(v)
             except OverflowError:  # an integer beyond the double range

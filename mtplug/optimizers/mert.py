@@ -205,6 +205,18 @@ def _quiet_gradient(expected, w, mu):
         return expected.gradient(w, mu)
 
 
+
+def restart_bounds(start: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lo, hi) float64 [n]: where random start points are drawn, per weight of ``start``
+    (float64 [n]): between 0 and twice the weight (its sign kept), and in [-s, s] for a
+    weight that is 0, s the mean |weight| of the ``active`` (bool [n]) nonzero ones (1 if
+    there are none)."""
+    nonzero = np.abs(start[active])[start[active] != 0]
+    s = float(nonzero.mean()) if len(nonzero) else 1.0
+    lo = np.where(start > 0, 0.0, np.where(start < 0, 2.0 * start, -s))
+    hi = np.where(start > 0, 2.0 * start, np.where(start < 0, 0.0, s))
+    return lo, hi
+
 class Mert(Optimizer):
     name = "mert"
     distributes = True
@@ -329,10 +341,7 @@ class Mert(Optimizer):
         nonsense: measured with the real Moses, issue 19); a feature that starts at 0 is
         drawn in [-s, s], s the mean |start weight| of the active features (1 if all are 0).
         """
-        nonzero = np.abs(start[active])[start[active] != 0]
-        s = float(nonzero.mean()) if len(nonzero) else 1.0
-        lo = np.where(start > 0, 0.0, np.where(start < 0, 2.0 * start, -s))
-        hi = np.where(start > 0, 2.0 * start, np.where(start < 0, 0.0, s))
+        lo, hi = restart_bounds(start, active)
         if ranges is not None:
             # init.opt's ranges (checked: min <= max; min == max pins the feature, as Moses draws)
             mins, maxs = ranges

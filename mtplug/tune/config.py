@@ -24,7 +24,7 @@ from ..formats.weights import looks_numeric
 DECODERS = ("moses", "cdec")
 
 #: name -> (default, argparse kwargs); None as default marks a required option
-_OPTIONS: dict[str, tuple] = {
+TUNE_OPTIONS: dict[str, tuple] = {
     "decoder": (None, dict(choices=DECODERS, help="the decoder: moses or cdec")),
     "decoder_bin": (None, dict(metavar="PATH", help="the decoder program, or a command line split like a shell "
                                                     "('python3 standin.py moses')")),
@@ -143,7 +143,7 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", "--continue", action="store_true",
                    help="continue the run in --workdir from its last completed iteration")
     g = p.add_argument_group("tuning")
-    for name, (default, kwargs) in _OPTIONS.items():
+    for name, (default, kwargs) in TUNE_OPTIONS.items():
         g.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
     from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
@@ -173,9 +173,13 @@ def read_yaml(path: str) -> dict:
     return _read_yaml(path)[0]
 
 
-def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
-    """(options, lines): ``lines`` maps an option name, or ``optimizer_options.NAME``, to
-    the line of its key."""
+def load_yaml(path: str) -> tuple[object, dict[str, int]]:
+    """(data, lines) of a YAML file: ``data`` as YAML typed it (None for an empty file),
+    ``lines`` the 1-based line of every mapping key, by dotted path (``optimizer_options.restarts``).
+
+    A key given twice in one mapping, a file that is not valid YAML, a character YAML does
+    not allow, or invalid UTF-8 raise InputError naming the file (and the line).
+    """
     import yaml
 
     text = "\n".join(read_text_lines(path))    # UTF-8 checked line by line; CRLF taken
@@ -199,17 +203,24 @@ def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
     finally:
         if loader is not None:
             loader.dispose()
+    if data is not None and not isinstance(data, dict):
+        raise InputError("expected a mapping of option: value", path, node.start_mark.line + 1)
+    return data, lines
+
+
+def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
+    """(options, lines): ``lines`` maps an option name, or ``optimizer_options.NAME``, to
+    the line of its key."""
+    data, lines = load_yaml(path)
     if data is None:
         return {}, lines
-    if not isinstance(data, dict):
-        raise InputError("expected a mapping of option: value", path, node.start_mark.line + 1)
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
-        if name not in _OPTIONS and name != "optimizer_options":
-            close = difflib.get_close_matches(name, list(_OPTIONS) + ["optimizer_options"], n=1)
+        if name not in TUNE_OPTIONS and name != "optimizer_options":
+            close = difflib.get_close_matches(name, list(TUNE_OPTIONS) + ["optimizer_options"], n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise InputError(f"unknown option {key!r}{hint}; known: {', '.join(sorted(_OPTIONS))}, "
+            raise InputError(f"unknown option {key!r}{hint}; known: {', '.join(sorted(TUNE_OPTIONS))}, "
                              "optimizer_options", path, lines.get(name))
         out[name] = value
     if not isinstance(out.get("optimizer_options", {}) or {}, dict):
@@ -219,31 +230,32 @@ def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
 
 
 def _key_lines(node, path: str) -> dict[str, int]:
-    """Lines of the top-level keys and of those under ``optimizer_options``; a key given
-    twice is an InputError (YAML loaders silently keep the last)."""
+    """Lines of the keys of every mapping (``-`` in keys read as ``_``), by dotted path; a
+    key given twice is an InputError (YAML loaders silently keep the last)."""
     import yaml
 
     lines: dict[str, int] = {}
 
-    def scan(mapping, prefix: str, label: str) -> None:
+    def scan(mapping, prefix: str) -> None:
         for key_node, value_node in mapping.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == _MERGE_TAG:
                 continue
             key = key_node.value.replace("-", "_")
             line = key_node.start_mark.line + 1
             if prefix + key in lines:
+                label = "".join(f"{part}: " for part in prefix.split(".")[:-1])
                 raise InputError(f"{label}{key} is given twice (first on line {lines[prefix + key]}); "
                                  "expected each option once", path, line)
             lines[prefix + key] = line
-            if prefix + key == "optimizer_options" and isinstance(value_node, yaml.MappingNode):
-                scan(value_node, "optimizer_options.", "optimizer_options: ")
+            if isinstance(value_node, yaml.MappingNode):
+                scan(value_node, prefix + key + ".")
 
     if isinstance(node, yaml.MappingNode):
-        scan(node, "", "")
+        scan(node, "")
     return lines
 
 
-def _show(value) -> str:
+def show_value(value) -> str:
     """A value in a message, spelled as in YAML for null and booleans."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
@@ -251,14 +263,14 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:56] + " ..."
 
 
-def _convert(value, kwargs: dict, where: Origin, default=None):
+def convert_value(value, kwargs: dict, where: Origin, default=None):
     """``value`` (YAML-typed, or a flag's text) as the option of argparse ``kwargs`` wants
     it; InputError naming ``where`` otherwise. null is taken only by options whose
     ``default`` is None (not set)."""
     path, line, label = where
 
     def bad(expected: str) -> InputError:
-        return InputError(f"{label} must be {expected}, got {_show(value)}", path, line)
+        return InputError(f"{label} must be {expected}, got {show_value(value)}", path, line)
 
     if kwargs.get("action") == "store_true":
         if isinstance(value, bool):
@@ -296,7 +308,7 @@ def _convert(value, kwargs: dict, where: Origin, default=None):
     else:
         value = str(value)
     if "choices" in kwargs and value not in kwargs["choices"]:
-        raise InputError(f"{label} must be one of {', '.join(map(str, kwargs['choices']))}, got {_show(value)}",
+        raise InputError(f"{label} must be one of {', '.join(map(str, kwargs['choices']))}, got {show_value(value)}",
                          path, line)
     return value
 
@@ -309,7 +321,7 @@ def config_from_args(args) -> TuneConfig:
 
     given = vars(args)
     yaml_path = given.get("yaml")
-    values = {name: default for name, (default, _) in _OPTIONS.items()}
+    values = {name: default for name, (default, _) in TUNE_OPTIONS.items()}
     origins: dict[str, Origin] = {}
     opt_values: dict = {}
     opt_origins: dict[str, Origin] = {}
@@ -321,8 +333,8 @@ def config_from_args(args) -> TuneConfig:
             opt_origins[name] = (yaml_path, lines.get("optimizer_options." + name), f"optimizer_options: {name}")
         for name, value in data.items():
             origins[name] = (yaml_path, lines.get(name), name)
-            values[name] = _convert(value, _OPTIONS[name][1], origins[name], _OPTIONS[name][0])
-    for name in _OPTIONS:
+            values[name] = convert_value(value, TUNE_OPTIONS[name][1], origins[name], TUNE_OPTIONS[name][0])
+    for name in TUNE_OPTIONS:
         if name in given:
             values[name] = given[name]
             origins[name] = (None, None, "--" + name.replace("_", "-"))
@@ -354,7 +366,7 @@ def config_from_args(args) -> TuneConfig:
         if name not in cls.options:
             raise InputError(f"{where[2]} is not an option of {values['optimizer']} "
                              f"(its options: {', '.join(sorted(cls.options)) or 'none'})", where[0], where[1])
-        options[name] = _convert(value, cls.options[name], where, cls.options[name].get("default"))
+        options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"))
     for name in ("iterations", "nbest", "jobs"):
         if values[name] < 1:
             raise fail(name, f"must be >= 1, got {values[name]}")
