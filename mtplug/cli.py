@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from . import __version__
 from .errors import InputError
-from .fileio import check_outputs, is_stdout
+from .fileio import check_outputs, is_stdout, stdin_as_file
 from .jsonable import json_line
 
 EXIT_INPUT_ERROR = 2
@@ -235,8 +235,9 @@ def cmd_score(args) -> int:
         raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
     reflen = args.reflen or "closest"
     refs = _references(args)
-    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
-                                    metric=metric)
+    with stdin_as_file(args.hyp) as hyp:
+        corpus = NbestCorpus.from_plain(hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
+                                        metric=metric)
     rows = corpus.sent_offsets[:-1]
     totals = corpus.corpus_stats(rows)
     nrefs = refs.uniform_count or "var"
@@ -552,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
             "examples:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n"
             "  mtplug score --hyp out.txt --ref ref.0 --metric bleu,chrf,chrf++,ter\n"
             "  mtplug score --hyp out.txt --ref ref.0 --metric bleu:0.6,ter:0.4\n")
-    p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i")
+    p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i ('-': stdin)")
     p.add_argument("--metric", type=_metric_text, default="bleu", metavar="M[,M...]",
                    help="metrics to print, one line each: bleu, chrf, chrf++ (sacrebleu's, β 2), ter (sacrebleu's), "
                         "wer, per, cder (as Moses's scorers, printed as error rates), ext:FILE (the mean of one "
@@ -690,7 +691,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:   # --help, --version, or a usage error already printed
         return int(exit_.code or 0)
     try:
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        # the reader of stdout went away (| head): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (InputError, FloatingPointError) as err:
         # FloatingPointError: an optimizer overflowed on the values it was given
         print(f"mtplug: error: {err}", file=sys.stderr)

@@ -173,6 +173,31 @@ def check_output(path: str | os.PathLike, what: str = "output") -> None:
     os.unlink(probe)
 
 
+@contextlib.contextmanager
+def stdin_as_file(path: str) -> Iterator[str]:
+    """``path`` itself, or for ``-`` a temporary file holding all of stdin (the readers
+    scan files in chunks); an InputError about that file names ``-`` (stdin) instead."""
+    if path != "-":
+        yield path
+        return
+    fd, tmp = tempfile.mkstemp(prefix="mtplug-stdin-")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while True:
+                chunk = sys.stdin.buffer.read(CHUNK_BYTES)
+                if not chunk:
+                    break
+                out.write(chunk)
+        try:
+            yield tmp
+        except InputError as err:
+            if err.path == tmp:
+                raise InputError(err.message, "-", err.line) from None
+            raise
+    finally:
+        os.unlink(tmp)
+
+
 def check_outputs(outputs: dict) -> None:
     """Refuse unusable output places (flag -> path; None = not asked for) before any
     work; two outputs at one path are refused too."""

@@ -179,3 +179,27 @@ def test_optimize_with_name_value_weights(write, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "1 start weight(s) name features no hypothesis has (PassThrough): kept unchanged" in err
     assert "2 feature(s) of the n-best lists have no start weight and start at 0 (TM0_1, s_x)" in err
+
+
+def test_score_reads_stdin_and_names_it_in_errors(tmp_path):
+    ref = tmp_path / "ref"
+    ref.write_text("a b c d e\nv w x y z\n")
+    run = lambda text: subprocess.run([sys.executable, "-m", "mtplug", "score", "--hyp", "-", "--ref", str(ref)],  # noqa: E731
+                                      input=text, capture_output=True, text=True)
+    good = run("a b c d e\nv w x y z\n")
+    assert good.returncode == 0 and good.stdout.startswith("BLEU = 100.0"), good.stdout
+    bad = run("a b c d e\n")
+    assert bad.returncode == 2 and bad.stderr.startswith("mtplug: error: -: ") and "Traceback" not in bad.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_program_quietly(tmp_path):
+    from importlib import resources
+
+    data = resources.files("mtplug") / "data" / "example"
+    proc = subprocess.Popen([sys.executable, "-m", "mtplug", "rerank", "-q", "--nbest",
+                             str(data / "run1.best100.out.gz"), "--weights", str(data / "run1.init.opt"),
+                             "--out-nbest", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()       # as `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 141 and err == ""
