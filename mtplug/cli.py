@@ -454,8 +454,11 @@ def cmd_rerank(args) -> int:
 
 
 def cmd_evaluate(args) -> int:
-    from .experiments.evaluate_command import run
+    from .experiments.evaluate_command import run, uses_bleu_statistics
 
+    if args.reflen is not None and not uses_bleu_statistics(args.metric):
+        raise InputError("--reflen is BLEU's option (BLEU and Length): add bleu or length to --metric or leave it out")
+    args.reflen = args.reflen or "closest"
     return run(args, log=lambda m: _log(args, m), counter=lambda total, desc: _counter(args, total, desc),
                references=_references(args), bleu_config=_bleu_config(args))
 
@@ -644,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("evaluate", cmd_evaluate, "MultEval's report of systems tuned several times: mean, s_sel, s_dev and "
                                       "p-values (approximate randomization, paired bootstrap)", EVALUATE_EXAMPLES)
     add_evaluate_arguments(p)
-    _add_reference_args(p)
+    _add_reference_args(p, reflen_default=None)
 
     from .experiments.compare_command import EXAMPLES as COMPARE_EXAMPLES, add_arguments as add_compare_arguments
 

@@ -43,6 +43,22 @@ def named_hyps_argv(argv: Sequence[str]) -> list[str]:
     return out
 
 
+def uses_bleu_statistics(metrics: Sequence[str]) -> bool:
+    """Whether any of the report's ``--metric`` texts reads BLEU statistics (bleu, length,
+    a sum with a BLEU part); unknown texts count as not (their error comes later)."""
+    from ..metrics.layer import parse_metric
+
+    for text in metrics:
+        if text.strip().lower() == "length":
+            return True
+        try:
+            if parse_metric(text).columns("bleu") is not None:
+                return True
+        except ValueError:
+            continue
+    return False
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``mtplug evaluate`` flags on ``p`` (references via the caller)."""
     from .evaluate import DEFAULT_AR_SHUFFLES, DEFAULT_BOOT_SAMPLES, DEFAULT_METRICS

@@ -167,6 +167,7 @@ def test_named_systems_are_rewritten():
     (["--hyps-sys1", "SYS0", "MISSING"], "MISSING: no such file"),
     (["--hyps-sys1", "SYS0", "SHORT"], "SHORT: has 69 lines, expected 70"),
     (["--hyps-sys1", "SYS0", "SYS1", "--metric", "bleu", "BLEU"], "a metric is named twice"),
+    (["--hyps-sys1", "SYS0", "SYS1", "--metric", "ter", "--reflen", "shortest"], "--reflen is BLEU's option"),
 ])
 def test_errors_are_one_line(study, tmp_path, capsys, extra, message):
     d, refs, hyps, files = study
