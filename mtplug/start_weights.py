@@ -26,7 +26,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .errors import InputError
-from .formats.weights import Weights, detect_weights_format, list_names, read_weights, split_dense_name
+from .formats.weights import detect_weights_format, read_weights
+from .formats.weights_core import Weights, list_names, split_dense_name
 
 #: formats that hold only the dense block, matched by position
 POSITIONAL = ("init-opt", "weights-txt")

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..formats.cdec_weights import format_cdec_weights, read_cdec_weights, write_cdec_weights
-from ..formats.weights import Weights
-from . import Decoder, ShardRun
+from ..formats.weights_core import Weights
+from .base import Decoder, ShardRun
 
 _SEG_ID = re.compile(r'^\s*<seg\b[^>]*?\bid\s*=\s*["\']?(\d+)')
 

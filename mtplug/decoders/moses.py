@@ -16,9 +16,10 @@ from __future__ import annotations
 import os
 
 from ..formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_config
+from ..formats.number_text import format_shortest
 from ..formats.sparse_weights import read_sparse_weights
-from ..formats.weights import Weights, format_shortest, split_dense_name
-from . import Decoder, ShardRun
+from ..formats.weights_core import Weights, split_dense_name
+from .base import Decoder, ShardRun
 
 
 class MosesDecoder(Decoder):

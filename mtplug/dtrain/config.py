@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Mapping, Optional
 
 from ..errors import InputError
-from ..formats.weights import looks_numeric
+from ..formats.number_text import looks_numeric
 from .pairs import PAIR_SAMPLINGS, XYX_METHODS
 
 UINT_MAX = 4294967295  # dtrain's max_pairs default (std::numeric_limits<unsigned>::max())

@@ -284,7 +284,7 @@ def _decoder_jobs(study: Study, pending: list) -> list:
     from ..decoders import get_decoder
     from ..formats.cdec_weights import write_cdec_weights
     from ..formats.moses_ini import write_moses_config
-    from ..formats.weights import Weights
+    from ..formats.weights_core import Weights
 
     jobs = []
     start_weights = None

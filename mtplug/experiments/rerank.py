@@ -30,7 +30,9 @@ from ..corpus import FeatureSpace, concat_arrays
 from ..errors import InputError
 from ..fileio import CHUNK_BYTES, atomic_output, iter_chunks
 from ..formats.nbest import scan_nbest
-from ..formats.weights import Weights, detect_weights_format, format_shortest, list_names
+from ..formats.number_text import format_shortest
+from ..formats.weights import detect_weights_format
+from ..formats.weights_core import Weights, list_names
 
 _SEP = b"|||"
 #: output lines joined per write call

@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import InputError
-from ..formats.weights import split_dense_name
+from ..formats.weights_core import split_dense_name
 from ..optimizers.mert import restart_bounds
 from ..tune.config import TUNE_OPTIONS, convert_value, load_yaml, show_value
 
@@ -450,7 +450,7 @@ def _tune(f: _File, value, optimizers: list, study: Study) -> dict:
     if os.path.exists(program):
         values["decoder_bin"] = os.path.abspath(program)
     else:
-        from ..decoders import decoder_command
+        from ..decoders.base import decoder_command
 
         argv = decoder_command(program)
         if not argv or shutil.which(argv[0]) is None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _kbest
-from ..formats.weights import format_shortest
+from ..formats.number_text import format_shortest
 from ..hypergraph import Hypergraph
 
 # Kernel status codes (pyx/_kbest.pyx).

@@ -49,7 +49,7 @@ from typing import Optional
 from ..errors import InputError
 from ..fileio import atomic_output, open_binary
 from ..hypergraph import Hypergraph, HypergraphBuilder
-from .weights import format_shortest
+from .number_text import format_shortest
 
 # istream >> string splits on ASCII whitespace only
 _TOKEN_SEP = re.compile(r"[ \t\n\r\x0b\x0c]+")

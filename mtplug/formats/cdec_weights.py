@@ -21,7 +21,8 @@ from typing import Iterable, Optional
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
-from .weights import Weights, format_g17, parse_number, weights_from_lines
+from .number_text import format_g17, parse_number
+from .weights_core import Weights, weights_from_lines
 
 _EXPECTED = "expected 'Name value' (separated by spaces, a TAB or '=')"
 

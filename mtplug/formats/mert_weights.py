@@ -34,17 +34,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
-from .weights import (
-    FIELD_SEP,
-    Weights,
-    format_fixed6,
-    format_g6,
-    format_perl,
-    format_shortest,
-    parse_number,
-    split_dense_name,
-    weights_from_lines,
-)
+from .number_text import FIELD_SEP, format_fixed6, format_g6, format_perl, format_shortest, parse_number
+from .weights_core import Weights, split_dense_name, weights_from_lines
 
 _INIT_ROLES = ("start weights", "minimums", "maximums")
 _F_NAME = re.compile(r"F(0|[1-9][0-9]*)")

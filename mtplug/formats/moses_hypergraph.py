@@ -57,7 +57,7 @@ import re
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
 from ..hypergraph import Hypergraph, HypergraphBuilder
-from .weights import format_shortest, parse_number
+from .number_text import format_shortest, parse_number
 
 HEADER = "# target ||| features ||| source-covered"
 #: words kbmira treats as sentence boundaries (never part of a translation)

@@ -16,7 +16,7 @@ newline, and weight lines not being tuned (``UnknownWordPenalty0= 1``). A value 
 is numerically unchanged keeps its original spelling (``0.300000`` stays), so writing
 back the weights just read leaves the file byte-identical. New values are written as
 the shortest text that reads back as the same double (``repr``, exponent without
-``+``, see :func:`~mtplug.formats.weights.format_shortest`): lossless, and readable by
+``+``, see :func:`~mtplug.formats.number_text.format_shortest`): lossless, and readable by
 Moses, mert-moses.pl and Python alike.
 """
 
@@ -29,15 +29,9 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..fileio import atomic_output, decode_line, iter_chunks, open_binary
-from .weights import (
-    Weights,
-    dense_feature_names,
-    format_shortest,
-    is_sparse_label,
-    list_names,
-    parse_number,
-    weights_from_lines,
-)
+from .number_text import format_shortest, parse_number
+from .sparse_weights import write_sparse_weights
+from .weights_core import Weights, dense_feature_names, is_sparse_label, list_names, weights_from_lines
 
 _TOKEN = re.compile(r"[^ \t]+")
 _EXPECTED = "expected 'Label= value [value ...]'"
@@ -236,8 +230,6 @@ def write_moses_config(path, weights: Weights, template, sparse_path: str) -> li
     config names in ``[weight-file]`` (by absolute path). A template that names a sparse
     file of its own gets the new one even when there is no sparse weight (the old one
     must not apply). Returns the files written."""
-    from .sparse_weights import write_sparse_weights
-
     ini = _parse(template)
     known = {name for e in ini.weights for name in e.names}
     dense = Weights((n, v) for n, v in weights.items() if n in known)

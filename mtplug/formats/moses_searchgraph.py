@@ -69,7 +69,7 @@ from typing import Optional, Sequence
 from ..errors import InputError
 from ..fileio import iter_text_lines
 from ..hypergraph import Hypergraph, HypergraphBuilder
-from .weights import parse_number
+from .number_text import parse_number
 
 #: the feature of a plain-form edge
 TRANSITION = "transition"

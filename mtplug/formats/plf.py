@@ -54,7 +54,7 @@ import numpy as np
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
 from ..hypergraph import Hypergraph, HypergraphBuilder
-from .weights import format_shortest
+from .number_text import format_shortest
 
 EPSILON = "*EPS*"
 DENSE_PREFIX = "LatticeCost_"

@@ -35,7 +35,7 @@ import numpy as np
 from .._ext import _pro
 from ..errors import InputError
 from ..fileio import atomic_output, decode_line, iter_chunks
-from .weights import FIELD_SEP, parse_number
+from .number_text import FIELD_SEP, parse_number
 
 #: Moses omits a dense difference with |d| <= this, a sparse one with |d| < this
 MOSES_ZERO = 0.00001

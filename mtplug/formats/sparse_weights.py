@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
-from .weights import FIELD_SEP, Weights, format_shortest, looks_numeric, parse_number, weights_from_lines
+from .number_text import FIELD_SEP, format_shortest, looks_numeric, parse_number
+from .weights_core import Weights, weights_from_lines
 
 
 def read_sparse_weights(path) -> Weights:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _chrf
+from .store_text import store_text
 
 #: the named variants (as ``mtplug score --metric`` and sacrebleu's CLI call them) -> word order
 VARIANTS = {"chrf": 0, "chrf++": 2}
@@ -117,8 +118,6 @@ class Chrf:
     def store_stats(self, corpus, *, threads: int = 1) -> np.ndarray:
         """Statistics int32 [n_hypotheses, n_stats] of every hypothesis of an n-best store
         (an :class:`mtplug.corpus.NbestCorpus` that kept its strings and references)."""
-        from .store_stats import store_text
-
         if corpus.bleu.lowercase and not self.lowercase:
             raise ValueError("the store's references were lowercased (BLEU lowercase): "
                              "case-sensitive chrF cannot be computed from them")

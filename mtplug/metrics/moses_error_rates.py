@@ -75,6 +75,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _edit_rates, _moses_ter
+from .store_text import store_text
 
 
 def fold_words(words: list[str]) -> np.ndarray:
@@ -155,8 +156,6 @@ class _MosesErrorRate:
     def store_stats(self, corpus, *, threads: int = 1) -> np.ndarray:
         """Statistics int32 [n_hypotheses, n_stats] of every hypothesis of an n-best store
         (an :class:`mtplug.corpus.NbestCorpus` that kept its strings and references)."""
-        from .store_stats import store_text
-
         if corpus.bleu.lowercase:
             raise ValueError("the store's references were lowercased (BLEU lowercase, Unicode rules): "
                              f"Moses's {self.name} needs them as written (its case:false folds ASCII only)")

@@ -22,19 +22,6 @@ from .layer import EXT_UNITS, ExternalScores, Metric, Part, default_threads
 MOSES_PARTS = ("wer", "per", "cder", "moses-ter")
 
 
-def store_text(corpus, metric_name: str) -> tuple:
-    """The word-id text of a whole n-best store, as the collectors' ``stats`` take it:
-    ``(hyp_ptr, hyp_words, run_start, run_sid, references, words)`` with one run per
-    sentence. ValueError (naming ``metric_name``) for a store without hypothesis strings
-    or references (one read from features.dat/scores.dat)."""
-    if corpus.hyp_indptr is None or corpus.references is None:
-        raise ValueError(f"{metric_name} needs the hypotheses and references of the store "
-                         "(a store read from features.dat/scores.dat has neither)")
-    ptr, ids = decode_hypotheses(corpus.hyp_bytes, corpus.hyp_indptr, 0, corpus.n_hypotheses)
-    return (ptr, ids, corpus.sent_offsets, np.arange(corpus.n_sentences, dtype=np.int64), corpus.references,
-            corpus.words.words())
-
-
 def part_scorer(name: str, lowercase: bool):
     """The statistics collector of a text metric part (an object with ``n_stats`` and
     ``stats(hyp_ptr, hyp_words, run_start, run_sid, references, words, threads=)``).

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _ter
+from .store_text import store_text
 
 #: sacrebleu's TER options this implementation leaves at sacrebleu's default (False)
 UNSUPPORTED_OPTIONS = ("normalized", "no_punct", "asian_support")
@@ -134,8 +135,6 @@ class Ter:
         """Statistics int32 [n_hypotheses, 2] of every hypothesis of an n-best store (an
         :class:`mtplug.corpus.NbestCorpus` that kept its strings and references), with
         the scale ``self.ref_scale(corpus.references)``."""
-        from .store_stats import store_text
-
         if corpus.bleu.lowercase and self.case_sensitive:
             raise ValueError("the store's references were lowercased (BLEU lowercase): "
                              "case-sensitive TER cannot be computed from them")

@@ -19,7 +19,7 @@ from typing import Optional
 
 from ..errors import InputError
 from ..fileio import read_text_lines
-from ..formats.weights import looks_numeric
+from ..formats.number_text import looks_numeric
 
 DECODERS = ("moses", "cdec")
 

@@ -40,7 +40,7 @@ import numpy as np
 from ..corpus import NbestCorpus
 from ..errors import InputError
 from ..fileio import atomic_output
-from ..formats.weights import Weights
+from ..formats.weights_core import Weights
 from ..decoders import get_decoder
 
 STATE_VERSION = 1

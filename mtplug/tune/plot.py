@@ -83,7 +83,7 @@ def plot_workdir(workdir: str, out: str | None = None) -> list[str]:
 
 def _error_surface(plt, workdir: str, state: dict, out: str) -> str | None:
     from ..corpus import NbestCorpus
-    from ..formats.weights import Weights
+    from ..formats.weights_core import Weights
     from ..optimizers.line_search import sweep
 
     store = os.path.join(iteration_dir(workdir, state["completed"]), "store.npz")

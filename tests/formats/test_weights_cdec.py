@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mtplug.formats.cdec_weights import parse_cdec_line, read_cdec_weights, write_cdec_weights
 from mtplug.formats.sparse_weights import read_sparse_weights, write_sparse_weights
-from mtplug.formats.weights import Weights
+from mtplug.formats.weights_core import Weights
 
 # ----------------------------------------------------------------------------- cdec reading
 

@@ -12,20 +12,16 @@ from hypothesis import strategies as st
 from mtplug.errors import InputError
 from mtplug.formats import cdec_weights, mert_weights, moses_ini, sparse_weights
 from mtplug.formats.mert_weights import InitOpt
-from mtplug.formats.weights import (
-    Weights,
-    detect_weights_format,
+from mtplug.formats.number_text import (
     format_fixed6,
-    format_g6,
     format_g17,
+    format_g6,
     format_perl,
     format_shortest,
     parse_number,
-    read_weights,
-    split_dense_name,
-    weights_formats,
-    write_weights,
 )
+from mtplug.formats.weights import detect_weights_format, read_weights, weights_formats, write_weights
+from mtplug.formats.weights_core import Weights, split_dense_name
 
 TOY_NAMES = [
     "Distortion0_0", "LM0_0", "WordPenalty0_0", "PhrasePenalty0_0",

@@ -18,7 +18,7 @@ from mtplug.formats.mert_weights import (
     write_mira_weights,
     write_weights_txt,
 )
-from mtplug.formats.weights import Weights
+from mtplug.formats.weights_core import Weights
 
 TOY_NAMES = [
     "Distortion0_0", "LM0_0", "WordPenalty0_0", "PhrasePenalty0_0",

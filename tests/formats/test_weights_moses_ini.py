@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from mtplug.errors import InputError
 from mtplug.formats.moses_ini import read_moses_ini, read_weight_file_entry, write_moses_ini
-from mtplug.formats.weights import Weights
+from mtplug.formats.weights_core import Weights
 
 FIXTURE_WEIGHTS = [
     ("UnknownWordPenalty0_0", 1.0),

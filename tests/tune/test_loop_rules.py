@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mtplug.errors import InputError
-from mtplug.formats.weights import Weights
+from mtplug.formats.weights_core import Weights
 from mtplug.tune.config import TuneConfig
 from mtplug.tune.loop import _limit_lifted, _next_weights, _positions, iteration_seed
 

@@ -296,7 +296,7 @@ def test_plot_writes_pngs(system, capsys):
 
 
 def test_example_runs_a_tuning(tmp_path, capsys):
-    assert main(["example", "-q", "--workdir", str(tmp_path)]) == 0
+    assert main(["example", "-q", "--keep", str(tmp_path)]) == 0
     state = read_state(str(tmp_path / "tune"))
     assert state["history"][0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
     assert state["history"][-1]["bleu"] > 0.4

@@ -94,7 +94,7 @@ def _dense_start(path: str | None, corpus):
     from ...errors import InputError
     from ...fileio import read_text_lines
     from ...formats.mert_weights import read_dense_init
-    from ...formats.weights import parse_number
+    from ...formats.number_text import parse_number
 
     names = corpus.feature_names[: corpus.n_dense]
     if path is None:
@@ -120,7 +120,7 @@ def _dense_start(path: str | None, corpus):
 
 def train(args, algorithm: str) -> int:
     from ...fileio import atomic_output
-    from ...formats.weights import format_g6
+    from ...formats.number_text import format_g6
     from ...optimizers.registry import get_optimizer
 
     seed = 0 if args.random_seed is None else args.random_seed

@@ -57,7 +57,7 @@ def train(args) -> int:
 
     from ...errors import InputError
     from ...formats.pro_data import read_pro_data
-    from ...formats.weights import format_shortest
+    from ...formats.number_text import format_shortest
     from ...optimizers.classifiers import PairMatrix, fit_logistic
 
     if not args.fvals:

@@ -116,7 +116,7 @@ def _read_starts(files: list[str], n_values: int):
     from ...errors import InputError
     from ...fileio import read_text_lines
     from ...formats.mert_weights import read_init_opt
-    from ...formats.weights import parse_number
+    from ...formats.number_text import parse_number
 
     first = read_init_opt(files[0])
     starts = [first.start]
@@ -154,7 +154,7 @@ def optimize(args, algorithm: str) -> int:
     import numpy as np
 
     from ...errors import InputError
-    from ...formats.weights import format_g6
+    from ...formats.number_text import format_g6
     from ...metrics.moses_scorers import sctype_of
     from ...optimizers.registry import get_optimizer
 

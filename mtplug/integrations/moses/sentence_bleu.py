@@ -47,7 +47,7 @@ def score(args) -> int:
     from ...corpus import NbestCorpus
     from ...errors import InputError
     from ...formats.references import read_references
-    from ...formats.weights import format_g6
+    from ...formats.number_text import format_g6
     from ...metrics.bleu import sentence_bleu
 
     refs = read_references(args.references)
