@@ -23,7 +23,7 @@ EXIT_INPUT_ERROR = 2
 
 EXAMPLES = """\
 examples:
-  mtplug example                                   # score, extract and optimize the bundled example
+  mtplug example                                   # extract, optimize and tune the bundled example
   mtplug score --hyp out.txt --ref ref.0 ref.1     # corpus BLEU of a translation
   mtplug extract --nbest run1.best100.out.gz --ref ref.0 --ffile run1.features.dat --scfile run1.scores.dat
   mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt --out weights.txt
@@ -488,22 +488,44 @@ UnknownWordPenalty0= 1
 
 
 def cmd_example(args) -> int:
-    """Run extract → optimize → tune (with the built-in stand-in decoder) on the bundled example."""
-    import shlex
+    """Run extract → optimize → tune (with the built-in stand-in decoder) on the bundled
+    example; stdout gets the tuning-set BLEU of each tuning iteration. The outputs go to a
+    temporary folder removed at the end, or stay in ``--keep DIR``."""
+    import shutil
     import tempfile
+
+    if args.keep is None:
+        workdir = tempfile.mkdtemp(prefix="mtplug-example-")
+        try:
+            return _run_example(args, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if os.path.exists(args.keep) and not os.path.isdir(args.keep):
+        raise InputError("--keep names a file; expected a folder for the example's outputs (created if missing)",
+                         args.keep)
+    try:
+        os.makedirs(args.keep, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--keep: cannot create the folder ({exc.strerror})", args.keep) from None
+    return _run_example(args, args.keep)
+
+
+def _run_example(args, workdir: str) -> int:
+    import shlex
     from importlib import resources
+
+    from .tune.loop import read_state
 
     data = resources.files("mtplug") / "data" / "example"
     nbest, ref, init = (str(data / n) for n in ("run1.best100.out.gz", "ref.0", "run1.init.opt"))
-    workdir = args.workdir or tempfile.mkdtemp(prefix="mtplug-example-")
-    os.makedirs(workdir, exist_ok=True)
-    print(f"example data: {data}\nworking directory: {workdir}")
-    common = ["--ref", ref] + (["--quiet"] if args.quiet else [])
+    _log(args, f"example data: {data}\nworking directory: {workdir}"
+         + ("" if args.keep else " (removed at the end; --keep DIR keeps the outputs)"))
+    quiet = ["--quiet"] if args.quiet else []
     steps = [
-        ["extract", "--nbest", nbest, *common, "--ffile", os.path.join(workdir, "features.dat"),
+        ["extract", "--nbest", nbest, "--ref", ref, *quiet, "--ffile", os.path.join(workdir, "features.dat"),
          "--scfile", os.path.join(workdir, "scores.dat"), "--store", os.path.join(workdir, "store.npz")],
         ["optimize", "none", "--store", os.path.join(workdir, "store.npz"), "--init", init,
-         "--out", os.path.join(workdir, "weights.opt"), *(["--quiet"] if args.quiet else [])],
+         "--out", os.path.join(workdir, "weights.opt"), *quiet],
     ]
     # decoder in the loop: the stand-in re-ranks the bundled pool (the toy system is
     # English->English, so the reference doubles as the source it looks sentences up by)
@@ -513,15 +535,23 @@ def cmd_example(args) -> int:
             out.write(_EXAMPLE_INI.format(*fh.readline().split()))
     standin = shlex.join([sys.executable, "-m", "mtplug.tune.standin", "moses", "-standin-pool", nbest,
                           "-standin-source", ref])
+    tune_dir = os.path.join(workdir, "tune")
     steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--config", ini, "--input", ref,
                   "--ref", ref, "--optimizer", "mert", "--iterations", "6", "--nbest", "10", "--jobs", "2",
-                  "--seed", "1", "--workdir", os.path.join(workdir, "tune"), "--resume",
-                  *(["--quiet"] if args.quiet else [])])
-    for step in steps:
-        print("$ mtplug " + shlex.join(step), flush=True)
-        rc = main(step)
-        if rc:
-            return rc
+                  "--seed", "1", "--workdir", tune_dir, "--resume", *quiet])
+    # each step's own result line is a log line here: stdout is the example's result alone
+    with contextlib.ExitStack() as stack:
+        step_stdout = stack.enter_context(open(os.devnull, "w")) if args.quiet else sys.stderr
+        for step in steps:
+            _log(args, "$ mtplug " + shlex.join(step))
+            with contextlib.redirect_stdout(step_stdout):
+                rc = main(step)
+            if rc:
+                return rc
+    state = read_state(tune_dir)
+    assert state is not None, "tune ended with status 0, so it wrote its state"
+    for it in state["history"]:
+        print(f"iteration {it['iteration']}: BLEU = {it['bleu']:.6f}")
     return 0
 
 
@@ -536,13 +566,15 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from . import validation
+    from ._ext._build_info import OPENMP
     from .formats.weights import weights_formats
     from .optimizers.registry import FOREST_OPTIMIZERS, OPTIMIZER_NAMES, get_optimizer
 
     parser = _Parser(
         prog="mtplug", description="Tune the feature weights of SMT systems (Moses, cdec).",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"mtplug {__version__}")
+    parser.add_argument("--version", action="version",
+                        version=f"mtplug {__version__} (OpenMP: {'yes' if OPENMP else 'no'})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     def add(name, func, help, examples=""):
@@ -678,8 +710,15 @@ def build_parser() -> argparse.ArgumentParser:
             DTRAIN_EXAMPLES)
     add_dtrain_arguments(p)
 
-    p = add("example", cmd_example, "run extract, optimize and a decoder-in-the-loop tuning on the bundled example")
-    p.add_argument("--workdir", metavar="DIR", help="where to write the outputs (default: a new temp dir)")
+    p = add("example", cmd_example, "run extract, optimize and a decoder-in-the-loop tuning on the bundled example",
+            "result (stdout): the tuning-set BLEU of each iteration of the tuning, that is the BLEU of the\n"
+            "1-best the decoder gave under the iteration's weights, one line each:\n"
+            "  iteration 1: BLEU = 0.265757\n  iteration 2: BLEU = ...\n"
+            "Without --quiet, each step's command line, logs and own result go to stderr.\n\n"
+            "examples:\n  mtplug example -q\n"
+            "  mtplug example --keep ex    # ex/: features.dat scores.dat store.npz weights.opt moses.ini tune/\n")
+    p.add_argument("--keep", metavar="DIR", help="write the outputs to DIR (created if missing) and keep them "
+                   "(default: a temporary folder, removed at the end)")
     return parser
 
 

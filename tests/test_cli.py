@@ -6,13 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
 
 from mtplug import __version__
+from mtplug._ext._build_info import OPENMP
 from mtplug.cli import EXIT_INPUT_ERROR, main
 from mtplug.formats.weights import read_weights
+from mtplug.tune.loop import read_state
 
 MOSES_LINES = (
     "0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n"
@@ -29,7 +32,7 @@ def run(*argv, stdin=None):
 
 def test_version_and_help():
     rc, out, _ = run("--version")
-    assert rc == 0 and out.strip() == f"mtplug {__version__}"
+    assert rc == 0 and out.strip() == f"mtplug {__version__} (OpenMP: {'yes' if OPENMP else 'no'})"
     rc, out, _ = run("--help")
     assert rc == 0 and "examples:" in out and "optimize" in out
     for cmd in (["score"], ["extract"], ["optimize", "none"], ["example"]):
@@ -152,11 +155,48 @@ def test_failed_write_leaves_old_output(write, tmp_path, monkeypatch):
 
 
 def test_example_runs(tmp_path):
-    rc, out, err = run("example", "--workdir", str(tmp_path))
+    rc, out, err = run("example", "--keep", str(tmp_path))
     assert rc == 0, err
-    assert "end: BLEU = 0.265757" in err
-    for name in ("features.dat", "scores.dat", "store.npz", "weights.opt"):
+    # the steps and their logs go to stderr; stdout is the result, as with -q
+    lines = out.splitlines()
+    assert lines[0] == "iteration 1: BLEU = 0.265757" and all(ln.startswith("iteration ") for ln in lines)
+    assert "$ mtplug extract " in err and "end: BLEU = 0.265757" in err
+    for name in ("features.dat", "scores.dat", "store.npz", "weights.opt", "moses.ini", "tune/final"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_example_quiet_prints_only_its_result_and_leaves_no_folder(tmp_path, monkeypatch, capfd):
+    keep = tmp_path / "keep"
+    assert main(["example", "-q", "--keep", str(keep)]) == 0
+    kept = capfd.readouterr()
+    history = read_state(str(keep / "tune"))["history"]
+    expected = [f"iteration {it['iteration']}: BLEU = {it['bleu']:.6f}" for it in history]
+    assert kept.out.splitlines() == expected and kept.err == ""
+    assert expected[0] == "iteration 1: BLEU = 0.265757" and len(expected) >= 2
+    assert (keep / "tune" / "final").stat().st_size > 0
+
+    # without --keep: the same lines, and the temporary folder is gone afterwards
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    made = []
+    mkdtemp = tempfile.mkdtemp
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: made.append(mkdtemp(*a, **k)) or made[-1])
+    assert main(["example", "-q"]) == 0
+    quiet = capfd.readouterr()
+    assert quiet.out.splitlines() == expected and quiet.err == ""
+    used = [p for p in made if os.path.basename(p).startswith("mtplug-example-")]
+    assert len(used) == 1 and os.path.dirname(used[0]) == tempfile.gettempdir() == str(private)
+    assert not [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("mtplug-example-")]
+
+
+def test_example_keep_must_be_a_folder(tmp_path, capsys):
+    path = tmp_path / "file"
+    path.write_text("mine\n")
+    assert main(["example", "-q", "--keep", str(path)]) == EXIT_INPUT_ERROR
+    assert capsys.readouterr().err == (f"mtplug: error: {path}: --keep names a file; expected a folder for the "
+                                       "example's outputs (created if missing)\n")
+    assert path.read_text() == "mine\n"
 
 
 def test_optimize_with_name_value_weights(write, tmp_path, capsys):
