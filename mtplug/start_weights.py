@@ -83,15 +83,9 @@ def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: Op
                                  "only", extra)
             items[name] = value
     weights = Weights(items.items(), source=path)
-    index = {n: i for i, n in enumerate(names)}
-    vector = np.zeros(len(names), dtype=np.float64)
-    kept = []
-    for name, value in weights.items():
-        i = index.get(name)
-        if i is None:
-            kept.append((name, value))
-        else:
-            vector[i] = value
+    vector = weights.to_array(names, allow_unknown=True)
+    known = set(names)
+    kept = [(name, value) for name, value in weights.items() if name not in known]
     notes = []
     if kept:
         notes.append(f"{len(kept)} start weight(s) name features no hypothesis has ({list_names([n for n, _ in kept])}): "

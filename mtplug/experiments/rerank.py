@@ -73,15 +73,9 @@ def weight_vector(weights, names: Sequence[str], n_dense: int, *,
             raise InputError(f"weights: {err}") from None
     else:
         raise TypeError(f"weights must be a file path or a mapping name -> value, got {type(weights).__name__}")
-    index = {name: i for i, name in enumerate(names)}
-    vector = np.zeros(len(names), dtype=np.float64)
-    unknown = []
-    for name, value in named.items():
-        i = index.get(name)
-        if i is None:
-            unknown.append(name)
-        else:
-            vector[i] = value
+    vector = named.to_array(names, allow_unknown=True)
+    known = set(names)
+    unknown = [name for name, _ in named.items() if name not in known]
     if names and len(unknown) == len(named):
         raise InputError(f"none of its {len(named)} weight(s) names a feature of the n-best lists "
                          f"(they have {list_names(names)}), so every model score would be 0", path)
