@@ -376,20 +376,6 @@ ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("change, key, message", ERRORS)
-def test_study_errors_name_the_file_and_line(data, tmp_path, change, key, message, capsys):
-    study = pool_study(data, str(tmp_path / "wd"))
-    change(study)
-    path = write_yaml(tmp_path / "study.yaml", study)
-    line = next(i for i, t in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-                if t.strip().startswith(key + ":"))
-    assert main(["compare", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"mtplug: error: {path}:{line}: {message}"), err
-    assert err.count("\n") == 1
-    assert not (tmp_path / "wd").exists()
-
-
 DECODER_ERRORS = [
     (lambda s: s["tune"].update(seed=3), "seed", "tune: seed is set by the study: replicas: seeds"),
     (lambda s: s["tune"].update(iterations=0), "iterations", "tune: iterations must be >= 1, got 0"),
@@ -404,9 +390,13 @@ DECODER_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("change, key, message", DECODER_ERRORS)
-def test_decoder_study_errors(data, tmp_path, change, key, message, capsys):
-    study = decoder_study(data, str(tmp_path / "wd"))
+STUDIES = {"pool": pool_study, "decoder": decoder_study}
+
+
+@pytest.mark.parametrize("mode, change, key, message", [("pool", *e) for e in ERRORS]
+                         + [("decoder", *e) for e in DECODER_ERRORS])
+def test_study_errors_name_the_file_and_line(data, tmp_path, mode, change, key, message, capsys):
+    study = STUDIES[mode](data, str(tmp_path / "wd"))
     change(study)
     path = write_yaml(tmp_path / "study.yaml", study)
     line = next(i for i, t in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
@@ -414,6 +404,7 @@ def test_decoder_study_errors(data, tmp_path, change, key, message, capsys):
     assert main(["compare", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"mtplug: error: {path}:{line}: {message}"), err
+    assert err.count("\n") == 1
     assert not (tmp_path / "wd").exists()
 
 
