@@ -1,7 +1,7 @@
 """Check what `python -m build` made against the git checkout: python .ci/check_dist.py DIST_DIR
 
 The sdist must hold every tracked file the build and the tests read (all but .ci/, docs/,
-benchmarks/, .gitignore); the wheel every tracked file of the packages (modules, .pyi
+mkdocs.yml, benchmarks/, .gitignore); the wheel every tracked file of the packages (modules, .pyi
 stubs, example data, the moses_integration programs) and one compiled extension per
 pyx/*.pyx. A file executable in git (mert-moses.pl runs the programs by name) must be
 executable in both. Prints one line per problem and exits 1 if there is any.
@@ -13,7 +13,7 @@ import tarfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
-NOT_IN_SDIST = (".ci/", "docs/", "benchmarks/", ".gitignore")
+NOT_IN_SDIST = (".ci/", "docs/", "mkdocs.yml", "benchmarks/", ".gitignore")
 PACKAGE_DIRS = ("mtplug/", "moses_integration/")
 
 

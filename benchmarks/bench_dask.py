@@ -3,7 +3,7 @@
     python benchmarks/bench_dask.py [--repeats 10] [--ms-per-line 20] [--workers 2]
         [--sentences 2000] [--nbest 300] [--repeat 3] [--pool-nbest 1000] [--pool-iterations 10]
 
-1. Decoding: the tuning loop's ``decode`` (mtplug/tune/loop.py) of the bundled 60-sentence
+1. Decoding: the tuning loop's ``decode`` (mtplug/tuning/loop.py) of the bundled 60-sentence
    tuning set repeated ``--repeats`` times (the stand-in decoder, slowed to
    ``--ms-per-line`` ms of CPU per sentence by benchmarks/slow_standin.py) in ``--workers``
    shards, run (a) as local processes (``--jobs``) and (b) on a dask LocalCluster of that
@@ -48,8 +48,8 @@ INI = "[weight]\nDistortion0= 0.3\nLM0= 0.5\nWordPenalty0= -1\nPhrasePenalty0= 0
 
 def decoding(a, engine) -> None:
     from mtplug.decoders import get_decoder
-    from mtplug.tune.config import TuneConfig
-    from mtplug.tune.loop import decode
+    from mtplug.tuning.config import TuneConfig
+    from mtplug.tuning.loop import decode
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-dask-"))
     sources = [f"s{i}" for i in range(60)]

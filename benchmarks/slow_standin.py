@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The stand-in decoder (mtplug/tune/standin.py) made as slow as a real one: it burns
+"""The stand-in decoder (mtplug/tuning/standin.py) made as slow as a real one: it burns
 ``$STANDIN_MS_PER_LINE`` ms of CPU per input line (default 20) before decoding, so that
 benchmarks/bench_dask.py measures shard scheduling against decoding work, not start-up."""
 
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mtplug.tune import standin  # noqa: E402
+from mtplug.tuning import standin  # noqa: E402
 
 
 def burn(seconds: float) -> None:

@@ -12,9 +12,10 @@ import contextlib
 import os
 import sys
 import time
-from typing import Callable, Sequence
+from collections.abc import Sequence
+from typing import Callable
 
-from . import __version__
+from ._version import __version__
 from .errors import InputError
 from .fileio import check_outputs, is_stdout, stdin_as_file
 from .jsonable import json_line
@@ -37,7 +38,7 @@ def _log(args, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def _progress(args, paths: Sequence[str], desc: str) -> tuple[Callable[[int], None] | None, Callable[[], None]]:
+def _progress(args, paths: Sequence[str], desc: str) -> tuple[Callable[[int], object] | None, Callable[[], None]]:
     """A byte-count progress callback (tqdm on a terminal, nothing otherwise) and its closer."""
     if getattr(args, "quiet", False) or not sys.stderr.isatty():
         return None, lambda: None
@@ -221,6 +222,9 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
 
 # ---------------------------------------------------------------------------- commands
 def cmd_score(args) -> int:
+    """``mtplug score``: corpus scores of one translation (--hyp) against references, one
+    line per metric (and their combination) with a signature, or JSON lines with --json.
+    Returns the exit status (0); bad input raises InputError."""
     from .corpus import NbestCorpus
     from .metrics.bleu import BleuConfig
     from .metrics.layer import parse_metric
@@ -269,6 +273,9 @@ def cmd_score(args) -> int:
 
 
 def cmd_extract(args) -> int:
+    """``mtplug extract``: n-best lists + references -> Moses's features.dat/scores.dat
+    (--ffile/--scfile, byte-identical to Moses's extractor) and/or an n-best store
+    (--store). Outputs are checked before reading; returns 0, raises InputError."""
     from .formats.mert_data import extractor_store, write_features, write_scores
     from .metrics.layer import parse_metric
     from .metrics.moses_scorers import sctype_of
@@ -285,7 +292,8 @@ def cmd_extract(args) -> int:
         try:
             sctype_of(metric)
         except ValueError as err:
-            raise InputError(f"--metric {metric.name}: {err}; write it with --store instead of --scfile/--prev-scfile")
+            raise InputError(f"--metric {metric.name}: {err}; write it with --store instead of "
+                             "--scfile/--prev-scfile") from None
     t0 = time.perf_counter()
     update, close = _progress(args, args.nbest, "reading n-best")
     try:
@@ -308,6 +316,11 @@ def cmd_extract(args) -> int:
 
 
 def cmd_optimize(args) -> int:
+    """``mtplug optimize ALGORITHM``: one optimizer run over an n-best store or forests,
+    from the --init weights; writes the tuned weights to --out (in the format of --init
+    or --out-format) and a JSON summary line (score, seed, the optimizer's info) to
+    stdout, or to stderr when the weights go to stdout. Options are checked before any
+    file is read; a bad option or input raises InputError. Returns 0."""
     from .formats.weights import detect_weights_format
     from .optimizers.registry import get_optimizer
     from .start_weights import output_files, read_start, write_tuned
@@ -388,8 +401,8 @@ def cmd_optimize(args) -> int:
 def cmd_kbest(args) -> int:
     """k-best lists from lattices/forests, as n-best lines any optimizer reads."""
     from .fileio import atomic_output
-    from .formats.forests import read_forests
     from .forests.kbest import kbest_nbest_lines
+    from .formats.forests import read_forests
 
     if args.k < 1:
         raise InputError(f"-k must be >= 1, got {args.k}")
@@ -417,6 +430,8 @@ def cmd_kbest(args) -> int:
 
 
 def cmd_mertdir(args) -> int:
+    """``mtplug mertdir``: print the directory of the Moses drop-in programs (extractor,
+    mert, pro, kbmira, ...) to pass as mert-moses.pl's ``--mertdir``. Returns 0."""
     from .integrations.moses.mertdir import mertdir
 
     print(mertdir())
@@ -424,8 +439,11 @@ def cmd_mertdir(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .tune.config import TEMPLATE, config_from_args
-    from .tune.loop import Hooks, run_tuning
+    """``mtplug tune``: the decode -> merge n-best -> optimize loop with a real decoder
+    (or print the YAML template, --write-config); prints the run's summary as one JSON
+    line. Returns 0; a bad configuration raises InputError."""
+    from .tuning.config import TEMPLATE, config_from_args
+    from .tuning.loop import Hooks, run_tuning
 
     if args.write_config:
         sys.stdout.write(TEMPLATE)
@@ -438,7 +456,10 @@ def cmd_tune(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from .tune.plot import plot_workdir
+    """``mtplug plot``: PNG figures of a ``mtplug tune`` work directory (BLEU per iteration,
+    MERT's last error surface, :mod:`mtplug.tuning.plot`); logs each file written and
+    prints their list as a JSON line. Returns 0."""
+    from .tuning.plot import plot_workdir
 
     written = plot_workdir(args.workdir, args.out)
     for path in written:
@@ -448,12 +469,18 @@ def cmd_plot(args) -> int:
 
 
 def cmd_rerank(args) -> int:
+    """``mtplug rerank``: the 1-best (or the re-sorted n-best) of n-best lists under given
+    weights (:mod:`mtplug.experiments.rerank_command`). Returns the exit status."""
     from .experiments.rerank_command import run
 
     return run(args, log=lambda m: _log(args, m), progress=lambda paths, desc: _progress(args, paths, desc))
 
 
 def cmd_evaluate(args) -> int:
+    """``mtplug evaluate``: MultEval's report over systems' test translations, each tuned
+    several times (mean, spreads, approximate-randomisation p-values against the baseline;
+    :mod:`mtplug.experiments.evaluate`). Returns the exit status; --reflen without a
+    metric that uses BLEU statistics raises InputError."""
     from .experiments.evaluate_command import run, uses_bleu_statistics
 
     if args.reflen is not None and not uses_bleu_statistics(args.metric):
@@ -464,12 +491,16 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_compare(args) -> int:
+    """``mtplug compare``: run a study of optimizers × seeds × start points from its YAML
+    file and report it (:mod:`mtplug.experiments.compare_command`). Returns the exit status."""
     from .experiments.compare_command import run
 
     return run(args, log=lambda m: _log(args, m), counter=lambda total, desc: _counter(args, total, desc))
 
 
 def cmd_dtrain(args) -> int:
+    """``mtplug dtrain``: cdec's dtrain (online pairwise training with the decoder in the
+    loop) from a dtrain.ini (:mod:`mtplug.dtrain.command`). Returns the exit status."""
     from .dtrain.command import run
 
     return run(args, log=lambda m: _log(args, m), counter=lambda total: _counter(args, total, "dtrain"))
@@ -514,7 +545,7 @@ def _run_example(args, workdir: str) -> int:
     import shlex
     from importlib import resources
 
-    from .tune.loop import read_state
+    from .tuning.loop import read_state
 
     data = resources.files("mtplug") / "data" / "example"
     nbest, ref, init = (str(data / n) for n in ("run1.best100.out.gz", "ref.0", "run1.init.opt"))
@@ -530,10 +561,9 @@ def _run_example(args, workdir: str) -> int:
     # decoder in the loop: the stand-in re-ranks the bundled pool (the toy system is
     # English->English, so the reference doubles as the source it looks sentences up by)
     ini = os.path.join(workdir, "moses.ini")
-    with open(init, encoding="utf-8") as fh:
-        with open(ini, "w", encoding="utf-8") as out:
-            out.write(_EXAMPLE_INI.format(*fh.readline().split()))
-    standin = shlex.join([sys.executable, "-m", "mtplug.tune.standin", "moses", "-standin-pool", nbest,
+    with open(init, encoding="utf-8") as fh, open(ini, "w", encoding="utf-8") as out:
+        out.write(_EXAMPLE_INI.format(*fh.readline().split()))
+    standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-pool", nbest,
                           "-standin-source", ref])
     tune_dir = os.path.join(workdir, "tune")
     steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--config", ini, "--input", ref,
@@ -559,12 +589,15 @@ def _run_example(args, workdir: str) -> int:
 class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line, ``PROG: error: ...`` (exit status 2)."""
 
-    def error(self, message):  # noqa: D102 - argparse hook
+    def error(self, message):
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_INPUT_ERROR)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``mtplug`` argument parser: one subcommand per ``cmd_*`` function (set as
+    ``func``), each with --help examples; ``mtplug optimize ALGO`` gets one flag per entry
+    of the optimizer's ``options`` table. Usage errors exit with status 2."""
     from . import validation
     from ._ext._build_info import OPENMP
     from .formats.weights import weights_formats
@@ -668,20 +701,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
     p.add_argument("--out", "-o", metavar="FILE", help="write here (default stdout)")
 
-    from .experiments.rerank_command import EXAMPLES as RERANK_EXAMPLES, add_arguments as add_rerank_arguments
+    from .experiments.rerank_command import EXAMPLES as RERANK_EXAMPLES
+    from .experiments.rerank_command import add_arguments as add_rerank_arguments
 
     p = add("rerank", cmd_rerank, "the 1-best (or the re-sorted n-best) of n-best lists under given weights",
             RERANK_EXAMPLES)
     add_rerank_arguments(p)
 
-    from .experiments.evaluate_command import EXAMPLES as EVALUATE_EXAMPLES, add_arguments as add_evaluate_arguments
+    from .experiments.evaluate_command import EXAMPLES as EVALUATE_EXAMPLES
+    from .experiments.evaluate_command import add_arguments as add_evaluate_arguments
 
     p = add("evaluate", cmd_evaluate, "MultEval's report of systems tuned several times: mean, s_sel, s_dev and "
                                       "p-values (approximate randomization, paired bootstrap)", EVALUATE_EXAMPLES)
     add_evaluate_arguments(p)
     _add_reference_args(p, reflen_default=None)
 
-    from .experiments.compare_command import EXAMPLES as COMPARE_EXAMPLES, add_arguments as add_compare_arguments
+    from .experiments.compare_command import EXAMPLES as COMPARE_EXAMPLES
+    from .experiments.compare_command import add_arguments as add_compare_arguments
 
     p = add("compare", cmd_compare, "an optimizer study from one YAML file: tune with every optimizer, seed and "
                                     "start point, decode the test set, report (mtplug evaluate)", COMPARE_EXAMPLES)
@@ -690,7 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
         "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")
 
-    from .tune.config import add_tune_arguments
+    from .tuning.config import add_tune_arguments
 
     p = add("tune", cmd_tune, "decoder-in-the-loop tuning: decode, merge n-best, optimize, repeat (Moses, cdec)",
             "examples:\n  mtplug tune --decoder moses --decoder-bin ~/moses/bin/moses --config moses.ini "
@@ -704,7 +740,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("workdir", metavar="WORKDIR", help="the --workdir of 'mtplug tune'")
     p.add_argument("--out", metavar="DIR", help="where to write the PNG files (default: WORKDIR/plots)")
 
-    from .dtrain.command import EXAMPLES as DTRAIN_EXAMPLES, add_arguments as add_dtrain_arguments
+    from .dtrain.command import EXAMPLES as DTRAIN_EXAMPLES
+    from .dtrain.command import add_arguments as add_dtrain_arguments
 
     p = add("dtrain", cmd_dtrain, "cdec dtrain: online pairwise-ranking training with the decoder in the loop",
             DTRAIN_EXAMPLES)
@@ -723,6 +760,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``mtplug`` command on ``argv`` (default: ``sys.argv[1:]``) and return its exit
+    status: 0 on success, 2 for a usage error or bad input (one ``mtplug: error: ...`` line
+    on stderr, no traceback), 141 when stdout's reader went away, 130 on Ctrl-C."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["evaluate"]:
         from .experiments.evaluate_command import named_hyps_argv

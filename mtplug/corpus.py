@@ -32,8 +32,9 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from .errors import InputError
 from .fileio import atomic_output
 from .metrics.bleu import REFLEN_CODES, BleuConfig
 from .metrics.layer import Metric, bleu_metric, linear_metric, parse_metric
+
+if TYPE_CHECKING:
+    from .metrics.store_stats import StatsBuilder
 
 _FORMAT_VERSION = 3
 
@@ -63,6 +67,8 @@ class FeatureSpace:
 
     @property
     def feature_names(self) -> list[str]:
+        """All feature names by id: the dense columns first, then the sparse features in
+        the order they were first seen."""
         return self.names.words()
 
     def __len__(self) -> int:
@@ -103,6 +109,8 @@ class FeatureSpace:
         self.set_layout(len(dense_names), np.asarray(bases), np.asarray(counts))
 
     def to_arrays(self) -> dict:
+        """The space as named arrays (``fs_*`` keys) for a store's ``.npz`` file; read back
+        with :meth:`from_arrays`."""
         na, no = self.names.to_arrays()
         la, lo = self.labels.to_arrays()
         return {"fs_names": na, "fs_names_off": no, "fs_labels": la, "fs_labels_off": lo,
@@ -110,7 +118,8 @@ class FeatureSpace:
                 "fs_n_dense": np.int64(self.n_dense)}
 
     @classmethod
-    def from_arrays(cls, z) -> "FeatureSpace":
+    def from_arrays(cls, z) -> FeatureSpace:
+        """The space saved by :meth:`to_arrays` (``z``: a mapping with its ``fs_*`` arrays)."""
         return cls(Vocabulary.from_arrays(z["fs_names"], z["fs_names_off"]),
                    Vocabulary.from_arrays(z["fs_labels"], z["fs_labels_off"]),
                    np.ascontiguousarray(z["fs_label_base"]), np.ascontiguousarray(z["fs_label_count"]),
@@ -120,20 +129,32 @@ class FeatureSpace:
 class NbestCorpus:
     """Accumulated n-best lists of a tuning set (see the module docstring for the arrays).
 
-    Build it with :meth:`from_nbest` or :meth:`from_mert_data` (mtplug.formats.mert_data),
-    grow it with :meth:`add_nbest`; entries identical in sentence, hypothesis,
+    Build it with :meth:`from_nbest` (n-best/k-best files and references),
+    :func:`mtplug.formats.mert_data.read_mert_data` (Moses's features.dat/scores.dat),
+    :meth:`load` (a store written by :meth:`save`) or :meth:`from_arrays` (synthetic
+    data); grow it with :meth:`add_nbest`. Entries identical in sentence, hypothesis,
     features and statistics are stored once.
     """
 
     def __init__(self, *, n_sentences: int, bleu: BleuConfig = BleuConfig(), references=None,
                  ref_len_divisor: int = 1, words: Vocabulary | None = None,
                  space: FeatureSpace | None = None, has_strings: bool = True, metric: Metric | None = None):
+        """An empty store of ``n_sentences`` sentences (the builders above fill it).
+
+        bleu: BLEU's options (reference length, case); references: the encoded references
+        ``(sent_ptr, tok_ptr, tokens)`` of :func:`mtplug.formats.references.encode_references`,
+        or None (no statistics); ref_len_divisor: BLEU's reference-length divisor
+        (:meth:`mtplug.metrics.bleu.BleuConfig.ref_len_divisor`); words: the vocabulary the references were
+        encoded with; space: the feature names and dense layout; has_strings: keep the
+        hypothesis strings (False for stores from features.dat); metric: what the
+        statistics columns hold (default: BLEU alone).
+        """
         self.bleu = bleu
         self.references = references          # encoded (sent_ptr, tok_ptr, tokens) or None
         self.ref_len_divisor = int(ref_len_divisor)
         #: what the stats columns hold and how they score (mtplug.metrics.layer.Metric)
         self.metric: Metric = metric if metric is not None else bleu_metric(self.ref_len_divisor)
-        self._builder = None                  # StatsBuilder of metrics other than BLEU alone
+        self._builder: StatsBuilder | None = None  # of metrics other than BLEU alone
         self.words = words if words is not None else Vocabulary()
         self.space = space if space is not None else FeatureSpace()
         self.sent_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
@@ -149,16 +170,19 @@ class NbestCorpus:
     # ------------------------------------------------------------------ building
     @classmethod
     def from_nbest(cls, paths: Sequence[str], references=None, bleu: BleuConfig = BleuConfig(),
-                   progress: Callable[[int], None] | None = None, metric: str | Metric = "bleu",
-                   finish: bool = True) -> "NbestCorpus":
+                   progress: Callable[[int], object] | None = None, metric: str | Metric = "bleu",
+                   finish: bool = True) -> NbestCorpus:
         """Read n-best/k-best files (merged, deduplicated) and, with ``references``
         (a :class:`mtplug.formats.references.References`), their statistics of ``metric``
         (``--metric`` text, mtplug.metrics.layer; BLEU by default). finish: check that
         external score files were used up (False when more files follow).
         """
-        from .formats.references import encode_references
+        from .formats.references import References, encode_references
         from .metrics.store_stats import StatsBuilder
 
+        if references is not None and not isinstance(references, References):
+            raise TypeError("references must be References (from mtplug.read_references(paths)), "
+                            f"got {type(references).__name__}")
         words = Vocabulary()
         enc = None
         divisor = 1
@@ -186,7 +210,7 @@ class NbestCorpus:
     @classmethod
     def from_arrays(cls, sent_ids, dense, dense_names: Sequence[str], stats, *, sparse=None,
                     sparse_names: Sequence[str] = (), metric: str | Metric = "bleu",
-                    metric_norm: float = 1.0) -> "NbestCorpus":
+                    metric_norm: float = 1.0) -> NbestCorpus:
         """A store from arrays (no hypothesis strings): for synthetic data and tests.
 
         sent_ids int [n] (non-decreasing), dense float64 [n, D], stats int32 [n, k]: 9
@@ -220,7 +244,7 @@ class NbestCorpus:
 
     @classmethod
     def from_plain(cls, path: str, references, bleu: BleuConfig = BleuConfig(),
-                   metric: str | Metric = "bleu") -> "NbestCorpus":
+                   metric: str | Metric = "bleu") -> NbestCorpus:
         """One hypothesis per sentence from a plain text file (line i = sentence i), with
         the statistics of ``metric`` (as :meth:`from_nbest`)."""
         corpus = cls.from_nbest([], references, bleu, metric=metric, finish=False)
@@ -228,7 +252,7 @@ class NbestCorpus:
         corpus.finish_stats()
         return corpus
 
-    def add_nbest(self, paths: Sequence[str], progress: Callable[[int], None] | None = None,
+    def add_nbest(self, paths: Sequence[str], progress: Callable[[int], object] | None = None,
                   plain: bool = False) -> int:
         """Parse and merge more n-best files (e.g. the next iteration's); returns the
         number of new unique hypotheses. ``plain``: the files hold one hypothesis per
@@ -341,7 +365,7 @@ class NbestCorpus:
         self.sent_offsets = group_offsets
         return self.n_hypotheses - n_old
 
-    def merge_store(self, other: "NbestCorpus") -> int:
+    def merge_store(self, other: NbestCorpus) -> int:
         """Add the rows of ``other`` (same sentences and dense features) to this store,
         comparing rows on sentence, features and statistics only: the merge of Moses's
         ``extractor --prev-ffile``, where this store was read from features/scores files
@@ -362,7 +386,7 @@ class NbestCorpus:
                                   "sparse_indptr": other.sparse_indptr, "sparse_ids": ids,
                                   "sparse_values": values})
 
-    def dense_only(self) -> "NbestCorpus":
+    def dense_only(self) -> NbestCorpus:
         """A store sharing this one's dense features and statistics, without the sparse
         features (what Moses's ``mert`` optimises: it ignores sparse features)."""
         view = NbestCorpus(n_sentences=self.n_sentences, bleu=self.bleu, references=self.references,
@@ -376,10 +400,12 @@ class NbestCorpus:
     # ------------------------------------------------------------------ queries
     @property
     def n_sentences(self) -> int:
+        """Sentences S of the tuning set (some may have no hypotheses yet)."""
         return len(self.sent_offsets) - 1
 
     @property
     def n_hypotheses(self) -> int:
+        """Stored (unique) hypotheses n, over all sentences."""
         return int(self.sent_offsets[-1])
 
     @property
@@ -389,14 +415,17 @@ class NbestCorpus:
 
     @property
     def n_dense(self) -> int:
+        """Dense features (columns of ``dense``; feature ids 0 .. n_dense-1)."""
         return self.space.n_dense
 
     @property
     def n_features(self) -> int:
+        """All features, dense and sparse: the length of a weight vector."""
         return len(self.space)
 
     @property
     def feature_names(self) -> list[str]:
+        """Feature names by id (dense first): the names of a weight vector's entries."""
         return self.space.feature_names
 
     def sparse_row(self, h: int) -> list[tuple[int, float]]:
@@ -406,7 +435,7 @@ class NbestCorpus:
 
     def hypotheses(self, start: int, stop: int) -> list[str]:
         """Hypothesis strings ``start .. stop-1`` (tokens joined by one space)."""
-        if self.hyp_indptr is None:
+        if self.hyp_indptr is None or self.hyp_bytes is None:
             raise ValueError("this store holds no hypothesis strings")
         if self._word_list is None or len(self._word_list) != len(self.words):
             self._word_list = self.words.words()
@@ -487,7 +516,7 @@ class NbestCorpus:
             np.savez(fh, **arrays)
 
     @classmethod
-    def load(cls, path: str) -> "NbestCorpus":
+    def load(cls, path: str) -> NbestCorpus:
         """Read a store written by :meth:`save` (into memory)."""
         z = {name: np.array(a) for name, a in map_store(path).items()}
         refs = None
@@ -584,7 +613,7 @@ def map_store(path: str) -> dict[str, np.ndarray]:
     try:
         with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
             for info in zf.infolist():
-                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                name = info.filename.removesuffix(".npy")
                 if info.compress_type != zipfile.ZIP_STORED or info.file_size < _MAP_BYTES:
                     with zf.open(info) as member:
                         out[name] = np.lib.format.read_array(member, allow_pickle=False)

@@ -11,7 +11,7 @@ implied, which is what a worker sends back for many features.
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def accumulator(rows: int) -> np.ndarray:
 
 
 #: a :func:`pack`ed accumulator: (offsets int64 [k + 1], first column uint8 [k], chunks int64)
-Packed = tuple
+Packed = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def pack(acc: np.ndarray) -> Packed:
@@ -36,7 +36,7 @@ def pack(acc: np.ndarray) -> Packed:
     return _exact.pack(np.ascontiguousarray(acc, dtype=np.int64))
 
 
-def _rows_of(part: Union[np.ndarray, Packed], r0: int, r1: int) -> np.ndarray:
+def _rows_of(part: np.ndarray | Packed, r0: int, r1: int) -> np.ndarray:
     """Rows r0:r1 of a plain or packed accumulator, as a new int64 [r1 - r0, WIDTH]."""
     if isinstance(part, np.ndarray):
         return np.array(part[r0:r1], dtype=np.int64, order="C", copy=True)
@@ -45,11 +45,11 @@ def _rows_of(part: Union[np.ndarray, Packed], r0: int, r1: int) -> np.ndarray:
     return out
 
 
-def _n_rows(part: Union[np.ndarray, Packed]) -> int:
+def _n_rows(part: np.ndarray | Packed) -> int:
     return part.shape[0] if isinstance(part, np.ndarray) else part[1].shape[0]
 
 
-def rounded_sum(parts: Sequence[Union[np.ndarray, Packed]], block_rows: int = 1 << 14) -> np.ndarray:
+def rounded_sum(parts: Sequence[np.ndarray | Packed], block_rows: int = 1 << 14) -> np.ndarray:
     """Each row of the sum of ``parts`` (accumulators of k rows, plain or :func:`pack`ed)
     rounded once: float64 [k]. Works through ``block_rows`` rows at a time, so a sum of
     10^6 features never needs its 544 MB of plain accumulator here."""

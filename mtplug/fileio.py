@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import os
 import re
 import stat
 import sys
 import tempfile
 import zlib
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO, Any
 
 from .errors import InputError
 
@@ -25,11 +27,11 @@ _GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_BYTES = 8 << 20
 
 
-def open_binary(path: str | os.PathLike) -> IO[bytes]:
+def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
     """Open ``path`` for reading bytes; gzip is detected by its magic number, not the name."""
     path = os.fspath(path)
     try:
-        raw = open(path, "rb")
+        raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     except FileNotFoundError:
         raise InputError("no such file", path) from None
     except IsADirectoryError:
@@ -37,7 +39,7 @@ def open_binary(path: str | os.PathLike) -> IO[bytes]:
     except PermissionError:
         raise InputError("permission denied", path) from None
     if raw.peek(2)[:2] == _GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw, mode="rb")
     return raw
 
 
@@ -224,6 +226,7 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
     """
     path = os.fspath(path)
     binary = "b" in mode
+    text: dict[str, Any] = {} if binary else {"encoding": encoding, "newline": ""}
     if path == "-":
         out = sys.stdout.buffer if binary else sys.stdout
         yield out
@@ -232,14 +235,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
     target, direct = _output_target(path)
     if direct:
         fd = _own_fd(path)
-        text = {} if binary else {"encoding": encoding, "newline": ""}
         try:
             if fd is not None:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 fh = os.fdopen(os.dup(fd), "wb" if binary else "w", **text)
             else:
-                fh = open(path, "wb" if binary else "w", **text)
+                fh = open(path, "wb" if binary else "w", **text)  # noqa: SIM115 - `with fh` below
         except OSError as exc:
             raise InputError(f"cannot write ({exc.strerror})", path) from None
         with fh:
@@ -251,7 +253,7 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
     except OSError as exc:
         raise InputError(f"cannot write in {directory} ({exc.strerror})", path) from None
     try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": encoding, "newline": ""})) as fh:
+        with os.fdopen(fd, "wb" if binary else "w", **text) as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())

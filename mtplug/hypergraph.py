@@ -39,6 +39,12 @@ from .errors import InputError
 
 @dataclass
 class Hypergraph:
+    """One sentence's search space in the arrays of the module docstring's layout.
+
+    Readers make it with :class:`HypergraphBuilder`, which sorts it and runs :meth:`check`;
+    ``source`` names the file it came from, for messages.
+    """
+
     n_nodes: int
     node_edges: np.ndarray
     edge_head: np.ndarray
@@ -56,10 +62,12 @@ class Hypergraph:
 
     @property
     def n_edges(self) -> int:
+        """Edges E (hyperedges: rules or lattice arcs)."""
         return int(self.edge_head.shape[0])
 
     @property
     def goal(self) -> int:
+        """The goal node, N - 1 (the last in topological order); derivations end there."""
         return self.n_nodes - 1
 
     @property
@@ -68,16 +76,20 @@ class Hypergraph:
         return bool(np.all(np.diff(self.tail_indptr) <= 1))
 
     def edge_tails(self, e: int) -> np.ndarray:
+        """Tail nodes of edge ``e`` (int32 view, rule order; empty for an axiom)."""
         return self.tails[self.tail_indptr[e]:self.tail_indptr[e + 1]]
 
     def edge_rhs(self, e: int) -> np.ndarray:
+        """Target side of edge ``e`` (int32 view): word indices >= 0, -(k+1) for tail k's yield."""
         return self.rhs[self.rhs_indptr[e]:self.rhs_indptr[e + 1]]
 
     def edge_features(self, e: int) -> dict[str, float]:
+        """Features of edge ``e`` as ``{name: value}``."""
         a, b = self.feat_indptr[e], self.feat_indptr[e + 1]
         return {self.feature_names[int(i)]: float(v) for i, v in zip(self.feat_ids[a:b], self.feat_values[a:b])}
 
     def in_edges(self, v: int) -> range:
+        """The incoming edges of node ``v`` (edge ids, consecutive since edges are sorted by head)."""
         return range(int(self.node_edges[v]), int(self.node_edges[v + 1]))
 
     def edge_feature_ids(self, index: dict[str, int]) -> np.ndarray:
@@ -159,12 +171,14 @@ class HypergraphBuilder:
         return i
 
     def word(self, w: str) -> int:
+        """The index of target word ``w`` in the hypergraph's ``words`` (added at first use)."""
         i = self._words.get(w)
         if i is None:
             i = self._words[w] = len(self._words)
         return i
 
     def feature(self, name: str) -> int:
+        """The index of feature ``name`` in the hypergraph's ``feature_names`` (added at first use)."""
         i = self._feats.get(name)
         if i is None:
             i = self._feats[name] = len(self._feats)
@@ -184,7 +198,7 @@ class HypergraphBuilder:
                                      self.source or None, line)
                 code.append(-int(r) - 1)
         items = features.items() if hasattr(features, "items") else features
-        f = {}
+        f: dict[int, float] = {}
         for name, value in items:
             value = float(value)
             if not np.isfinite(value):

@@ -20,8 +20,8 @@ One set of rules for every weights format (:mod:`mtplug.formats.weights`):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -50,12 +50,12 @@ class StartWeights:
     weights: Weights
     vector: np.ndarray
     kept: Weights
-    ranges: Optional[tuple[np.ndarray, np.ndarray]] = None
+    ranges: tuple[np.ndarray, np.ndarray] | None = None
     notes: list = field(default_factory=list)
 
 
-def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: Optional[str] = None,
-               fmt: Optional[str] = None) -> StartWeights:
+def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: str | None = None,
+               fmt: str | None = None) -> StartWeights:
     """Read ``path`` (any weights format; detected when ``fmt`` is None) against a store
     whose features are ``names`` (dense block first, ``n_dense`` columns named
     ``Label_<i>``). ``sparse_init``: a Moses sparse weights file with more start weights.

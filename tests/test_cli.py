@@ -15,7 +15,7 @@ from mtplug import __version__
 from mtplug._ext._build_info import OPENMP
 from mtplug.cli import EXIT_INPUT_ERROR, main
 from mtplug.formats.weights import read_weights
-from mtplug.tune.loop import read_state
+from mtplug.tuning.loop import read_state
 
 MOSES_LINES = (
     "0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n"

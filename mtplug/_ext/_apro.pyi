@@ -1,4 +1,4 @@
-"""Stub for mtplug._ext._apro (pyx/_apro.pyx): APRO loss, gradient and Hessian products."""
+# Stub for mtplug._ext._apro (pyx/_apro.pyx): APRO loss, gradient and Hessian products.
 
 import numpy as np
 

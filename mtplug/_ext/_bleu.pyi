@@ -1,4 +1,4 @@
-"""Stub for mtplug._ext._bleu (pyx/_bleu.pyx): BLEU from sufficient statistics."""
+# Stub for mtplug._ext._bleu (pyx/_bleu.pyx): BLEU from sufficient statistics.
 
 import numpy as np
 

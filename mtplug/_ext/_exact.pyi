@@ -1,4 +1,4 @@
-"""Stub for mtplug._ext._exact (pyx/_exact.pyx): exact accumulators of doubles."""
+# Stub for mtplug._ext._exact (pyx/_exact.pyx): exact accumulators of doubles.
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""Stub for mtplug._ext._expbleu (pyx/_expbleu.pyx): expected-metric objective and gradient."""
+# Stub for mtplug._ext._expbleu (pyx/_expbleu.pyx): expected-metric objective and gradient.
 
 import numpy as np
 

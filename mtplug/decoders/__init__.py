@@ -3,8 +3,8 @@
 An adapter knows four things only: how to read the start weights, which files the
 decoder needs for given weights, the command line that decodes one shard into an
 n-best file, and how the decoder numbers the shard's sentences. The loop
-(``mtplug.tune.loop``) does everything else, so the real programs and the stand-in
-(``mtplug.tune.standin``) drop in alike.
+(``mtplug.tuning.loop``) does everything else, so the real programs and the stand-in
+(``mtplug.tuning.standin``) drop in alike.
 """
 
 from __future__ import annotations

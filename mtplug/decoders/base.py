@@ -6,8 +6,8 @@ from __future__ import annotations
 import abc
 import os
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from ..formats.weights_core import Weights
 
@@ -18,16 +18,20 @@ class ShardRun:
     stdout goes, and the n-best file it leaves (may be the stdout file)."""
 
     argv: list[str]
-    stdin: Optional[str]
+    stdin: str | None
     stdout: str
     nbest: str
     #: the folder the decoder writes this shard's forests to, ``<decoder's sentence id>.bin.gz``
     #: (cdec -O), or None
-    forests: Optional[str] = None
+    forests: str | None = None
 
 
 class Decoder(abc.ABC):
-    """A decoder adapter: builds its command lines and names its files (one subclass per decoder)."""
+    """A decoder adapter: builds its command lines and names its files (one subclass per decoder).
+
+    Made from ``cfg``, a :class:`mtplug.tuning.config.TuneConfig` (the decoder's
+    ``decoder_bin``, ``decoder_args``, ``config``, ``weights``, ``nbest``, ...).
+    """
 
     name = ""
     #: the file name of the final weights' format in the working directory
@@ -40,6 +44,8 @@ class Decoder(abc.ABC):
 
     @abc.abstractmethod
     def start_weights(self) -> Weights:
+        """The weights of the first iteration, by feature name, read from the decoder's
+        configuration (and ``--weights``); InputError when they are missing or malformed."""
         ...
 
     @abc.abstractmethod

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -96,6 +96,7 @@ class CdecDecoder(Decoder):
     name = "cdec"
 
     def start_weights(self) -> Weights:
+        """The cdec weights file of ``--weights`` (required: InputError without it)."""
         if not self.cfg.weights:
             raise InputError("cdec needs --weights FILE (the start weights)")
         return read_cdec_weights(self.cfg.weights)

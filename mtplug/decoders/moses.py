@@ -23,6 +23,12 @@ from .base import Decoder, ShardRun
 
 
 class MosesDecoder(Decoder):
+    """``mtplug tune``'s Moses: one process per shard, dense weights in
+    ``-weight-overwrite`` and sparse ones in a ``-weight-file`` (see the module
+    docstring). Made from ``cfg`` (a :class:`mtplug.tuning.config.TuneConfig`); reads the
+    ``[weight]`` section and ``[weight-file]`` entry of its moses.ini at once
+    (InputError when they are malformed)."""
+
     name = "moses"
 
     def __init__(self, cfg):
@@ -31,6 +37,8 @@ class MosesDecoder(Decoder):
         self.ini_weight_file = read_weight_file_entry(cfg.config)
 
     def start_weights(self) -> Weights:
+        """moses.ini's ``[weight]`` values, overridden by its ``[weight-file]`` sparse
+        weights, then by the ``--weights`` file (both optional)."""
         w = dict(self.ini_weights.items())
         if self.ini_weight_file:
             w.update(read_sparse_weights(self.ini_weight_file).items())
@@ -39,6 +47,8 @@ class MosesDecoder(Decoder):
         return Weights(w.items(), source=self.cfg.config)
 
     def split(self, weights: Weights) -> tuple[Weights, Weights]:
+        """(dense, sparse): the weights moses.ini has ``[weight]`` lines for, in ini order,
+        and the others (zeros left out), which go to the sparse weights file."""
         dense = Weights((n, weights[n]) for n in self.ini_weights if n in weights)
         sparse = Weights((n, v) for n, v in weights.items() if n not in self.ini_weights and v != 0.0)
         return dense, sparse

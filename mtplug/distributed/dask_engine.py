@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Callable
 
 import numpy as np
 from distributed import Client, LocalCluster, wait
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 
 #: arrays larger than this (bytes) are scattered to their worker instead of riding in
@@ -46,7 +47,13 @@ def _done(_) -> None:
 
 
 class DaskEngine:
-    """Runs tasks on the workers of a dask.distributed cluster (see :mod:`mtplug.distributed`)."""
+    """Runs tasks on the workers of a dask.distributed cluster (see :mod:`mtplug.distributed`).
+
+    Made by :meth:`connect`. ``client``: a connected dask ``Client``; ``cluster``: the
+    LocalCluster it runs (closed with the engine), or None; ``address``: the scheduler
+    address, for messages. InputError when the scheduler has no workers, a worker cannot
+    import mtplug, or a worker runs another mtplug version.
+    """
 
     def __init__(self, client: Client, cluster: LocalCluster | None = None, address: str = ""):
         self.client = client
@@ -69,7 +76,7 @@ class DaskEngine:
                              f"version everywhere")
 
     @classmethod
-    def connect(cls, address: str, *, quiet: bool = False, timeout: float = 30.0) -> "DaskEngine":
+    def connect(cls, address: str, *, quiet: bool = False, timeout: float = 30.0) -> DaskEngine:
         """Connect to ``address``: ``tcp://host:port`` (or ``host:port``), a scheduler file
         (``dask scheduler --scheduler-file F``), or ``local:N`` for a LocalCluster of N
         worker processes with one thread each (N defaults to the number of cores).
@@ -109,11 +116,15 @@ class DaskEngine:
         return engine
 
     def describe(self) -> str:
+        """One line for the log: the workers, their threads and the scheduler address."""
+        scheduler = self.client.scheduler  # None only once the client is closed
+        where = self.address if scheduler is None else scheduler.address
         return (f"dask: {len(self.workers)} worker{'s' if len(self.workers) > 1 else ''} "
-                f"({sum(self._nthreads)} threads) at {self.client.scheduler.address}")
+                f"({sum(self._nthreads)} threads) at {where}")
 
     @property
     def n_workers(self) -> int:
+        """Workers of the cluster when the engine connected: how many partitions callers cut the data into."""
         return len(self.workers)
 
     def threads_of(self, i: int) -> int:
@@ -121,6 +132,7 @@ class DaskEngine:
         return self._nthreads[i % len(self.workers)]
 
     def put(self, items: Sequence) -> list:
+        """Scatter item i to worker i mod n_workers, once; handles (:class:`Placed`) in order."""
         handles = []
         for i, item in enumerate(items):
             w = self.workers[i % len(self.workers)]
@@ -128,6 +140,8 @@ class DaskEngine:
         return handles
 
     def place(self, fn: Callable, jobs: Sequence) -> list:
+        """Run ``fn(job_i)`` on worker i mod n_workers and keep the result there (a worker
+        reads its own partition); waits until all are done, so their errors raise here."""
         handles = []
         for i, job in enumerate(jobs):
             w = self.workers[i % len(self.workers)]
@@ -142,6 +156,9 @@ class DaskEngine:
                     for h in handles])
 
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
+        """Submit ``fn(item_i, *[a[i] for a in args])`` to the worker that holds item i; arrays
+        above 1 MiB among the arguments are scattered to it first. Returns handles to the
+        results, which stay on the workers (:meth:`fetch` them)."""
         out = []
         for i, h in enumerate(handles):
             w = h.worker
@@ -174,12 +191,14 @@ class DaskEngine:
         return self.client.gather(futures)
 
     def map(self, fn: Callable, jobs: Iterable) -> list:
+        """``fn(job)`` for independent jobs on any workers; the values, in job order."""
         jobs = list(jobs)
         if not jobs:
             return []
         return self.client.gather(self.client.map(fn, jobs, pure=False))
 
     def close(self) -> None:
+        """Disconnect from the scheduler and shut down the LocalCluster this engine started (if any)."""
         self.client.close()
         if self._cluster is not None:
             self._cluster.close()

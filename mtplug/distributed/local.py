@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterable, Sequence
+from typing import Callable
 
 
 class LocalEngine:
@@ -26,24 +27,31 @@ class LocalEngine:
         return [fn(*a) for a in calls]
 
     def put(self, items: Sequence) -> list:
+        """The items themselves are the handles (nothing is copied)."""
         return list(items)
 
     def place(self, fn: Callable, jobs: Sequence) -> list:
+        """``fn(job)`` for each job, in order, in this thread; the results are the handles."""
         return [fn(job) for job in jobs]
 
     def wait(self, handles: Sequence) -> None:
-        pass
+        """Nothing to wait for: every task has run when its call returned."""
 
     def run(self, fn: Callable, handles: Sequence, *args: Sequence) -> list:
+        """``fn(handle_i, *[a[i] for a in args])`` for each handle, on up to ``threads``
+        threads; the results, in order, are the new handles."""
         return self._all(fn, [(h, *(a[i] for a in args)) for i, h in enumerate(handles)])
 
     def fetch(self, handles: Sequence) -> list:
+        """The values, in order (the handles are the values)."""
         return list(handles)
 
     def map(self, fn: Callable, jobs: Iterable) -> list:
+        """``fn(job)`` for each job on up to ``threads`` threads; results in job order."""
         return self._all(fn, [(job,) for job in jobs])
 
     def describe(self) -> str:
+        """One line for the log: where tasks run and on how many threads."""
         return f"running in this process ({self.threads} thread{'s' if self.threads > 1 else ''})"
 
     def threads_of(self, i: int) -> int | None:
@@ -51,7 +59,7 @@ class LocalEngine:
         return None
 
     def close(self) -> None:
-        pass
+        """Nothing to release (the engine holds no threads between calls)."""
 
     def __enter__(self):
         return self

@@ -51,6 +51,7 @@ class PoolPart:
 
     @property
     def n_hypotheses(self) -> int:
+        """Rows n_p of this partition."""
         return int(self.offsets[-1])
 
     def scores(self, weights: np.ndarray, threads: int) -> np.ndarray:
@@ -125,6 +126,11 @@ class PartitionedPool:
 
     def __init__(self, engine, offsets: np.ndarray, space: FeatureSpace, meta: dict,
                  n_stats: int, threads: int, source: str):
+        """The pool's bookkeeping, without parts (the builders place them): ``offsets``
+        int64 [S + 1], the whole store's sentence offsets; ``space``, its
+        :class:`mtplug.corpus.FeatureSpace`; ``meta``, what every part carries (metric,
+        ref_len_divisor, n_sentences_all); ``n_stats``, statistics columns; ``threads``,
+        kernel threads where the engine does not say."""
         self.engine = engine
         self.sentence_ranges = partition_sentences(offsets, engine.n_workers)
         self.n_sentences = int(offsets.shape[0] - 1)
@@ -147,7 +153,7 @@ class PartitionedPool:
         return dict(metric=metric, ref_len_divisor=int(ref_len_divisor), n_sentences_all=int(n_sentences))
 
     @classmethod
-    def from_corpus(cls, corpus, engine=None, threads: int = 1) -> "PartitionedPool":
+    def from_corpus(cls, corpus, engine=None, threads: int = 1) -> PartitionedPool:
         """Partitions of an in-memory :class:`mtplug.corpus.NbestCorpus`, placed on
         ``engine``'s workers (a LocalEngine keeps one partition here, without copies)."""
         engine = engine if engine is not None else LocalEngine()
@@ -160,7 +166,7 @@ class PartitionedPool:
         return pool
 
     @classmethod
-    def from_store(cls, path: str, engine, threads: int = 1) -> "PartitionedPool":
+    def from_store(cls, path: str, engine, threads: int = 1) -> PartitionedPool:
         """Partitions of the store file ``path`` (:meth:`mtplug.corpus.NbestCorpus.save`),
         each read by the worker that keeps it: ``path`` must be the same file on every
         worker (a shared file system). Reads only offsets and names here."""
@@ -197,7 +203,7 @@ class PartitionedPool:
 
         w = checked_weights(weights, self.n_features)
         parts = self.engine.fetch(self.run(_one_best_stats, self.each(w)))
-        return np.sum(parts, axis=0, dtype=np.int64)
+        return np.asarray(parts, dtype=np.int64).sum(axis=0)
 
     def metric_of(self, weights: np.ndarray) -> float:
         """The metric's objective of the 1-best (as :meth:`mtplug.corpus.NbestCorpus.metric_of`)."""

@@ -12,8 +12,9 @@ import argparse
 import os
 import shutil
 import sys
+from typing import Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputError
 from ..fileio import check_output
 from ..jsonable import json_line
@@ -54,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         flags = ["--" + name] + _SHORT.get(name, [])
         default = "none" if f.default is None else ("off" if f.default is False else f.default)
         help_text = f"{meta['help']} (default: {default})".replace("%", "%%")
-        kwargs = dict(dest=name, default=None, help=help_text)
+        kwargs: dict[str, Any] = dict(dest=name, default=None, help=help_text)
         if meta["kind"] == "bool":
             kwargs.update(nargs="?", const=True, metavar="BOOL")
         else:
@@ -97,7 +98,7 @@ def run(args, log, counter) -> int:
 
     with engine_for(args.scheduler, quiet=getattr(args, "quiet", False)) as engine:
         result = run_dtrain(cfg, command, log=log, verbose=log if args.verbose else None,
-                            progress_factory=lambda total: counter(total), workers=workers, keep_dir=out_dir,
+                            progress_factory=counter, workers=workers, keep_dir=out_dir,
                             engine=engine if args.scheduler else None)
     comment = (f"mtplug {__version__} dtrain seed={cfg.seed} select_weights={cfg.select_weights} "
                f"epochs={cfg.epochs} shards={result.shards} best_epoch={result.best_epoch}")

@@ -15,8 +15,8 @@ directory, as dtrain does.
 The keys, their order and defaults are those of cdec ``training/dtrain/dtrain.cc``
 (2014, pks/cdec-dtrain) as listed in ``shared/docs/cdec.md``; the few mtplug keys
 (``shards`` ... ``seed``) stand for the options of cdec's ``parallelize.rb`` and are marked
-``mtplug:`` in their help. :class:`DtrainConfig` is the one list: the CLI flags, the
-README table and the parser all read it.
+``mtplug:`` in their help. :class:`DtrainConfig` is the one list: the CLI flags (and so
+the generated documentation page of ``mtplug dtrain``) and the parser all read it.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import difflib
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Mapping, Optional
+from typing import Any, NoReturn
 
 from ..errors import InputError
 from ..formats.number_text import looks_numeric
@@ -59,19 +60,19 @@ class DtrainConfig:
     """All dtrain settings (defaults as cdec's dtrain). Build with :func:`load_config`."""
 
     # ---- data and weights
-    input: Optional[str] = _key(None, "source sentences, one per line ('-': stdin); needs refs", 0, "str")
-    refs: Optional[str] = _key(None, "references, line i = sentence i (one reference per sentence)", 0, "str")
-    bitext: Optional[str] = _key(None, "instead of input+refs: 'source ||| reference' lines", 0, "str")
+    input: str | None = _key(None, "source sentences, one per line ('-': stdin); needs refs", 0, "str")
+    refs: str | None = _key(None, "references, line i = sentence i (one reference per sentence)", 0, "str")
+    bitext: str | None = _key(None, "instead of input+refs: 'source ||| reference' lines", 0, "str")
     output: str = _key("-", "weights file ('-': stdout; '.gz' compresses)", 0, "str")
-    input_weights: Optional[str] = _key(None, "start weights (cdec weights file); default all 0", 0, "str")
-    decoder_config: Optional[str] = _key(None, "cdec.ini for the decoder (required)", 0, "str")
+    input_weights: str | None = _key(None, "start weights (cdec weights file); default all 0", 0, "str")
+    decoder_config: str | None = _key(None, "cdec.ini for the decoder (required)", 0, "str")
     print_weights: str = _key("", "space-separated feature names whose weights are logged per epoch", 0, "str")
     stop_after: int = _key(0, "use only the first N input sentences (0: all)", 0, "int")
     keep: bool = _key(False, "also write weights.<epoch>.gz after every epoch", 0, "bool")
     epochs: int = _key(10, "passes over the input (T)", 0, "int")
     # ---- sampling and pairs
     k: int = _key(100, "size of the k-best list asked from the decoder", 1, "int")
-    sample_from: str = _key("kbest", "where hypotheses come from (only kbest: see the README)", 1, "str",
+    sample_from: str = _key("kbest", "where hypotheses come from (only kbest: see docs/dtrain.md)", 1, "str",
                             ("kbest", "forest"))
     filter: str = _key("uniq", "uniq: unique strings (decoder -r); not: all derivations", 1, "str",
                        ("uniq", "not"))
@@ -101,7 +102,7 @@ class DtrainConfig:
     # ---- regularisation
     l1_reg: str = _key("none", "l1 regularisation (Tsuruoka et al. 2009)", 4, "str",
                        ("none", "naive", "clip", "cumul"))
-    l1_reg_strength: Optional[float] = _key(None, "l1 strength per sentence (required with l1_reg)", 4, "float")
+    l1_reg_strength: float | None = _key(None, "l1 strength per sentence (required with l1_reg)", 4, "float")
     # ---- output
     select_weights: str = _key("last", "which weights to write: last epoch, average over epochs, best epoch "
                                        "(by 1-best average score), or VOID (none)", 5, "str",
@@ -140,10 +141,13 @@ class DtrainConfig:
 
     @property
     def effective_repeat(self) -> int:
+        """Updates per k-best list: ``repeat``, or 2 with ``check`` (its per-pair loss
+        differentials compare the loss before and after the second update)."""
         return 2 if self.check else self.repeat
 
     @property
     def print_weight_names(self) -> list[str]:
+        """The feature names of ``print_weights`` (space-separated) whose weights are logged per epoch."""
         return [n for n in self.print_weights.split(" ") if n]
 
     @property
@@ -162,7 +166,7 @@ _TRUE = {"", "1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def convert(key: str, text, where: tuple[Optional[str], Optional[int], str]):
+def convert(key: str, text, where: tuple[str | None, int | None, str]):
     """``text`` (str, or bool for a flag given alone) as the type of ``key``; InputError otherwise.
 
     ``where`` is (path, line, label) for messages: label is ``key`` or ``--key``.
@@ -246,7 +250,7 @@ def load_config(path=None, overrides: Mapping[str, object] | None = None) -> Dtr
     ``overrides``: ``{key: text or bool}`` (e.g. ``{"epochs": "2"}``); None values are
     ignored. The result is validated (:func:`validate`).
     """
-    settings: dict[str, object] = {}
+    settings: dict[str, Any] = {}
     origins: dict[str, tuple] = {}
     if path is not None:
         for key, (value, where) in read_ini(path).items():
@@ -268,7 +272,7 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
     dtrain.ini ``ini``) if the settings cannot run."""
     origins = origins or {}
 
-    def fail(key: str, message: str):
+    def fail(key: str, message: str) -> NoReturn:
         path, line, label = origins.get(key, (ini, None, key))
         raise InputError(f"{label}: {message}", path, line)
 

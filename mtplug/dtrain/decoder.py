@@ -25,7 +25,7 @@ import shlex
 import subprocess
 import tempfile
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -40,8 +40,10 @@ class CdecCalls:
     """Runs the cdec program (or a stand-in with its command line) for k-best lists.
 
     ``command``: the program, or a command line (split like a shell does) such as
-    ``"python3 -m mtplug.tune.standin cdec"``. ``workdir``: where the per-call weight and k-best
-    files go (default: a new temporary directory, removed by :meth:`close`).
+    ``"python3 -m mtplug.tuning.standin cdec"``. ``decoder_config``: the cdec.ini passed
+    with ``-c``; ``k``: k-best size; ``unique``: distinct strings only (cdec ``-r``).
+    ``workdir``: where the per-call weight and k-best files go (default: a new temporary
+    directory, removed by :meth:`close`). InputError when ``command`` is empty.
     """
 
     def __init__(self, command, decoder_config: str, k: int, unique: bool = True, workdir: str | None = None):
@@ -57,12 +59,15 @@ class CdecCalls:
         self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Remove the temporary ``workdir`` this object made (one given by the caller is kept)."""
         if self._own_dir:
             import shutil
 
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def command_line(self, weights_path: str) -> list[str]:
+        """argv of one decoder call: the program, ``-c decoder_config``, the weights file
+        ``weights_path`` and the k-best options (``-k``, ``-r`` when ``unique``)."""
         return cdec_argv(self.argv, self.decoder_config, weights_path, self.k, self.unique)
 
     def decode(self, inputs: Sequence[str], refs: Sequence[str], names: Sequence[str], weights: np.ndarray,
@@ -83,7 +88,7 @@ class CdecCalls:
             cmd = self.command_line(wpath)
             data = "".join(line.rstrip("\n") + "\n" for line in inputs).encode("utf-8")
             try:
-                proc = subprocess.run(cmd, input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                proc = subprocess.run(cmd, input=data, capture_output=True, check=False)
             except OSError as err:
                 raise InputError(f"cannot run the decoder {self.argv[0]!r}: {err.strerror} "
                                  "(give the cdec program with --decoder-bin)") from None

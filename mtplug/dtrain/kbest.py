@@ -8,8 +8,8 @@ float64 array indexed by id. Rows are in k-best order (position 0 is the decoder
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -26,11 +26,12 @@ class Kbest:
     ids: np.ndarray
     values: np.ndarray
     stats: np.ndarray
-    texts: Optional[list[str]] = None
-    _rows: Optional[np.ndarray] = field(default=None, repr=False)
+    texts: list[str] | None = None
+    _rows: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def k(self) -> int:
+        """Hypotheses in the list."""
         return len(self.indptr) - 1
 
     @property
@@ -60,12 +61,13 @@ class Kbest:
         return out
 
     @classmethod
-    def empty(cls) -> "Kbest":
+    def empty(cls) -> Kbest:
+        """A list of no hypotheses (the decoder wrote none for the sentence)."""
         return cls(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros((0, N_STATS), np.int32), [])
 
     @classmethod
     def from_dicts(cls, rows: Sequence[Mapping[str, float]], names, stats=None,
-                   texts: Optional[list[str]] = None) -> "Kbest":
+                   texts: list[str] | None = None) -> Kbest:
         """A k-best list from ``{feature: value}`` per hypothesis (tests, adapters).
 
         ``names``: the feature Vocabulary, extended with new names. ``stats``: int [k, 9]
@@ -83,7 +85,7 @@ class Kbest:
                    st, texts)
 
 
-def split_scan(arrays: dict, n_sentences: int, k: int, texts: Optional[list[str]] = None) -> list[Kbest]:
+def split_scan(arrays: dict, n_sentences: int, k: int, texts: list[str] | None = None) -> list[Kbest]:
     """Per-sentence :class:`Kbest` lists from :func:`mtplug.formats.nbest.scan_nbest` arrays
     whose sentence ids are 0..n_sentences-1; at most ``k`` hypotheses are kept per sentence."""
     sids = arrays["sent_ids"]

@@ -26,7 +26,9 @@ L1_KINDS = ("none", "naive", "clip", "cumul")
 
 
 class L1Regularizer:
-    """State and rule of one ``l1_reg`` kind; ``apply`` works in place."""
+    """State and rule of one ``l1_reg`` kind (``none``, ``naive``, ``clip``, ``cumul``;
+    ValueError for another) with λ = ``strength`` (``l1_reg_strength``); ``apply`` works
+    in place."""
 
     def __init__(self, kind: str = "none", strength: float = 0.0):
         if kind not in L1_KINDS:
@@ -38,6 +40,7 @@ class L1Regularizer:
 
     @property
     def active(self) -> bool:
+        """Whether this regulariser changes weights at all (a kind other than ``none``)."""
         return self.kind != "none"
 
     def start_sentence(self) -> None:

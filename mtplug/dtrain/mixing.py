@@ -19,7 +19,7 @@ many workers trained them.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +27,7 @@ import numpy as np
 def make_shards(n: int, shards: int, rng: np.random.Generator | None = None) -> list[np.ndarray]:
     """Sentence indices per shard (parallelize.rb ``make_shards``)."""
     order = np.arange(n, dtype=np.int64) if rng is None else rng.permutation(n).astype(np.int64)
-    size = int(math.floor(n / shards + 0.5))
+    size = math.floor(n / shards + 0.5)
     out: list[np.ndarray] = []
     start = 0
     for _ in range(shards):

@@ -85,7 +85,7 @@ def xyx_groups(sorted_scores: np.ndarray, hi_lo: float) -> tuple[int, int]:
     s = sorted_scores
     sz = len(s)
     # dtrain computes sz * hi_lo in single precision (hi_lo is a float) and rounds half away from 0
-    sep = int(math.floor(float(np.float32(sz) * np.float32(hi_lo)) + 0.5))
+    sep = math.floor(float(np.float32(sz) * np.float32(hi_lo)) + 0.5)
     if sz > 4:
         sep_hi = max(sep, 1)
         while sep_hi < sz and s[sep_hi - 1] == s[sep_hi]:

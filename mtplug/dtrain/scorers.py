@@ -81,6 +81,8 @@ def bleu_scores(m, t, h, r, N: int) -> np.ndarray:
 
 
 def stupid_scores(stats, N: int, fixed: bool = False) -> np.ndarray:
+    """dtrain's ``stupid_bleu`` (``fixed``: ``fixed_stupid_bleu``, BP against r + 1) of N-gram
+    orders for each row of ``stats`` (int [k, 9]): float64 [k] in [0, 1] (module docstring)."""
     m, t, h, r, M, valid, alive = _parts(stats, N)
     add = np.zeros(N)
     add[1:] = 1.0
@@ -112,7 +114,13 @@ def _sum_scores(stats, N: int, kind: str) -> np.ndarray:
 
 
 class Scorer:
-    """A per-sentence scorer; ``score(stats)`` takes one k-best list in k-best order."""
+    """A per-sentence scorer; ``score(stats)`` takes one k-best list in k-best order.
+
+    ``name``: a scorer of the module docstring (dtrain's name or its alias, e.g.
+    ``stupid``); ``N``: the highest n-gram order; ``approx_bleu_d``: the context decay d of
+    ``approx_bleu``. ``approx_bleu`` and ``lc_bleu`` keep a context across calls
+    (:meth:`reset` forgets it).
+    """
 
     def __init__(self, name: str, N: int = 4, approx_bleu_d: float = 0.9):
         name = SCORER_ALIASES.get(name, name)
@@ -127,6 +135,8 @@ class Scorer:
         self.lc_t = np.ones(self.N)
 
     def score(self, stats) -> np.ndarray:
+        """Scores float64 [k] of one k-best list's statistics ``stats`` (int [k, 9], k-best
+        order: position 0 is the 1-best, which feeds the context of approx_bleu and lc_bleu)."""
         stats = np.asarray(stats)
         if stats.shape[0] == 0:
             return np.zeros(0)
@@ -157,7 +167,7 @@ class Scorer:
         return out
 
     def _linear(self, stats) -> np.ndarray:
-        m, t, h, r, M, valid, _ = _parts(stats, self.N)
+        _m, t, h, r, M, _valid, _ = _parts(stats, self.N)
         out = np.zeros(len(h))
         for i in range(len(h)):
             if r[i] == 0:

@@ -26,9 +26,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -90,13 +91,15 @@ class EpochStats:
     seconds: float = 0.0
 
     def add_sentence(self, st: SentenceStats) -> None:
+        """Add one sentence's update counts (pairs, updates, errors, whether its loss did not grow)."""
         self.pairs += st.pairs
         self.updates += st.updates
         self.rank_errors += st.rank_errors
         self.margin_violations += st.margin_violations
         self.loss_improved += int(st.loss_before - st.loss_after >= 0)
 
-    def merge(self, other: "EpochStats") -> None:
+    def merge(self, other: EpochStats) -> None:
+        """Add the sums of ``other`` (another shard's, same epoch) to these, in place."""
         for name in ("sentences", "score_sum", "model_sum", "pairs", "updates", "rank_errors",
                      "margin_violations", "loss_improved", "list_size", "feature_count", "batch_loss"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -104,9 +107,12 @@ class EpochStats:
 
     @property
     def avg_score(self) -> float:
+        """Mean per-sentence score of the 1-best (dtrain's "1best avg score"; 0 with no sentences)."""
         return self.score_sum / self.sentences if self.sentences else 0.0
 
     def summary(self, epoch: int, nonzero: int) -> dict:
+        """The epoch's JSON record: averages per sentence, corpus BLEU (0..1) of the 1-best,
+        ``nonzero`` (weights that are not 0) and seconds, for epoch number ``epoch``."""
         n = max(self.sentences, 1)
         return {
             "epoch": epoch,
@@ -129,11 +135,18 @@ class EpochStats:
 
 # ---------------------------------------------------------------------------- one shard
 class ShardTrainer:
-    """dtrain on one list of sentences: its own feature/word vocabularies, learner, scorer."""
+    """dtrain on one list of sentences: its own feature/word vocabularies, learner, scorer.
 
-    def __init__(self, cfg, decoder, inputs: Sequence[str], refs: Sequence[str], positions: Sequence[int],
-                 start: dict[str, float], *, progress: Optional[Callable[[int], None]] = None,
-                 verbose: Optional[Log] = None):
+    ``cfg``: the :class:`mtplug.dtrain.config.DtrainConfig`; ``decoder``: what gives k-best
+    lists (a :class:`mtplug.dtrain.decoder.CdecCalls`); ``inputs``/``refs``: all source
+    sentences and references; ``positions``: the indices of this shard's sentences, in
+    visiting order (cut to ``stop_after``); ``start``: start weights by name; ``progress``:
+    called with 1 per sentence; ``verbose``: a log function for per-sentence messages.
+    """
+
+    def __init__(self, cfg, decoder, inputs: Sequence[str], refs: Sequence[str], positions: Iterable[int],
+                 start: dict[str, float], *, progress: Callable[[int], None] | None = None,
+                 verbose: Log | None = None):
         self.cfg, self.decoder = cfg, decoder
         self.inputs, self.refs = inputs, refs
         positions = list(positions)
@@ -161,6 +174,9 @@ class ShardTrainer:
         return {names[i]: float(w[i]) for i in np.flatnonzero(w)}
 
     def run_epoch(self) -> EpochStats:
+        """One pass over the shard's sentences: decode each batch (all of them with
+        ``batch``, else ``minibatch`` at a time) with the current weights, score and update
+        per sentence; returns the epoch's sums. Resets the scorer's context at the end."""
         cfg, learner = self.cfg, self.learner
         es = EpochStats()
         t0 = time.perf_counter()
@@ -241,7 +257,11 @@ def _remote_shard_epoch(job) -> tuple:
 # ---------------------------------------------------------------------------- the run
 @dataclass
 class DtrainResult:
-    weights: Optional[dict]          # the selected weights (None for noup / VOID)
+    """What a dtrain run returns: the weights to write (by name), one summary per epoch,
+    the chosen epoch, the seed and shard count, the decoder calls made, the run time in
+    seconds and the last epoch's weights (what ``select_weights last`` writes)."""
+
+    weights: dict | None          # the selected weights (None for noup / VOID)
     epochs: list                     # EpochStats.summary() per epoch
     best_epoch: int                  # 1-based
     seed: int
@@ -258,7 +278,7 @@ class _Selector:
         self.how = how
         self.sum: dict[str, float] = {}
         self.count = 0
-        self.best = None
+        self.best: dict | None = None
         self.best_score = 0.0
         self.best_epoch = 0
 
@@ -274,7 +294,7 @@ class _Selector:
             if self.how == "best":
                 self.best = dict(weights)
 
-    def result(self, last: dict, epochs: int) -> Optional[dict]:
+    def result(self, last: dict, epochs: int) -> dict | None:
         if self.how == "last":
             return last
         if self.how == "avg":
@@ -284,9 +304,9 @@ class _Selector:
         return None
 
 
-def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Optional[Log] = None,
-               progress_factory: Optional[Callable[[int], tuple]] = None, workers: int = 1,
-               keep_dir: Optional[str] = None, stdin=None, engine=None) -> DtrainResult:
+def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | None = None,
+               progress_factory: Callable[[int], tuple] | None = None, workers: int = 1,
+               keep_dir: str | None = None, stdin=None, engine=None) -> DtrainResult:
     """Train as cdec's dtrain (and parallelize.rb for ``shards > 1``) with the decoder in the loop.
 
     ``decoder_command``: the cdec program (or command line). ``log``: per-epoch lines;
@@ -317,7 +337,7 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
                 progress(n)
 
     def check(lines):
-        if lines and log:
+        if lines:
             log("check: loss differentials per pair\n" + "\n".join(lines) + "\n---")
 
     try:
@@ -340,9 +360,10 @@ def run_dtrain(cfg, decoder_command, *, log: Optional[Log] = None, verbose: Opti
                                         [(cfg, decoder.argv, inputs, refs, s, weights, verbose is not None)
                                          for s in shards])
                     decoder.calls += sum(r[3] for r in remote)
-                    for r in remote:
-                        for line in r[4]:
-                            verbose(line)
+                    if verbose is not None:
+                        for r in remote:
+                            for line in r[4]:
+                                verbose(line)
                     results = [r[:3] for r in remote]
                     tick(_sentences_per_epoch(cfg, shards))
                 elif workers > 1:

@@ -55,8 +55,9 @@ class SentenceStats:
 class Learner:
     """The weight vector and the update state of one dtrain run (or shard).
 
-    ``cfg``: a :class:`mtplug.dtrain.config.DtrainConfig`. ``w`` is indexed by feature
-    id and grows (with zeros) as new features appear.
+    ``cfg``: a :class:`mtplug.dtrain.config.DtrainConfig`; ``weights``: the start weights
+    by feature id (None: none yet). ``w`` is indexed by feature id and grows (with zeros)
+    as new features appear.
     """
 
     def __init__(self, cfg, weights=None):

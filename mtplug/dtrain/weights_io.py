@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import gzip
 import sys
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from ..fileio import atomic_output
 from ..formats.cdec_weights import format_cdec_weights, read_cdec_weights
 
 
-def read_start_weights(path: Optional[str]) -> dict[str, float]:
+def read_start_weights(path: str | None) -> dict[str, float]:
     """``{name: value}`` in file order; empty (all zero) when ``path`` is None."""
     if path is None:
         return {}
@@ -27,7 +27,7 @@ def read_start_weights(path: Optional[str]) -> dict[str, float]:
 
 
 def write_weights(path: str, items: Iterable[tuple[str, float]], sep: str = "\t",
-                  comment: Optional[str] = None, stdout=None) -> None:
+                  comment: str | None = None, stdout=None) -> None:
     """Write weights to ``path`` ('-': ``stdout``, default sys.stdout); ``.gz`` is gzipped
     (header time 0, so equal weights give equal bytes). Files are replaced atomically."""
     text = format_cdec_weights(items, comment, sep)

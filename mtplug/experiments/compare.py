@@ -28,16 +28,19 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..errors import InputError
 from ..fileio import atomic_output, check_outputs
-from ..tune.loop import STATE_FILE, Hooks, read_state, run_tuning
+from ..tuning.loop import STATE_FILE, Hooks, read_state, run_tuning
 from .study_config import Replica, Study, random_start, unknown_fixed
 from .study_report import write_report
+
+if TYPE_CHECKING:
+    from ..tuning.config import TuneConfig
 
 RESULT = "result.json"
 FINGERPRINT = "fingerprint.json"
@@ -51,6 +54,7 @@ _WEIGHTS_FILE = {"moses-ini": "moses.ini", "cdec": "weights", "init-opt": "init.
 
 
 def replica_folder(study: Study, replica: Replica) -> str:
+    """``WORKDIR/runs/OPT/REPLICA``: the folder of one replica's files (module docstring)."""
     return os.path.join(study.workdir, "runs", replica.optimizer.name, replica.id)
 
 
@@ -95,7 +99,7 @@ class _Job:
     lowercase: bool
     metric: str
 
-    def _finish(self, t0: float, start: list, weights: list, dev: Optional[float], extra: dict) -> dict:
+    def _finish(self, t0: float, start: list, weights: list, dev: float | None, extra: dict) -> dict:
         test = os.path.join(self.folder, TEST_OUT)
         result = {"optimizer": self.optimizer, "algorithm": self.algorithm, "replica": self.replica,
                   "seed": self.seed, "start_point": self.point, "metric": self.metric, "dev_score": dev,
@@ -111,13 +115,13 @@ class PoolJob(_Job):
     """A pool-mode replica: ``mtplug optimize ALGO --store STORE --init INIT --seed SEED``,
     then ``mtplug rerank`` of the test n-best lists with the tuned weights."""
 
-    options: dict = None
+    options: dict
     store: str = ""
     init: str = ""
-    sparse_init: Optional[str] = None
+    sparse_init: str | None = None
     out_format: str = ""
-    test_nbest: list = None
-    threads: Optional[int] = None
+    test_nbest: list = field(default_factory=list)
+    threads: int | None = None
 
     def run(self, log: Callable[[str], None], corpus=None) -> dict:
         """Run the replica (``corpus``: the store, when the caller holds it already)."""
@@ -156,8 +160,8 @@ class DecoderJob(_Job):
     """A decoder-mode replica: ``mtplug tune`` (resumed when it was interrupted) with the
     test set; its test translation is the tuning run's final.test.out."""
 
-    tune: object = None      # TuneConfig
-    start: list = None       # the start weights [(name, value)], for the record
+    tune: TuneConfig
+    start: list              # the start weights [(name, value)], for the record
 
     def run(self, log: Callable[[str], None], corpus=None) -> dict:
         """Run (or resume) the replica's tuning run (``corpus`` is not used)."""
@@ -166,6 +170,8 @@ class DecoderJob(_Job):
         with open(summary["test_out"], "rb") as fh, atomic_output(os.path.join(self.folder, TEST_OUT), "wb") as out:
             shutil.copyfileobj(fh, out)
         state = read_state(self.tune.workdir)
+        if state is None:   # run_tuning writes it every iteration: only a folder removed meanwhile
+            raise InputError("the tuning run left no state", os.path.join(self.tune.workdir, STATE_FILE))
         final = state["best"]["weights"] if self.tune.final_weights == "best" else state["weights"]
         n = summary["final_iteration"]
         entry = state["history"][n - 1] if n else None
@@ -257,7 +263,7 @@ def _pool_jobs(study: Study, pending: list, corpus) -> list:
     if unknown:
         raise InputError(f"replicas: fixed: {', '.join(unknown)} name(s) no feature of the pool",
                          study.path, study.line_of("replicas.fixed"))
-    points: dict[int, tuple] = {}
+    points: dict[int, list] = {}
     jobs = []
     for r in pending:
         folder = replica_folder(study, r)
@@ -317,7 +323,7 @@ def _on_cluster(engine, jobs: list):
         yield job, future.result()
 
 
-def run_study(study: Study, log: Callable[[str], None], counter, scheduler: Optional[str] = None,
+def run_study(study: Study, log: Callable[[str], None], counter, scheduler: str | None = None,
               quiet: bool = False) -> dict:
     """Run the replicas of ``study`` that have no result yet (here, one after another, or
     as tasks on the dask scheduler at ``scheduler``), then write the report. ``log(line)``

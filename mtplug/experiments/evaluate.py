@@ -19,13 +19,17 @@ resample and shuffle is an integer sum in pyx/_resample.pyx.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from ..errors import InputError
 from . import significance as sig
+
+if TYPE_CHECKING:
+    from ..metrics.layer import Metric
 
 #: MultEval's defaults
 DEFAULT_METRICS = ("bleu", "ter", "length")
@@ -90,6 +94,9 @@ class MetricResult:
 
 @dataclass
 class SystemResult:
+    """One system of the report: its name, its translation files (one per replica) and
+    its :class:`MetricResult` per metric label."""
+
     name: str
     files: list[str]
     metrics: dict[str, MetricResult] = field(default_factory=dict)
@@ -110,6 +117,8 @@ class Report:
     signature: str
 
     def to_json(self) -> dict:
+        """The report as JSON values: settings, metrics, and per system and metric the
+        numbers of :class:`MetricResult` (scores ×100; NaN, e.g. s_dev of one replica, as null)."""
         def clean(x):
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
@@ -184,7 +193,7 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
     # sentence, so that one draw of resamples and shuffles serves every metric
     kinds = list(dict.fromkeys(c.stats_metric for c in cols))
     wide: dict[str, np.ndarray] = {}
-    bound: dict[str, object] = {}
+    bound: dict[str, Metric] = {}
     for _, files in systems:
         for path in files:
             if path in wide:
@@ -228,7 +237,7 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
                 m.p_bootstrap = pb.p
                 m.bootstrap_wins = pb.wins if c.higher_is_better is not None else None
         tick(1)
-    from .. import __version__
+    from .._version import __version__
 
     signature = (f"nrefs:{references.uniform_count or 'var'}|case:{'lc' if bleu_config.lowercase else 'mixed'}|"
                  f"reflen:{bleu_config.reflen}|tok:none|boot:{boot_samples}|ar:{ar_shuffles}|seed:{seed}|"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..errors import InputError
 

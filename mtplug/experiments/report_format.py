@@ -68,8 +68,8 @@ def latex_table(report: Report) -> str:
     arrow = {True: r" $\uparrow$", False: r" $\downarrow$", None: " "}
     out = [r"\begin{table}[htb]", r"\begin{center}", r"\begin{footnotesize}", r"\begin{tabular}{|l|l|l|l|l|l|}",
            r"\hline",
-           r"\bf Metric & \bf System & \bf Avg & \bf $\overline{s}_{\text{sel}}$ & \bf $s_{\text{Test}}$ & "
-           r"\bf $p$-value \\", r"\hline"]
+           (r"\bf Metric & \bf System & \bf Avg & \bf $\overline{s}_{\text{sel}}$ & \bf $s_{\text{Test}}$ & "
+            r"\bf $p$-value \\"), r"\hline"]
     for m in report.metrics:
         out.append(f"\\multirow{{{len(report.systems)}}}{{*}}{{{_tex(m.label)}{arrow[m.higher_is_better]}}}")
         for s in report.systems:
@@ -93,7 +93,7 @@ def plot_replicas(report: Report, path: str, title: str | None = None) -> None:
     """A PNG at ``path``: one panel per metric, every replica's score as a dot per
     system and the mean as a bar (the spread across optimizer runs is what it shows)."""
     from ..fileio import atomic_output
-    from ..tune.plot import pyplot
+    from ..tuning.plot import pyplot
 
     plt = pyplot()
     k = len(report.metrics)

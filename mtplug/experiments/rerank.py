@@ -19,8 +19,8 @@ the ``sentences`` asked for); a sentence without hypotheses is an error, because
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Callable, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -40,7 +40,7 @@ _WRITE_BATCH = 4096
 
 
 def weight_vector(weights, names: Sequence[str], n_dense: int, *,
-                  sparse_weights: Optional[str] = None) -> tuple[np.ndarray, list[str]]:
+                  sparse_weights: str | None = None) -> tuple[np.ndarray, list[str]]:
     """Weights lined up with n-best features: ``(vector float64 [len(names)], notes)``.
 
     ``weights``: a weights file in any format mtplug reads (told apart by content; lined
@@ -97,8 +97,9 @@ class Ranking:
     ``sent_ids`` int32 [n], ``scores`` float64 [n] (model scores), ``grouped`` int64 [n]
     (rows of sentence 0, then 1, ..., reading order within a sentence) with
     ``sent_offsets`` int64 [S + 1] into it; ``weights`` float64 [n_features] lined up
-    with ``feature_names`` (``n_dense`` dense columns first); ``notes``: lines for a log.
-    Build it with :func:`rank`.
+    with ``feature_names`` (``n_dense`` dense columns first); ``notes``: lines for a log;
+    ``words``, ``hyp_indptr``, ``hyp_bytes``: the vocabulary and LEB128-coded word ids the
+    hypothesis strings are decoded from. Build it with :func:`rank`.
     """
 
     def __init__(self, paths, file_rows, sent_ids, scores, grouped, sent_offsets, feature_names, n_dense,
@@ -116,14 +117,16 @@ class Ranking:
         self._words = words
         self._hyp_indptr = hyp_indptr
         self._hyp_bytes = hyp_bytes
-        self._order: Optional[np.ndarray] = None
+        self._order: np.ndarray | None = None
 
     @property
     def n_sentences(self) -> int:
+        """Sentences S (the highest sentence id read + 1)."""
         return len(self.sent_offsets) - 1
 
     @property
     def n_hypotheses(self) -> int:
+        """Hypotheses n read, over all files."""
         return len(self.scores)
 
     def best_rows(self) -> np.ndarray:
@@ -144,7 +147,7 @@ class Ranking:
             self._order = by_score[np.argsort(self.sent_ids[by_score], kind="stable")]
         return self._order
 
-    def top_rows(self, k: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+    def top_rows(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` rows of every sentence (all of them for None), best first:
         ``(rows int64 [m], offsets int64 [S + 1])``, sentence s = rows[offsets[s]:offsets[s+1]]."""
         if k is not None and k < 1:
@@ -176,7 +179,7 @@ class Ranking:
         with atomic_output(path) as fh:
             fh.write("".join(text + "\n" for text in self.one_best()))
 
-    def write_nbest(self, path: str, k: Optional[int] = None) -> int:
+    def write_nbest(self, path: str, k: int | None = None) -> int:
         """Write the top ``k`` (all for None) of every sentence, best first, as the input's
         own lines: ``id ||| hypothesis ||| features`` byte for byte, then ``||| score``
         with the new model score (shortest round-trip text) in place of the input's fourth
@@ -193,7 +196,7 @@ class Ranking:
                                     int(self.file_rows[f + 1] - self.file_rows[f]), buf)[1])
         ptr = np.concatenate(ends).tolist()
         with atomic_output(path, "wb") as fh:
-            batch: list[bytes] = []
+            batch: list[bytes | bytearray] = []
             for score, i in zip(self.scores[rows].tolist(), position.tolist()):
                 batch.append(_with_score(buf[ptr[i]:ptr[i + 1]], format_shortest(score).encode()))
                 if len(batch) >= _WRITE_BATCH:
@@ -203,7 +206,7 @@ class Ranking:
         return len(rows)
 
 
-def _with_score(line: bytes, score: bytes) -> bytes:
+def _with_score(line: bytes | bytearray, score: bytes) -> bytes | bytearray:
     """``line`` (no line end) with its fourth field replaced by ``score`` (fields found as
     the n-best scanner finds them: the leftmost ``|||`` separators)."""
     s1 = line.find(_SEP)
@@ -215,7 +218,7 @@ def _with_score(line: bytes, score: bytes) -> bytes:
     return line[:s3] + b"||| " + score + (b" " + line[s4:] if s4 >= 0 else b"") + b"\n"
 
 
-def _read_lines(path: str, rows: np.ndarray, n_rows: int, out: Optional[bytearray] = None,
+def _read_lines(path: str, rows: np.ndarray, n_rows: int, out: bytearray | None = None,
                 chunk_bytes: int = CHUNK_BYTES) -> tuple[np.ndarray, np.ndarray]:
     """Find the non-blank lines ``rows`` (sorted int64, 0-based among the non-blank lines,
     as the n-best scanner counts hypotheses) of ``path``: ``(line numbers int64 [m], ends
@@ -263,9 +266,9 @@ def _where(paths: Sequence[str], file_rows: np.ndarray, row: int) -> tuple[str, 
     return paths[f], int(lines[0])
 
 
-def rank(nbest_paths: Sequence[str], weights, *, sparse_weights: Optional[str] = None,
-         sentences: Optional[int] = None, threads: int = 1,
-         progress: Optional[Callable[[int], None]] = None) -> Ranking:
+def rank(nbest_paths: Sequence[str], weights, *, sparse_weights: str | None = None,
+         sentences: int | None = None, threads: int = 1,
+         progress: Callable[[int], None] | None = None) -> Ranking:
     """Read n-best files (merged by sentence id, in the order given) and rank their
     hypotheses by the model score under ``weights`` (a weights file or a mapping, see
     :func:`weight_vector`; ``sparse_weights``: a Moses sparse weights file as well).

@@ -21,14 +21,13 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 
 from ..errors import InputError
 from ..formats.weights_core import split_dense_name
 from ..optimizers.mert import restart_bounds
-from ..tune.config import TUNE_OPTIONS, convert_value, load_yaml, show_value
+from ..tuning.config import TUNE_OPTIONS, convert_value, load_yaml, show_value
 
 MODES = ("decoder", "pool")
 #: tune keys the study sets itself, and where the user gives them instead
@@ -45,7 +44,7 @@ STUDY_OWNED = {
 #: tune keys that do not change a replica's result (left out of its fingerprint)
 TUNE_FREE = ("jobs",)
 
-_STR = {}
+_STR: dict[str, object] = {}
 _INT = {"type": int}
 _LIST = {"nargs": "+"}
 _BOOL = {"action": "store_true"}
@@ -96,6 +95,7 @@ class Replica:
 
     @property
     def id(self) -> str:
+        """``s<seed>-p<point>``, the name of the replica's folder."""
         return f"s{self.seed}-p{self.point}"
 
 
@@ -119,10 +119,10 @@ class Study:
     boot_samples: int
     ar_shuffles: int
     eval_seed: int
-    threads: Optional[int]
+    threads: int | None
     tune: dict = field(default_factory=dict)
-    test: Optional[tuple] = None
-    pool: Optional[dict] = None
+    test: tuple = ()                              # empty in pool mode
+    pool: dict = field(default_factory=dict)      # empty in decoder mode
     lines: dict = field(default_factory=dict)
 
     @property
@@ -134,6 +134,8 @@ class Study:
 
     @property
     def bleu_config(self):
+        """BLEU's options (reflen, lowercase) of the study, for scoring the test set: the
+        pool section's, or in decoder mode those of the first optimizer's TuneConfig."""
         from ..metrics.bleu import BleuConfig
 
         src = self.pool if self.mode == "pool" else vars(next(iter(self.tune.values())))
@@ -141,6 +143,7 @@ class Study:
 
     @property
     def test_refs(self) -> list:
+        """The test set's reference files."""
         return self.pool["test_ref"] if self.mode == "pool" else self.test[1]
 
     def replicas(self) -> list:
@@ -149,6 +152,7 @@ class Study:
                 for p in range(self.start_points)]
 
     def replica_ids(self) -> list:
+        """Replica ids ``s<seed>-p<point>`` of one optimizer, seed by seed, then start point."""
         return [f"s{s}-p{p}" for s in range(1, self.seeds + 1) for p in range(self.start_points)]
 
     def fingerprint(self, replica: Replica) -> dict:
@@ -156,7 +160,7 @@ class Study:
         threads do not change it; the number of seeds, start points and optimizers does not
         either). JSON values."""
         o = replica.optimizer
-        out = {"mode": self.mode, f"optimizers.{o.name}.optimizer": o.algorithm}
+        out: dict[str, object] = {"mode": self.mode, f"optimizers.{o.name}.optimizer": o.algorithm}
         out.update((f"optimizers.{o.name}.options.{k}", v) for k, v in o.options.items())
         if self.mode == "pool":
             out.update((f"pool.{k}", v) for k, v in self.pool.items())
@@ -169,13 +173,13 @@ class Study:
             out.update({"replicas.start_seed": self.start_seed, "replicas.fixed": self.fixed})
         return out
 
-    def line_of(self, key: str) -> Optional[int]:
+    def line_of(self, key: str) -> int | None:
         """The line of dotted ``key`` in the file, or of the nearest enclosing key given."""
         return line_of(self.lines, key)
 
 
-def line_of(lines: dict, key: str) -> Optional[int]:
-    """The line of dotted ``key`` in ``lines`` (:func:`mtplug.tune.config.load_yaml`'s), or
+def line_of(lines: dict, key: str) -> int | None:
+    """The line of dotted ``key`` in ``lines`` (:func:`mtplug.tuning.config.load_yaml`'s), or
     of the nearest enclosing key the file gives; None when there is none."""
     key = key.replace("-", "_")
     while key:
@@ -217,13 +221,13 @@ class _File:
         self.path = path
         self.lines = lines
 
-    def line(self, key: str) -> Optional[int]:
+    def line(self, key: str) -> int | None:
         return line_of(self.lines, key)
 
     def fail(self, key: str, message: str) -> InputError:
         return InputError(message, self.path, self.line(key))
 
-    def mapping(self, value, key: str, allowed, what: str, owner: Optional[str] = None) -> dict:
+    def mapping(self, value, key: str, allowed, what: str, owner: str | None = None) -> dict:
         """``value`` (the section ``key``) as {name with '_': value}; unknown keys are errors
         with a did-you-mean among ``allowed`` (``owner``: whose options they are)."""
         if value is None:
@@ -272,7 +276,7 @@ def _label(key: str) -> str:
     return ": ".join(key.split("."))
 
 
-def load_study(path: str, workdir: Optional[str] = None, threads: Optional[int] = None) -> Study:
+def load_study(path: str, workdir: str | None = None, threads: int | None = None) -> Study:
     """Read and check the study file ``path``; ``workdir`` and ``threads`` (the command's
     flags) override the file's. InputError (file:line) for anything the study cannot run
     with, before any work."""
@@ -425,7 +429,7 @@ def _test(f: _File, value) -> tuple:
 
 def _tune(f: _File, value, optimizers: list, study: Study) -> dict:
     """The TuneConfig of every optimizer (mtplug tune's own checks, errors moved to the file's lines)."""
-    from ..tune.config import REQUIRED, config_from_args
+    from ..tuning.config import REQUIRED, config_from_args
 
     allowed = [k for k in TUNE_OPTIONS if k not in STUDY_OWNED]
     if isinstance(value, dict):
@@ -465,9 +469,9 @@ def _tune(f: _File, value, optimizers: list, study: Study) -> dict:
             out[o.name] = dataclasses.replace(config_from_args(args), resume=True)
         except InputError as err:
             flag = re.match(r"--([a-z-]+) ", err.message)
-            key = flag.group(1).replace("-", "_") if flag else None
-            if key in values:
-                raise f.fail(f"tune.{key}", f"tune: {key}" + err.message[flag.end() - 1:]) from None
+            name = flag.group(1).replace("-", "_") if flag else ""
+            if flag and name in values:
+                raise f.fail(f"tune.{name}", f"tune: {name}" + err.message[flag.end() - 1:]) from None
             raise f.fail(f"optimizers.{o.name}", f"optimizers: {o.name}: {err.message}") from None
     return out
 

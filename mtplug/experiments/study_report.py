@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
 
 import numpy as np
 
@@ -84,7 +83,7 @@ def spread(report) -> dict:
                     f"(s_dev, the table's s_opt; steadiest first): " + ", ".join(f"{n} {v:.2f}" for n, v in ranking)}
 
 
-def _cell(value: Optional[float], digits: int = 6) -> str:
+def _cell(value: float | None, digits: int = 6) -> str:
     return "NA" if value is None else f"{value:.{digits}f}"
 
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._ext import _linesearch
-from ..corpus import checked_weights
 from .._ext._envelope import goal_envelope
 from .._ext._nbest_scan import NbestScanner, Vocabulary
+from ..corpus import checked_weights
 from ..errors import InputError
 from ..formats.nbest import lower_ascii, lower_utf8
 from ..hypergraph import Hypergraph
@@ -82,9 +82,12 @@ def derivation_words(hg: Hypergraph, edges: np.ndarray) -> np.ndarray:
 class ForestCorpus:
     """Forests of ``n_sentences`` sentences with their references.
 
-    Build with the references, then :meth:`add` each forest (any order; several per
-    sentence accumulate). ``feature_names`` fixes the order of the first features (e.g.
-    those of the start weights); features first seen in forests follow in order of appearance.
+    Build with the references (:class:`mtplug.formats.references.References`; one sentence
+    each) and ``bleu`` (BLEU's options), then :meth:`add` each forest (any order; several
+    per sentence accumulate). ``feature_names`` fixes the order of the first features (e.g.
+    those of the start weights); features first seen in forests follow in order of
+    appearance. ``source``: what the forests were read from, for messages. InputError for
+    ``reflen=average`` with varying reference counts.
     """
 
     n_dense = 0
@@ -150,10 +153,12 @@ class ForestCorpus:
     # ------------------------------------------------------------------ sizes
     @property
     def feature_names(self) -> list[str]:
+        """Feature names by id: the given ``feature_names``, then those the forests added."""
         return list(self._index)
 
     @property
     def n_features(self) -> int:
+        """Features seen so far: the length of a weight vector."""
         return len(self._index)
 
     @property
@@ -163,6 +168,7 @@ class ForestCorpus:
 
     @property
     def n_forests(self) -> int:
+        """Forests added, over all sentences."""
         return sum(len(f) for f in self.forests)
 
     # ------------------------------------------------------------------ scoring
@@ -318,4 +324,5 @@ class ForestCorpus:
                                       self.ref_len_divisor)
 
     def metric_of(self, weights: np.ndarray) -> float:
+        """Corpus BLEU (0..1) of the best derivations under ``weights`` (float64 [n_features])."""
         return self.bleu_of(weights).score

@@ -41,6 +41,12 @@ def hope_fear_model(corpus, sent_id: int, weights: np.ndarray, background: np.nd
         for i, bleu_weight in enumerate((1.0, -1.0, 0.0)):
             edges, total = bleu_viterbi(hg.node_edges, hg.tail_indptr, hg.tails, hg.rhs_indptr, hg.rhs, word_ids,
                                         scores, bleu_weight, src, ref_ptr, ref_tokens, ref_len, bg)
-            if best[i] is None or total > best[i][0]:
+            current = best[i]
+            if current is None or total > current[0]:
                 best[i] = (total, k, edges)
-    return tuple(Choice(*corpus.derivation(sent_id, k, edges)) for _, k, edges in best)  # type: ignore[misc]
+    chosen = []
+    for entry in best:
+        if entry is None:
+            raise ValueError(f"sentence {sent_id} has no forest")
+        chosen.append(Choice(*corpus.derivation(sent_id, entry[1], entry[2])))
+    return chosen[0], chosen[1], chosen[2]

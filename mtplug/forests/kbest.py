@@ -181,8 +181,8 @@ def nbest_line(sent_id: int, derivation: Derivation) -> str:
     for w in derivation.words:
         if not w or _UNWRITABLE.search(w):
             raise ValueError(f"target word {w!r} cannot be written in an n-best line")
-    return f"{int(sent_id)} ||| {' '.join(derivation.words)} ||| {' '.join(parts)} ||| " \
-           f"{format_shortest(derivation.score)}"
+    return (f"{int(sent_id)} ||| {' '.join(derivation.words)} ||| {' '.join(parts)} ||| "
+            f"{format_shortest(derivation.score)}")
 
 
 def kbest_nbest_lines(sent_id: int, hg: Hypergraph, weights_by_name: Mapping[str, float], k: int,

@@ -198,6 +198,7 @@ def _error(parser, data: bytes, path: str) -> Exception:
         if status == _S.TRUNCATED:
             left = len(data) - at
             return fail(what, f"the end of the data ({left} byte{'s' if left != 1 else ''} left)")
+        assert count is not None, field  # the kernel reports COUNT only for fields read with a count
         n = count.unpack_from(data, at)[0]
         left = len(data) - at - count.size
         return fail(what, f"{n}, more than the {left} bytes left can hold" if n > 0 else str(n))
@@ -290,7 +291,6 @@ def read_cdec_forest(path) -> Hypergraph:
     parser = _k.ArchiveParser(data, LIBRARY_VERSIONS[0], LIBRARY_VERSIONS[-1])
     if parser.parse() != _S.OK:
         raise _error(parser, data, path)
-    n_nodes, *arrays, words, feature_names = parser.build()
-    hg = Hypergraph(n_nodes, *arrays, words, feature_names, path)
+    hg = Hypergraph(*parser.build(), path)
     hg.check()  # what HypergraphBuilder.build checks (a repeated feature summing to inf fails here)
     return hg

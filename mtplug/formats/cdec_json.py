@@ -44,7 +44,7 @@ import math
 import os
 import re
 import zlib
-from typing import Optional
+from typing import NoReturn
 
 from ..errors import InputError
 from ..fileio import atomic_output, open_binary
@@ -71,7 +71,7 @@ def _reject_constant(name: str):
     raise _Bad(f"{name} is not a number; expected a finite value")
 
 
-def target_slot(token: str) -> Optional[int]:
+def target_slot(token: str) -> int | None:
     """0-based tail index of a target-side ``[k]`` / ``[X,k]`` token (cdec's rule), else None."""
     n = len(token)
     if n > 2 and token[0] == "[" and token[-1] == "]" and "1" <= token[-2] <= "9" \
@@ -80,7 +80,7 @@ def target_slot(token: str) -> Optional[int]:
     return None
 
 
-def rule_target(rule: str) -> Optional[list]:
+def rule_target(rule: str) -> list | None:
     """The target side of a cdec rule string as builder rhs (words and 0-based tail slots).
 
     None if the string has no ``|||`` field separator.
@@ -99,6 +99,7 @@ def rule_target(rule: str) -> Optional[list]:
 
 
 def show_value(x) -> str:
+    """``repr(x)`` for an error message, cut to 60 characters (a bad value may be a whole array)."""
     text = repr(x)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -122,10 +123,10 @@ class _Reader:
         self.rules: dict[int, list] = {}
         self.rule_cache: dict[str, list] = {}
         self.edges: list[tuple[list, list, dict]] = []  # (tails, rhs, features)
-        self.edge_head: list[Optional[int]] = []
+        self.edge_head: list[int | None] = []
         self.node_in: list[list[int]] = []
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         raise InputError(message, self.path)
 
     def rule(self, text: str, where: str) -> list:

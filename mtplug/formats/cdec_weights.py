@@ -17,7 +17,7 @@ non-zero weight.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 from ..errors import InputError
 from ..fileio import atomic_output, read_text_lines
@@ -27,7 +27,7 @@ from .weights_core import Weights, weights_from_lines
 _EXPECTED = "expected 'Name value' (separated by spaces, a TAB or '=')"
 
 
-def parse_cdec_line(line: str) -> Optional[tuple[str, str]]:
+def parse_cdec_line(line: str) -> tuple[str, str] | None:
     """Split one non-comment line into ``(name, value text)`` by cdec's rules, or None.
 
     None means the line does not have the ``Name value`` shape (leading whitespace, no
@@ -74,7 +74,7 @@ def read_cdec_weights(path) -> Weights:
     return weights_from_lines(entries, path)
 
 
-def format_cdec_weights(items: Iterable[tuple[str, float]], comment: Optional[str] = None, sep: str = " ") -> str:
+def format_cdec_weights(items: Iterable[tuple[str, float]], comment: str | None = None, sep: str = " ") -> str:
     """The text of a cdec weights file: optional ``# comment`` line, then ``Name<sep>%.17g``
     per non-zero weight (``sep`` TAB gives dtrain's output form; cdec reads both)."""
     if comment is not None and ("\n" in comment or "\r" in comment):
@@ -88,7 +88,7 @@ def format_cdec_weights(items: Iterable[tuple[str, float]], comment: Optional[st
     return head + body
 
 
-def write_cdec_weights(path, weights: Weights, comment: Optional[str] = None) -> None:
+def write_cdec_weights(path, weights: Weights, comment: str | None = None) -> None:
     """Write ``weights`` as cdec does: optional ``# comment`` line, ``Name %.17g``, zeros left out.
 
     Names containing ``=`` or starting with ``#`` are refused (ValueError): cdec would

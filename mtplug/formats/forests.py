@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..errors import InputError
 from ..fileio import open_binary

@@ -28,7 +28,7 @@ kept statistics as int32, are recognised too.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -80,11 +80,11 @@ def write_features(path: str, corpus, binary: bool = False) -> None:
                 block = np.ascontiguousarray(corpus.dense[lo:hi], dtype=np.float32)
                 if not np.all(np.isfinite(block)):
                     raise ValueError(f"a feature value of sentence {s} is beyond float32 range")
-                out.write(f"{_FEAT_BIN_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
+                out.write(f"{_FEAT_BIN_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode())
                 out.write(block.tobytes())
                 out.write(_FEAT_BIN_END.encode() + b"\n")
                 continue
-            out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode("utf-8"))
+            out.write(f"{_FEAT_BEGIN} {s} {hi - lo} {corpus.n_dense} {dense_names} \n".encode())
             lines = _textio.format_rows(corpus.dense[lo:hi], True)
             ip = corpus.sparse_indptr
             if ip[hi] > ip[lo]:
@@ -245,7 +245,7 @@ def _scan(path: str, scores: bool, space=None):
         _raise(scanner, path, scores, first_names)
     if scanner.n_rows == 0:
         raise InputError(f"empty {'scores' if scores else 'features'} file", path)
-    return scanner, (first_names[1] if scores else None)
+    return scanner, (first_names[1] if scores and first_names else None)
 
 
 def read_features(path: str, space) -> dict:

@@ -27,8 +27,8 @@ write; re-writing a file written here gives the same bytes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 import numpy as np
 
@@ -96,8 +96,8 @@ class InitOpt:
 
     @classmethod
     def from_weights(
-        cls, weights: Weights, feature_names: Optional[Sequence[str]] = None, mins=0.0, maxs=1.0
-    ) -> "InitOpt":
+        cls, weights: Weights, feature_names: Sequence[str] | None = None, mins=0.0, maxs=1.0
+    ) -> InitOpt:
         """Start point from ``weights`` in ``feature_names`` order (default: their own order).
 
         ``mins``/``maxs`` are scalars or one value per feature; the defaults 0 and 1 are
@@ -141,7 +141,8 @@ def read_init_opt(path) -> InitOpt:
         j = inverted[0]
         raise InputError(f"feature {j} (column {j + 1}) has the range [{rows[1][j]:g}, {rows[2][j]:g}]: expected "
                          f"each minimum (line 2) <= its maximum (line 3)", path, 3)
-    return InitOpt(*rows)
+    start, mins, maxs = (np.array(row, dtype=np.float64) for row in rows)
+    return InitOpt(start, mins, maxs)
 
 
 def write_init_opt(path, init: InitOpt, *, exact: bool = False) -> None:
@@ -222,7 +223,7 @@ def write_dense_init(path, weights: Weights, *, exact: bool = False) -> None:
     Every name must be ``Label_<i>``, each label's indices 0, 1, ... in order and
     together (ValueError otherwise): kbmira matches the lines to columns by position.
     """
-    labels = []
+    labels: list[str] = []
     count: dict[str, int] = {}
     for name in weights:
         split = split_dense_name(name)
@@ -245,7 +246,7 @@ def write_dense_init(path, weights: Weights, *, exact: bool = False) -> None:
 # kbmira / megam output
 
 
-def read_mira_weights(path, dense_names: Optional[Sequence[str]] = None) -> Weights:
+def read_mira_weights(path, dense_names: Sequence[str] | None = None) -> Weights:
     """Read kbmira/megam output: ``F<i> <weight>`` (dense) and ``<name> <weight>`` lines.
 
     With ``dense_names`` (the features.dat dense columns), ``F<i>`` becomes
@@ -257,7 +258,7 @@ def read_mira_weights(path, dense_names: Optional[Sequence[str]] = None) -> Weig
     if not lines:
         raise InputError("empty file; expected 'F<index> weight' lines", path)
     dense: dict[int, tuple[int, float]] = {}
-    others = []
+    others: list[tuple[int | None, str, float]] = []
     dense_index = {} if dense_names is None else {name: k for k, name in enumerate(dense_names)}
     if dense_names is not None and len(dense_index) != len(dense_names):
         raise ValueError("dense_names lists a feature twice")
@@ -284,15 +285,15 @@ def read_mira_weights(path, dense_names: Optional[Sequence[str]] = None) -> Weig
         if k in dense:
             raise InputError(f"{name} given twice (first at line {dense[k][0]}); expected each feature once", path, i)
         dense[k] = (i, value)
-    entries = []
+    entries: list[tuple[int | None, str, float]] = []
     for k, name in enumerate(dense_names or ()):
-        line, value = dense.get(k, (None, 0.0))  # a missing F<i> means 0, as in mert-moses.pl
-        entries.append((line, name, value))
+        at, value = dense.get(k, (None, 0.0))  # a missing F<i> means 0, as in mert-moses.pl
+        entries.append((at, name, value))
     return weights_from_lines(entries + others, path)
 
 
 def write_mira_weights(
-    path, weights: Weights, dense_names: Optional[Sequence[str]] = None, *, exact: bool = False
+    path, weights: Weights, dense_names: Sequence[str] | None = None, *, exact: bool = False
 ) -> None:
     """Write kbmira-style output: ``F<i> w`` per dense feature, then ``name w`` lines (``%g``).
 

@@ -209,7 +209,7 @@ def write_moses_ini(path, weights: Weights, template=None, *, allow_unknown: boo
     with atomic_output(path, "wb") as fh:
         for number, line in enumerate(ini.lines, 1):
             if number in replace:
-                if number == ini.weight_file[0]:
+                if number == ini.weight_file[0] and weight_file is not None:
                     fh.write(weight_file.encode("utf-8") + (line.end or end))
                 continue
             entry = by_line.get(number)

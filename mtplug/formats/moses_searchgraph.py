@@ -63,8 +63,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
 
 from ..errors import InputError
 from ..fileio import iter_text_lines
@@ -89,7 +89,7 @@ _GOAL = "goal"  # builder key of the synthetic goal (hypotheses are int keys)
 
 
 def read_search_graph(path: str | os.PathLike, *,
-                      dense_names: Optional[Sequence[str]] = None) -> dict[int, Hypergraph]:
+                      dense_names: Sequence[str] | None = None) -> dict[int, Hypergraph]:
     """sentence id -> lattice of that sentence, for every sentence in the file.
 
     ``dense_names``: names of the extended form's dense scores, in Moses's order (ignored
@@ -103,7 +103,7 @@ def read_search_graph(path: str | os.PathLike, *,
             raise ValueError("dense_names has duplicates")
     reader = _Reader(path, dense_names)
     graphs: dict[int, Hypergraph] = {}
-    current: Optional[_Sentence] = None
+    current: _Sentence | None = None
     for line_no, text in iter_text_lines(path):
         if not text.strip():
             continue
@@ -131,8 +131,8 @@ class _Item:
     line: int
     hyp: int
     stack: int
-    back: Optional[int] = None        # None: the empty hypothesis
-    recombined: Optional[int] = None
+    back: int | None = None        # None: the empty hypothesis
+    recombined: int | None = None
     words: list = field(default_factory=list)
     features: list = field(default_factory=list)
 
@@ -140,11 +140,11 @@ class _Item:
 class _Reader:
     """Parses lines; remembers the file's form and its number of dense scores."""
 
-    def __init__(self, path: str, dense_names: Optional[list[str]]):
+    def __init__(self, path: str, dense_names: list[str] | None):
         self.path = path
         self.dense_names = dense_names
-        self.extended: Optional[bool] = None
-        self.n_core: Optional[int] = None
+        self.extended: bool | None = None
+        self.n_core: int | None = None
 
     def error(self, message: str, line: int) -> InputError:
         return InputError(message, self.path, line)

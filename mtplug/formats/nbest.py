@@ -16,7 +16,8 @@ Moses's extractor (``mert/Data.cpp``). Blank lines are skipped (as Moses's extra
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from collections.abc import Iterable
+from typing import Callable
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def scan_nbest(
     reflen_code: int = 0,
     lowercase: bool = False,
     ascii_case: bool = False,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,
     chunk_bytes: int = CHUNK_BYTES,
     plain: bool = False,
     threads: int | None = None,
@@ -91,16 +92,11 @@ def scan_nbest(
         words, space.names, space.labels, space.label_base, space.label_count, space.n_dense,
         lowercase=lowercase, lower_fn=lower_ascii if ascii_case else lower_utf8, refs=refs, reflen_mode=reflen_code,
     )
-    scanned = 0
-    try:
-        for chunk, first_line in iter_chunks(path, chunk_bytes):
-            if scanner.scan(chunk, first_line, plain) != 0:
-                _raise(scanner, path, space, refs, plain)
-            scanned += len(chunk)
-            if progress is not None:
-                progress(len(chunk))
-    except InputError:
-        raise
+    for chunk, first_line in iter_chunks(path, chunk_bytes):
+        if scanner.scan(chunk, first_line, plain) != 0:
+            _raise(scanner, path, space, refs, plain)
+        if progress is not None:
+            progress(len(chunk))
     if scanner.n_hypotheses == 0:
         raise InputError("empty file: no hypotheses", path)
     if plain and refs is not None and scanner.n_hypotheses != len(refs[0]) - 1:

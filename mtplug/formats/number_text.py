@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Optional
 
 from ..errors import InputError
 
@@ -60,7 +59,7 @@ def looks_numeric(token: str) -> bool:
     return bool(_NUMBER.fullmatch(token) or _NON_FINITE.fullmatch(token))
 
 
-def parse_number(token: str, path, line: int, name: Optional[str] = None) -> float:
+def parse_number(token: str, path, line: int, name: str | None = None) -> float:
     """Read one finite number, or raise :class:`InputError` naming file, line and feature."""
     of = "" if name is None else f" for {name!r}"
     if _NUMBER.fullmatch(token):

@@ -47,7 +47,8 @@ import gzip
 import math
 import os
 import re
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -70,13 +71,13 @@ _BLANK = " \t"
 class _Reader:
     """Cursor over one PLF line; :meth:`fail` raises InputError at the cursor's character."""
 
-    def __init__(self, text: str, source: str, line: Optional[int]):
+    def __init__(self, text: str, source: str, line: int | None):
         self.text = text
         self.pos = 0
         self.source = source or None
         self.line = line
 
-    def fail(self, message: str, pos: Optional[int] = None) -> None:
+    def fail(self, message: str, pos: int | None = None) -> NoReturn:
         col = (self.pos if pos is None else pos) + 1
         raise InputError(f"character {col}: {message}", self.source, self.line)
 
@@ -127,7 +128,8 @@ class _Reader:
         if c != "'":
             self.fail(f"expected a single-quoted word, found {self.found()}")
         start = self.pos
-        text, pos, out = self.text, self.pos + 1, []
+        text, pos = self.text, self.pos + 1
+        out: list[str] = []
         while True:
             if pos >= len(text):
                 self.fail("unterminated quoted word", start)
@@ -168,7 +170,7 @@ class _Reader:
 
     def sparse_dict(self) -> list[tuple[str, float, int]]:
         self.pos += 1  # '{'
-        out = []
+        out: list[tuple[str, float, int]] = []
         if self.at_close("}"):
             return out
         while True:
@@ -190,7 +192,7 @@ class _Reader:
         if not word:
             self.fail(f"empty word; the epsilon word is {EPSILON!r}", word_at)
         self.expect(",", f"',' after the word {word!r}")
-        items = []  # (kind, payload, pos): 'num' text | 'named' (name, value) | 'dict' list
+        items: list[tuple[str, Any, int]] = []  # (kind, payload, pos): 'num' text | 'named' (name, value) | 'dict' list
         while True:
             self.skip_blanks()
             at = self.pos
@@ -212,7 +214,9 @@ class _Reader:
         kind, jump_text, jump_at = items.pop()
         if kind != "num" or not _JUMP.fullmatch(jump_text):
             self.fail("expected the jump (a positive integer) as the last item of the arc", jump_at)
-        feats, seen, sparse = [], set(), False
+        feats: list[tuple[str, float, int]] = []
+        seen: set[str] = set()
+        sparse = False
         for kind, payload, at in items:
             if kind == "num":
                 if sparse:
@@ -221,11 +225,11 @@ class _Reader:
             else:
                 sparse = True
                 pairs = payload if kind == "dict" else [(payload[0], payload[1], at)]
-            for name, value, pos in pairs:
-                if name in seen:
-                    self.fail(f"feature {name!r} is given twice on one arc", pos)
-                seen.add(name)
-                feats.append((name, value, pos))
+            for fname, fvalue, pos in pairs:
+                if fname in seen:
+                    self.fail(f"feature {fname!r} is given twice on one arc", pos)
+                seen.add(fname)
+                feats.append((fname, fvalue, pos))
         return word, [(n, v) for n, v, _ in feats], int(jump_text), jump_at
 
 
@@ -236,7 +240,7 @@ def parse_plf(text: str, source: str = "", line: int | None = None) -> Hypergrap
     """
     r = _Reader(text, source, line)
     r.expect("(", "'(' starting a PLF lattice")
-    columns = []  # per column: list of arcs, and where the column starts
+    columns: list[tuple[list, int]] = []  # per column: its arcs, and where it starts
     if not r.at_close(")"):
         while True:
             r.skip_blanks()

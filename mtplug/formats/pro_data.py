@@ -64,13 +64,15 @@ class ProData:
 
     @property
     def n_lines(self) -> int:
+        """Lines m of the file (two per sampled pair, as Moses writes them)."""
         return len(self.labels)
 
     @property
     def n_dense(self) -> int:
+        """Dense columns F0 .. F<n_dense - 1> (as given to the reader, or the largest j seen + 1)."""
         return self.dense.shape[1]
 
-    def equals(self, other: "ProData") -> bool:
+    def equals(self, other: ProData) -> bool:
         """Same lines: labels, values (exactly), names and markers."""
         return (self.sparse_names == other.sparse_names
                 and all(np.array_equal(getattr(self, f), getattr(other, f))
@@ -214,8 +216,7 @@ def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
         for k, raw in enumerate(raws):
             line_no = first + k
             line = decode_line(raw, path, line_no)
-            if line.endswith("\r"):
-                line = line[:-1]
+            line = line.removesuffix("\r")
             # ASCII blanks only (Moses writes single spaces): str.split() would also cut a name at NBSP
             stripped = line.strip(" \t")
             tokens = FIELD_SEP.split(stripped) if stripped else []
@@ -255,8 +256,8 @@ def read_pro_data(path, n_dense: int | None = None, sparse_names=()) -> ProData:
     nd = n_dense if n_dense is not None else max_j + 1
     dense = np.zeros((len(labels), nd), dtype=np.float64)
     if dense_entries:
-        r, j, v = zip(*dense_entries)
-        dense[np.array(r), np.array(j)] = np.array(v)
+        at_rows, at_cols, at_values = zip(*dense_entries)
+        dense[np.array(at_rows), np.array(at_cols)] = np.array(at_values)
     return ProData(np.array(labels, dtype=np.uint8), dense, np.array(indptr, dtype=np.int64),
                    np.array(ids, dtype=np.int32), np.array(values, dtype=np.float64), list(names),
                    np.array(markers, dtype=np.uint8))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,24 +41,28 @@ class References:
         return counts.pop() if len(counts) == 1 else None
 
 
-def read_references(paths: list[str]) -> References:
-    """Read line-aligned reference files (line i of each = a reference of sentence i).
+def read_references(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> References:
+    """Read line-aligned reference files (line i of each = a reference of sentence i):
+    one path, or a list with one file per reference set.
 
     Every file must have as many lines as the first; gzip is read transparently.
     """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     if not paths:
         raise InputError("no reference file given")
-    columns = []
-    for path in paths:
+    names: list[str] = [os.fspath(p) for p in paths]
+    columns: list[list[str]] = []
+    for path in names:
         lines = read_text_lines(path)
         if not lines:
             raise InputError("empty reference file", path)
         if columns and len(lines) != len(columns[0]):
             raise InputError(
-                f"has {len(lines)} lines, expected {len(columns[0])} (as many as {paths[0]})", path
+                f"has {len(lines)} lines, expected {len(columns[0])} (as many as {names[0]})", path
             )
         columns.append(lines)
-    return References([list(refs) for refs in zip(*columns)], ", ".join(map(os.fspath, paths)))
+    return References([list(refs) for refs in zip(*columns)], ", ".join(names))
 
 
 def read_devset(path: str) -> References:

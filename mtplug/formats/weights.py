@@ -28,15 +28,15 @@ round-trip text instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable
 
 from ..errors import InputError
 from ..fileio import read_text_lines
 from . import cdec_weights, mert_weights, moses_ini, sparse_weights
 from .number_text import FIELD_SEP, looks_numeric
 from .weights_core import Weights
-
 
 # ---------------------------------------------------------------------------------------
 # format registry, detection and dispatch
@@ -56,9 +56,9 @@ class WeightsFormat:
 
     name: str
     description: str
-    sniff: Optional[Callable[[list[str]], bool]]
+    sniff: Callable[[list[str]], bool] | None
     read: Callable
-    write: Optional[Callable]
+    write: Callable | None
     positional: bool = False
     template: bool = False
 
@@ -76,7 +76,7 @@ def _tokens(line: str) -> list[str]:
     return FIELD_SEP.split(line.strip(" \t"))
 
 
-def _numeric_rows(lines: list[str]) -> Optional[list[list[str]]]:
+def _numeric_rows(lines: list[str]) -> list[list[str]] | None:
     rows = [_tokens(ln) for ln in _content_lines(lines)]
     if rows and all(all(looks_numeric(t) for t in row) for row in rows):
         return rows
@@ -282,7 +282,7 @@ def _undetected(path, lines: list[str]) -> InputError:
     )
 
 
-def read_weights(path, fmt: Optional[str] = None, *, feature_names: Optional[Sequence[str]] = None) -> Weights:
+def read_weights(path, fmt: str | None = None, *, feature_names: Sequence[str] | None = None) -> Weights:
     """Read a weights file in format ``fmt`` (detected from the content if None).
 
     Positional formats (``init-opt``: its start line; ``weights-txt``) need
@@ -302,7 +302,7 @@ def write_weights(
     fmt: str,
     *,
     template=None,
-    feature_names: Optional[Sequence[str]] = None,
+    feature_names: Sequence[str] | None = None,
     exact: bool = False,
 ) -> None:
     """Write ``weights`` to ``path`` in format ``fmt`` (atomically: no half-written file).

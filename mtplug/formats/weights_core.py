@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Mapping
-from typing import Iterable, Iterator, Optional, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -34,7 +33,8 @@ _MAX_LISTED = 10
 def check_name(name) -> str:
     """Return ``name`` if it can be a feature name in every format, else raise ValueError."""
     if not isinstance(name, str):
-        raise ValueError(f"feature names are strings, got {type(name).__name__} {name!r}")
+        # ValueError as for every bad name: the readers turn it into FILE:LINE errors
+        raise ValueError(f"feature names are strings, got {type(name).__name__} {name!r}")  # noqa: TRY004
     if not name:
         raise ValueError("empty feature name")
     if not _ASCII_SPACE.isdisjoint(name):
@@ -47,7 +47,7 @@ def dense_feature_names(label: str, count: int) -> list[str]:
     return [f"{label}_{i}" for i in range(count)]
 
 
-def split_dense_name(name: str) -> Optional[tuple[str, int]]:
+def split_dense_name(name: str) -> tuple[str, int] | None:
     """``'TranslationModel0_3'`` -> ``('TranslationModel0', 3)``; None if not ``Label_<i>``."""
     m = _DENSE_NAME.fullmatch(name)
     return None if m is None else (m.group(1), int(m.group(2)))
@@ -138,13 +138,13 @@ class Weights(Mapping):
                 raise ValueError(f"feature {name!r} is listed twice in feature_names")
             index[name] = i
         out = np.zeros(len(index), dtype=np.float64)
-        unknown = []
+        unknown: list[str] = []
         for name, value in self._w.items():
-            i = index.get(name)
-            if i is None:
+            at = index.get(name)
+            if at is None:
                 unknown.append(name)
             else:
-                out[i] = value
+                out[at] = value
         if unknown and not allow_unknown:
             raise InputError(
                 f"{len(unknown)} weight(s) for features not in the feature list: {list_names(unknown)}",
@@ -153,7 +153,7 @@ class Weights(Mapping):
         return out
 
     @classmethod
-    def from_array(cls, names: Sequence[str], values, *, source=None) -> "Weights":
+    def from_array(cls, names: Sequence[str], values, *, source=None) -> Weights:
         """Weights from parallel ``names`` and a 1-D array of ``values`` (same length)."""
         arr = np.asarray(values, dtype=np.float64)
         if arr.ndim != 1 or arr.shape[0] != len(names):
@@ -161,13 +161,14 @@ class Weights(Mapping):
         return cls(zip(names, arr.tolist()), source=source)
 
 
-def weights_from_lines(pairs: Iterable[tuple[int, str, float]], path) -> Weights:
-    """Build :class:`Weights` from ``(line, name, value)`` read from ``path``.
+def weights_from_lines(pairs: Iterable[tuple[int | None, str, float]], path) -> Weights:
+    """Build :class:`Weights` from ``(line, name, value)`` read from ``path`` (line None:
+    a weight the file leaves out, such as a missing ``F<i>``).
 
     A repeated name or a name that cannot be a feature name raises :class:`InputError`
     naming the line (and the line of the first occurrence).
     """
-    first_line: dict[str, int] = {}
+    first_line: dict[str, int | None] = {}
     items = []
     for line, name, value in pairs:
         try:

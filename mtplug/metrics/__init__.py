@@ -12,10 +12,15 @@ command line, over strings::
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .bleu import BleuConfig
+    from .layer import Metric
 
 #: get_metric's options: name -> what it sets
 METRIC_OPTIONS = {"reflen": "BLEU's effective reference length: closest, shortest or average",
@@ -29,11 +34,12 @@ class TextMetric:
     ``--metric`` parses it) with ``bleu`` (mtplug.metrics.bleu.BleuConfig: reference
     length and case of every part)."""
 
-    metric: object
-    bleu: object
+    metric: Metric
+    bleu: BleuConfig
 
     @property
     def name(self) -> str:
+        """The metric's name as ``--metric`` gives it (e.g. ``bleu``, ``ter``, ``bleu:0.6,ter:0.4``)."""
         return self.metric.name
 
     def statistics(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]):

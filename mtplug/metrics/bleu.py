@@ -94,7 +94,7 @@ class BleuScore:
     """
 
     score: float
-    precisions: tuple[float, float, float, float]
+    precisions: tuple[float, ...]  # NGRAM_ORDER (4) values
     brevity_penalty: float
     sys_len: int
     ref_len: float

@@ -49,11 +49,13 @@ class Chrf:
 
     @property
     def name(self) -> str:
+        """sacrebleu's name of this configuration: ``chrF2``, ``chrF2++`` (β, then one ``+`` per word order)."""
         b = int(self.beta) if float(self.beta).is_integer() else self.beta
         return f"chrF{b}" + "+" * int(self.word_order)
 
     @property
     def n_stats(self) -> int:
+        """Statistics columns per hypothesis: 3 per character and word order (module docstring)."""
         return 3 * (int(self.char_order) + int(self.word_order))
 
     @property

@@ -86,11 +86,18 @@ class Part:
 
     @property
     def kind(self) -> str:
+        """The compiled formula that scores this part (``bleu``, ``chrf``, ``ter``, ``error_rate``,
+        ``per`` or ``sum``; :data:`PART_KINDS`)."""
         return PART_KINDS[self.name][0]
 
     @property
     def higher_is_better(self) -> bool:
+        """Whether the metric itself is better when larger (False for error rates; its goodness always is)."""
         return PART_KINDS[self.name][1]
+
+
+#: Metric.kernel_spec(): kinds, offsets, widths (int32 [P]), weights, params (float64 [P]), constant
+KernelSpec = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]
 
 
 @dataclass(frozen=True)
@@ -106,11 +113,13 @@ class Metric:
     constant: float = 0.0
     value_offset: float = 0.0
     value_sign: float = 1.0
-    _spec: tuple = field(default=None, compare=False, repr=False)
+    _spec: KernelSpec | None = field(default=None, compare=False, repr=False)
 
     # ------------------------------------------------------------------ layout
     @property
     def n_stats(self) -> int:
+        """Columns of a statistics row: the parts' widths summed (a part whose width is
+        not yet known, before the metric is bound to a store, counts 0)."""
         return sum(p.width for p in self.parts)
 
     @property
@@ -137,19 +146,20 @@ class Metric:
             start += p.width
         return None
 
-    def kernel_spec(self) -> tuple:
+    def kernel_spec(self) -> KernelSpec:
         """The arrays pyx/_metric.pxd's fill_spec takes: (kinds int32 [P], offsets int32
         [P], widths int32 [P], weights float64 [P], params float64 [P], constant)."""
-        if self._spec is None:
+        spec = self._spec
+        if spec is None:
             offsets = np.cumsum([0] + [p.width for p in self.parts[:-1]]).astype(np.int32)
             spec = (np.array([_metric.KINDS[p.kind] for p in self.parts], dtype=np.int32), offsets,
                     np.array([p.width for p in self.parts], dtype=np.int32),
                     np.array([p.weight for p in self.parts], dtype=np.float64),
                     np.array([p.param for p in self.parts], dtype=np.float64), float(self.constant))
             object.__setattr__(self, "_spec", spec)
-        return self._spec
+        return spec
 
-    def reweighted(self, other: "Metric") -> "Metric":
+    def reweighted(self, other: Metric) -> Metric:
         """This (bound) metric scored as ``other``: a metric of the same parts in the same
         order (e.g. parsed ``--metric`` text with other weights, or ``bleu-ter`` for a store
         of ``bleu,ter``). ValueError when the parts differ."""
@@ -214,13 +224,16 @@ class Metric:
 
     # ------------------------------------------------------------------ persistence
     def to_json(self) -> dict:
+        """The metric as JSON values (name, constant, value offset and sign, parts), as a
+        store's ``metric_json`` holds it; :meth:`from_json` reads it back."""
         return {"name": self.name, "constant": self.constant, "value_offset": self.value_offset,
                 "value_sign": self.value_sign,
                 "parts": [{"name": p.name, "weight": p.weight, "width": p.width, "param": p.param,
                            "source": p.source} for p in self.parts]}
 
     @classmethod
-    def from_json(cls, d: dict) -> "Metric":
+    def from_json(cls, d: dict) -> Metric:
+        """The metric :meth:`to_json` wrote (``d``: its dict)."""
         return cls(str(d["name"]), tuple(Part(str(p["name"]), float(p["weight"]), int(p["width"]),
                                               float(p["param"]), p.get("source")) for p in d["parts"]),
                    float(d["constant"]), float(d["value_offset"]), float(d["value_sign"]))
@@ -238,7 +251,7 @@ def linear_metric(norm: float) -> Metric:
 
 def parse_metric(text: str) -> Metric:
     """A :class:`Metric` from ``--metric`` text (module docstring), with widths and
-    params not yet bound to a store (see :func:`mtplug.metrics.stats.bind`).
+    params not yet bound to a store (:class:`mtplug.metrics.store_stats.StatsBuilder` binds it).
     ValueError names what is wrong."""
     text = str(text).strip()
     if not text:
@@ -327,6 +340,9 @@ class ExternalScores:
     either the score alone, or ``SENTENCE_ID SCORE``, where the id must equal the n-best
     line's. Scores must be finite. They are kept in fixed point (:data:`EXT_UNITS` per
     1.0; a score is rounded to the nearest 1e-9) so that sums are exact.
+
+    ``path``: the file, read whole at construction; InputError (file and line) for an
+    unreadable file, a malformed line or a score that is not finite or too large.
     """
 
     def __init__(self, path: str):
@@ -334,7 +350,7 @@ class ExternalScores:
         values: list[float] = []
         ids: list[int] = []
         try:
-            fh = open(path, encoding="utf-8")
+            fh = open(path, encoding="utf-8")  # noqa: SIM115 - opened apart to report OSError; `with fh` below
         except OSError as e:
             raise InputError(f"cannot read the external scores: {e.strerror}", path) from None
         with fh:
@@ -382,4 +398,5 @@ class ExternalScores:
 
 
 def default_threads(threads: int | None) -> int:
+    """``threads``, or every core when it is None or 0 (at least 1)."""
     return max(1, int(threads or os.cpu_count() or 1))

@@ -70,6 +70,7 @@ mapped once to the id of its folded form (:func:`fold_words`); the kernels in
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,7 +113,7 @@ def moses_numbering(hyp_words: np.ndarray, sent_ptr: np.ndarray, word_ptr: np.nd
 
 
 @dataclass(frozen=True)
-class _MosesErrorRate:
+class _MosesErrorRate(ABC):
     """Common part: case folding, the store adapter and the signature."""
 
     lowercase: bool = False   # Moses --scconfig case:false
@@ -161,6 +162,14 @@ class _MosesErrorRate:
                              f"Moses's {self.name} needs them as written (its case:false folds ASCII only)")
         return self.stats(*store_text(corpus, self.name), threads=threads)
 
+    @abstractmethod
+    def _kernel(self, hyp_ptr, hyp_words, run_start, run_sid, sent_ptr, word_ptr, ref_words, out, threads) -> int:
+        """Fill ``out`` (int32 [n, n_stats]) with the compiled scorer; 0, or nonzero when out of memory."""
+
+    @abstractmethod
+    def sentence_score(self, rows) -> np.ndarray:
+        """float64 [n]: Moses's ``calculateScore`` of each row of statistics (higher is better)."""
+
     def _columns(self, rows) -> np.ndarray:
         a = np.asarray(rows)
         if a.ndim != 2 or a.shape[1] != self.n_stats:
@@ -205,9 +214,9 @@ class Per(_MosesErrorRate):
 class _Edit(_MosesErrorRate):
     long_jumps = False
 
-    def _kernel(self, *args):
-        *head, out, threads = args
-        return _edit_rates.edit_stats(*head, self.long_jumps, out, threads)
+    def _kernel(self, hyp_ptr, hyp_words, run_start, run_sid, sent_ptr, word_ptr, ref_words, out, threads) -> int:
+        return _edit_rates.edit_stats(hyp_ptr, hyp_words, run_start, run_sid, sent_ptr, word_ptr, ref_words,
+                                      self.long_jumps, out, threads)
 
     def sentence_score(self, rows) -> np.ndarray:
         """float64 [n]: ``1 - distance / ref_len`` in float32 (CderScorer::calculateScore;

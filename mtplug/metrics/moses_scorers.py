@@ -60,10 +60,12 @@ class MosesScorer:
 
     @property
     def parts(self) -> list[str]:
+        """The Moses scorer names of ``sctype`` (``["BLEU", "TER"]`` for ``BLEU,TER``)."""
         return self.sctype.split(",")
 
     @property
     def interpolated(self) -> bool:
+        """Whether ``sctype`` names more than one scorer (Moses's interpolated scorer)."""
         return len(self.parts) > 1
 
     def metric(self) -> Metric:

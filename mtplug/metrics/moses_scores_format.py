@@ -114,7 +114,7 @@ def format_stats_lines(rows, sctype: str) -> list[str]:
     if a.ndim != 2 or a.shape[1] != n_stats(sctype):
         raise ValueError(f"{sctype} has {n_stats(sctype)} statistics, got rows of shape {a.shape}")
     if (a.size and np.issubdtype(a.dtype, np.integer) and "TER" not in sctype.split(",")
-            and -10**6 < a.min() and a.max() < 10**6):
+            and a.min() > -10**6 and a.max() < 10**6):
         return [" ".join(map(str, r)) + " " for r in a.tolist()]
     return [format_stats_line(r, sctype) for r in a.tolist()]
 

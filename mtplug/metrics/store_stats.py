@@ -17,7 +17,6 @@ from .bleu import N_STATS as BLEU_N_STATS
 from .bleu import BleuConfig
 from .layer import EXT_UNITS, ExternalScores, Metric, Part, default_threads
 
-
 #: parts computed by Moses's scorer classes (mtplug.metrics.moses_error_rates)
 MOSES_PARTS = ("wer", "per", "cder", "moses-ter")
 
@@ -40,7 +39,9 @@ def part_scorer(name: str, lowercase: bool):
     if name in MOSES_PARTS:
         from . import moses_error_rates as mer
 
-        return {"wer": mer.Wer, "per": mer.Per, "cder": mer.Cder, "moses-ter": mer.MosesTer}[name](lowercase=lowercase)
+        scorers: dict[str, type[mer._MosesErrorRate]] = {"wer": mer.Wer, "per": mer.Per, "cder": mer.Cder,
+                                                         "moses-ter": mer.MosesTer}
+        return scorers[name](lowercase=lowercase)
     raise ValueError(f"no statistics collector for {name!r}")
 
 
@@ -64,6 +65,8 @@ class StatsBuilder:
             if p.name == "bleu":
                 parts.append(Part("bleu", p.weight, BLEU_N_STATS, float(ref_len_divisor)))
             elif p.name == "ext":
+                if p.source is None:  # parse_metric refuses it too; a Metric built by hand may not
+                    raise ValueError("ext needs a file: ext:FILE")
                 self._external[i] = ExternalScores(p.source)
                 n_sent = len(references[0]) - 1 if references is not None else 1
                 parts.append(Part("ext", p.weight, 2, float(n_sent) * EXT_UNITS, p.source))

@@ -55,10 +55,12 @@ class Ter:
 
     @property
     def name(self) -> str:
+        """``TER``, as sacrebleu labels the score."""
         return "TER"
 
     @property
     def n_stats(self) -> int:
+        """Statistics columns per hypothesis: 2, ``[edits, ref_len]`` (module docstring)."""
         return 2
 
     @property

@@ -38,6 +38,8 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
+from functools import partial
+from typing import ClassVar
 
 import numpy as np
 
@@ -88,11 +90,11 @@ def _loss(part, ranks: np.ndarray, line, a: float, threads: int):
     scores = h if v is None or a == 0.0 else h + a * v
     n = scores.shape[0]
     g = np.empty(n, dtype=np.float64)
-    state = tuple(np.empty(n, dtype=np.int32) for _ in range(4))  # order, fill1, fill2, partners
+    order, fill1, fill2, partners = (np.empty(n, dtype=np.int32) for _ in range(4))
     totals = accumulator(3)
     pairs, status, index = _apro.loss_gradient(scores, _NO_DIRECTION if v is None else v, ranks, part.offsets,
-                                               g, *state, totals, threads)
-    return (g, state), (totals, pairs, status, part.first_sentence + index)
+                                               g, order, fill1, fill2, partners, totals, threads)
+    return (g, (order, fill1, fill2, partners)), (totals, pairs, status, part.first_sentence + index)
 
 
 def _public(result):
@@ -116,7 +118,8 @@ def _hessian(part, ranks: np.ndarray, result, d: np.ndarray, n_features: int, th
     """Exact partial X^T H X d on the active set of a :func:`_loss` result (packed)."""
     v = _centred(part, d, threads)
     hv = np.empty(v.shape[0], dtype=np.float64)
-    _apro.hessian_product(v, ranks, part.offsets, *result[0][1], hv, threads)
+    order, fill1, fill2, partners = result[0][1]
+    _apro.hessian_product(v, ranks, part.offsets, order, fill1, fill2, partners, hv, threads)
     return _transpose(part, hv, n_features, threads)
 
 
@@ -328,7 +331,7 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
             break
         report.iterations += 1
         eta = min(0.5, math.sqrt(gnorm / reference_norm)) if reference_norm > 0 else 0.5
-        d, steps = _conjugate_gradient(lambda p: obj.hessian_product(point, p), point.grad, eta * gnorm, max_cg)
+        d, steps = _conjugate_gradient(partial(obj.hessian_product, point), point.grad, eta * gnorm, max_cg)
         report.cg_steps += steps
         w = point.weights
         slope0 = float(point.grad @ d)
@@ -375,12 +378,25 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
 
 
 class Apro(Optimizer):
+    """All-pairs ranking optimisation (Dreyer & Dong 2015), minimised by truncated Newton.
+
+    Every pair of hypotheses of a sentence whose sentence metric differs is a
+    preference pair; :meth:`optimize` minimises
+    F(w) = ½‖w‖² + (C/N) Σ max(0, 1 − h_p + h_q)² over all of them (N hypotheses,
+    h = X w) by truncated Newton with a line search (:func:`newton_cg`), at O(k log k)
+    per sentence of k hypotheses, and returns ``psi``·w' + (1 − ``psi``)·start, not
+    normalised. Deterministic: ``seed`` is only recorded, and the result is
+    bit-identical for any number of threads or dask workers (exact sums). It can run on
+    a :class:`mtplug.distributed.pool.PartitionedPool` that stays on the workers. A bad
+    option value raises ValueError.
+    """
+
     name = "apro"
     distributes = True
     works_on_pools = True
     help = ("all-pairs ranking optimization (Dreyer & Dong 2015): squared-hinge loss over every "
             "preference pair, O(k log k) per sentence, truncated Newton")
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "c": dict(type=float, default=0.01, metavar="C",
                   help="weight C of the loss against 1/2 |w|^2; the loss is divided by the number of "
                        "hypotheses (default 0.01)"),
@@ -447,8 +463,8 @@ class Apro(Optimizer):
             return Result(weights=start, score=obj.metric_of(start), seed=seed,
                           info={"iterations": 0, "active_pairs": 0, "converged": True, "objective": 0.0,
                                 "seconds": time.perf_counter() - t0, "message": "no preference pairs"},
-                          warnings=["apro: no preference pairs (in every sentence all hypotheses have the same "
-                                    f"{self.sentence_metric}): the start weights are returned unchanged"])
+                          warnings=[("apro: no preference pairs (in every sentence all hypotheses have the same "
+                                    f"{self.sentence_metric}): the start weights are returned unchanged")])
         g0 = float(np.linalg.norm(at_zero.grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance
         first = start
@@ -474,7 +490,7 @@ class Apro(Optimizer):
         return Result(weights=w, score=score, seed=seed, info=info, warnings=warnings)
 
     @staticmethod
-    def _finite_at(obj: "AproObjective", w: np.ndarray) -> bool:
+    def _finite_at(obj: AproObjective, w: np.ndarray) -> bool:
         try:
             obj.at(w)
         except FloatingPointError:

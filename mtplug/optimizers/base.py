@@ -8,9 +8,14 @@ list of them; the CLI and the Moses programs look algorithms up there.
 
 from __future__ import annotations
 
+import inspect
+import textwrap
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
+
+from ..formats.weights_core import Weights
 
 
 @dataclass
@@ -28,23 +33,44 @@ class Result:
     info: dict = field(default_factory=dict)
     #: what the caller should tell the user (a degenerate pool, weights returned unchanged)
     warnings: list = field(default_factory=list)
+    #: the names of ``weights``' entries (the store's ``feature_names``), set by :func:`mtplug.optimize`
+    feature_names: list = field(default_factory=list)
+
+    def named_weights(self) -> Weights:
+        """The tuned weights as a mapping feature name -> value (ValueError when the
+        result does not know its feature names)."""
+        if len(self.feature_names) != len(self.weights):
+            raise ValueError("this result does not know its feature names (it did not come from mtplug.optimize)")
+        return Weights.from_array(self.feature_names, self.weights)
 
 
 class Optimizer:
-    """Base class: subclasses set ``name`` and ``help`` and implement :meth:`optimize`."""
+    """Base class of the tuning algorithms.
+
+    A subclass sets ``name`` (its registry and CLI name), ``help`` (one line for
+    ``mtplug optimize --help``) and ``options`` (option name -> :mod:`argparse` keyword
+    arguments: ``help``, ``default``, ``type``, ``choices``, ...), takes those options as
+    keyword arguments of its constructor (ValueError for a bad or inapplicable value)
+    and implements :meth:`optimize`. Its class docstring says what the algorithm does;
+    an "Options" section generated from ``options`` (:func:`options_markdown`) is
+    appended to it when the class is created, so the documentation of the options cannot
+    drift from the table the CLI is built from.
+    """
 
     name = ""
     help = ""
-    options: dict[str, dict] = {}
+    options: ClassVar[dict[str, dict]] = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
+        cls.__doc__ = f"{own}\n\n{options_markdown(cls)}" if own else options_markdown(cls)
     #: whether :meth:`optimize` takes ``engine=`` (a :mod:`mtplug.distributed` engine whose
     #: workers run its per-sentence or per-shard work)
     distributes = False
     #: whether :meth:`optimize` also takes a :class:`mtplug.distributed.pool.PartitionedPool`
     #: for ``corpus`` (a store that stays on the workers: ``optimize --store F --scheduler A``)
     works_on_pools = False
-
-    def __init__(self, **options):
-        self.options = options
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
@@ -80,6 +106,39 @@ class Optimizer:
         """Warnings about running on ``corpus`` that the user should see before
         :meth:`optimize` starts (e.g. work that will take very long); none by default."""
         return []
+
+
+def options_markdown(cls: type[Optimizer]) -> str:
+    """The "Options" section of the documentation of optimizer class ``cls``, made from
+    its ``options`` table: Markdown that also reads as plain text (a heading, then one list
+    item per option: keyword, CLI flag, type or choices, default, help). Appended to every
+    subclass's docstring; a docs build can call it to render the section."""
+    lines = ["Options", "-------"]
+    if not cls.options:
+        return "\n".join([*lines, f"``{cls.__name__}`` takes no options."])
+    lines += [(f"Keyword arguments of ``{cls.__name__}(...)``; ``mtplug optimize {cls.name}`` takes each "
+              "as the flag shown."), ""]
+    for opt, kwargs in cls.options.items():
+        text = f"- ``{opt}`` ({_option_facts(opt, kwargs)}): {kwargs.get('help', '').replace('%%', '%')}"
+        lines.append(textwrap.fill(text, width=100, subsequent_indent="  ", break_long_words=False,
+                                   break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def _option_facts(opt: str, kwargs: dict) -> str:
+    """``--flag METAVAR``; type or choices; default, as argparse would take the option."""
+    flag = "--" + opt.replace("_", "-")
+    if kwargs.get("action") == "store_true":
+        return f"``{flag}``; a flag, off by default"
+    metavar = kwargs.get("metavar") or ("" if "choices" in kwargs else opt.upper())
+    facts = [f"``{flag} {metavar}``" if metavar else f"``{flag}``"]
+    if "choices" in kwargs:
+        facts.append("one of " + ", ".join(f"``{c}``" for c in kwargs["choices"]))
+    else:
+        facts.append(getattr(kwargs.get("type", str), "__name__", "str"))
+    default = kwargs.get("default")
+    facts.append("unset by default" if default is None else f"default ``{default!r}``")
+    return "; ".join(facts)
 
 
 def reject_inapplicable(checks) -> None:
@@ -159,6 +218,6 @@ def unchanged_warnings(name: str, start: np.ndarray, weights: np.ndarray) -> lis
     moved = float(np.max(np.abs(weights - start))) if len(start) else 0.0
     if moved > 1e-12 * largest_weight(start):     # more than the rounding of averaging
         return []
-    return [f"{name}: the result is the start weights unchanged (largest |weight| {largest_weight(start):g}): no "
-            "update moved them; no hope/fear pair violated its margin, or the steps (at most C) vanished against "
-            "weights that large"]
+    return [(f"{name}: the result is the start weights unchanged (largest |weight| {largest_weight(start):g}): no "
+             "update moved them; no hope/fear pair violated its margin, or the steps (at most C) vanished against "
+             "weights that large")]

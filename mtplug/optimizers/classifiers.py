@@ -50,7 +50,7 @@ class PairMatrix:
         if self.dense.ndim != 2:
             raise ValueError(f"dense must be 2-D, got shape {self.dense.shape}")
         if self.sparse is not None:
-            import scipy.sparse   # here, not at import: SciPy takes ~0.5 s to load
+            import scipy.sparse  # here, not at import: SciPy takes ~0.5 s to load
 
             self.sparse = scipy.sparse.csr_matrix(self.sparse, dtype=np.float64)
             if self.sparse.shape[0] != self.dense.shape[0]:
@@ -59,14 +59,17 @@ class PairMatrix:
 
     @property
     def n_rows(self) -> int:
+        """Rows m (training examples: pair differences)."""
         return self.dense.shape[0]
 
     @property
     def n_dense(self) -> int:
+        """Dense columns D (the first D weights)."""
         return self.dense.shape[1]
 
     @property
     def n_columns(self) -> int:
+        """All columns, dense then sparse: the length of a weight vector."""
         return self.n_dense + (self.sparse.shape[1] if self.sparse is not None else 0)
 
     def matvec(self, w: np.ndarray) -> np.ndarray:
@@ -207,7 +210,7 @@ def fit_svm(X: PairMatrix, y, C: float = 1.0, *, loss_weight: float = 1.0, cente
     rng = np.random.default_rng(seed)
     spread = np.inf
     epoch = 0
-    for epoch in range(1, int(epochs) + 1):
+    for epoch in range(1, int(epochs) + 1):  # noqa: B007 - the epochs run, returned below
         order = rng.permutation(X.n_rows).astype(np.int64)
         spread = _pro.svm_dcd_epoch(xd, ip, cols, vals, y, order, sq, margins, upper, alpha, v)
         if spread < tolerance:

@@ -64,6 +64,7 @@ class Regularizer:
 
     @property
     def active(self) -> bool:
+        """Whether the regulariser changes the search (a kind other than ``none`` and λ > 0)."""
         return self.kind != "none" and self.strength > 0
 
     def value(self, w: np.ndarray) -> float:
@@ -238,13 +239,13 @@ def _candidates(xs, scores, lo, hi, mid, w, d, reg):
             if len(crossings):
                 points.append(crossings)
                 metric.append(np.array([_score_at(xs, scores, float(x)) for x in crossings]))
-    points, metric = np.concatenate(points), np.concatenate(metric)
+    at, values = np.concatenate(points), np.concatenate(metric)
     # all weights zero make every hypothesis tie: never a point to move to
     zero = _zero_point(w, d)
     if zero is not None:
-        keep = points != zero
-        points, metric = points[keep], metric[keep]
-    return points, metric
+        keep = at != zero
+        at, values = at[keep], values[keep]
+    return at, values
 
 
 def _zero_point(w, d):

@@ -20,12 +20,16 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
 from .base import Optimizer, Result, reject_inapplicable
 from .line_search import REGULARIZERS, LineResult, Regularizer, line_search
+
+if TYPE_CHECKING:
+    from ..metrics.expected_bleu import ExpectedBleu
 
 DIRECTION_FINDERS = ("coordinate", "random", "powell", "expbleu")
 SCALE_FREE = ("none", "l2-l1norm", "l0")
@@ -43,14 +47,14 @@ COLUMNS_MAX_BYTES = 1 << 30
 class _Search:
     """State of the search from one start point."""
 
-    corpus: object
+    corpus: Any                 # an NbestCorpus or a forests.ForestCorpus (the same methods)
     reg: Regularizer
     active: np.ndarray          # int indices of the features that may move
     tolerance: float
     max_iterations: int
     w: np.ndarray
     threads: int = 1            # of the line-search kernels
-    expected: object = None     # ExpectedBleu on the corpus (n-best, expbleu directions)
+    expected: ExpectedBleu | None = None  # on the corpus (n-best, expbleu directions)
     columns: np.ndarray | None = None   # the dense block in column-major order, or None
     objective: float = -math.inf
     line_searches: int = 0
@@ -218,10 +222,30 @@ def restart_bounds(start: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, n
     return lo, hi
 
 class Mert(Optimizer):
+    """Minimum error rate training (Och 2003): maximises the corpus metric of the 1-best itself.
+
+    From the start weights and ``restarts`` random points (each active weight drawn
+    within init.opt's ``ranges``, else between 0 and twice its start value), repeats
+    rounds of exact line searches until a round gains less than ``tolerance``. Along a
+    direction the 1-best of a sentence changes only where the upper envelope of its
+    hypotheses' model-score lines does, so the metric is a step function of the step
+    size whose best interval is found exactly (compiled envelope and merge kernels).
+    Directions: coordinate ascent, random directions (Cer et al. 2008), Powell's
+    method, or the expected-BLEU gradient (Galley et al. 2013); optionally a
+    regulariser of the line search (Galley et al. 2013) and random walks from the best
+    point (Moore & Quirk 2008). Works on n-best stores and on forests (lattices,
+    hypergraphs).
+
+    :meth:`optimize` returns the best point over all starts (ties: the earliest),
+    L1-normalised (Σ|w| = 1, as Moses's mert) when the objective is scale-invariant.
+    Each start draws from its own stream seeded from ``seed``, so the result does not
+    depend on the number of threads. A bad option value raises ValueError.
+    """
+
     name = "mert"
     distributes = True
     help = "minimum error rate training: exact envelope line searches (Och 2003), optionally regularised"
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "directions": dict(choices=DIRECTION_FINDERS, default="coordinate",
                            help="direction finder: coordinate ascent, random directions (Cer et al. 2008), "
                                 "Powell, or the expected-BLEU gradient (Galley et al. 2013) (default: coordinate)"),
@@ -297,10 +321,10 @@ class Mert(Optimizer):
         n = len(self._active(corpus))
         if self.directions != "coordinate" or n <= MANY_COORDINATES:
             return []
-        return [f"mert: coordinate directions over {n} features: every round of each of the "
-                f"{self.restarts + 1} start points runs {n} line searches (over a real cdec k-best store "
-                "with 12,622 sparse features one search had not ended after 15 minutes); for many sparse "
-                "features use --directions expbleu or random, or pro, apro, mira, kbmira or rampion"]
+        return [(f"mert: coordinate directions over {n} features: every round of each of the "
+                 f"{self.restarts + 1} start points runs {n} line searches (over a real cdec k-best store "
+                 "with 12,622 sparse features one search had not ended after 15 minutes); for many sparse "
+                 "features use --directions expbleu or random, or pro, apro, mira, kbmira or rampion")]
 
     def _active(self, corpus) -> np.ndarray:
         names = corpus.feature_names

@@ -24,13 +24,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .._ext import _hopefear, _mira
 from ..distributed import LocalEngine
-from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..forests.corpus import ForestCorpus
+from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
 from .base import Optimizer, Result, reject_inapplicable, unchanged_warnings
 
@@ -45,7 +46,7 @@ KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
 PSEUDO_DOC = "pseudo-doc"
 
 
-def _features(corpus):
+def _features(corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return (np.ascontiguousarray(corpus.dense, dtype=np.float64),
             np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64),
             np.ascontiguousarray(corpus.sparse_ids, dtype=np.int32),
@@ -84,7 +85,7 @@ class _PassParams:
 class _Shard:
     """One block of sentences, first..first+S_b-1, with its rows (offsets from 0)."""
 
-    feats: tuple            # dense, sparse indptr, ids, values of the block's rows
+    feats: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # dense, sparse indptr, ids, values of its rows
     gains: np.ndarray
     stats: np.ndarray | None
     offsets: np.ndarray     # int64 [S_b + 1]
@@ -119,10 +120,24 @@ def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: 
 
 
 class Mira(Optimizer):
+    """Online MIRA (Eidelman 2012) over the n-best store.
+
+    Each of ``passes`` passes visits the sentences (store order or a seeded shuffle)
+    and takes one PA-I step (capped at ``c``) toward a hope hypothesis and away from a
+    fear hypothesis (``hope`` and ``fear`` strategies, cost scale ``alpha``), with
+    gains from pseudo-document BLEU against a decaying background (``decay``) or a
+    sentence-BLEU variant (``sentence_metric``). With ``shards`` > 1 the sentences are
+    split into contiguous shards trained side by side, their weights mixed after each
+    pass (iterative parameter mixing, McDonald et al. 2010), in threads or on dask
+    workers with the same result. :meth:`optimize` returns the average of the weights
+    after every step (or the last ones, ``average``), with a warning when no step moved
+    them. A bad or inapplicable option value raises ValueError.
+    """
+
     name = "mira"
     distributes = True
     help = "online MIRA (Eidelman 2012): per-sentence PA-I hope/fear updates, averaging, parameter mixing"
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=10, metavar="N", help="passes over the sentences (default 10)"),
         "c": dict(type=float, default=0.01, metavar="C", help="PA-I step cap C (default 0.01)"),
         "hope": dict(choices=tuple(HOPE), default="hope",
@@ -189,8 +204,8 @@ class Mira(Optimizer):
         pseudo = metric == PSEUDO_DOC
         if pseudo and not corpus.metric.is_bleu:
             raise ValueError(f"pseudo-doc gains need a store of BLEU statistics, not {corpus.metric.name}")
-        reject_inapplicable((("decay", self.decay_given, pseudo, "pseudo-doc gains (sentence_metric pseudo-doc "
-                                                                 "on a store of BLEU statistics)"),))
+        reject_inapplicable((("decay", self.decay_given, pseudo, ("pseudo-doc gains (sentence_metric pseudo-doc "
+                                                                 "on a store of BLEU statistics)")),))
         gains = np.zeros(corpus.n_hypotheses) if pseudo else \
             np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=max(1, threads or os.cpu_count() or 1)),
                                  dtype=np.float64)
@@ -246,9 +261,22 @@ class Mira(Optimizer):
 
 
 class KbMira(Optimizer):
+    """Batch k-best MIRA (Cherry & Foster 2012) as Moses's ``kbmira`` does it.
+
+    Each of ``passes`` passes visits every sentence (a seeded shuffle, or file order)
+    and takes one PA-I step (capped at ``c``) from the fear toward the hope hypothesis,
+    both chosen by model score ± pseudo-document BLEU against a background of BLEU
+    statistics that decays by ``decay`` per sentence (fed by the hope, or by the model
+    1-best with ``model_bg``). After each pass the averaged weights are scored;
+    :meth:`optimize` returns those of the best pass, as Moses writes them. Runs on n-best
+    stores and on forests; on a store of another metric the gain is the sentence-level
+    objective and the background options are errors. A bad option value raises
+    ValueError.
+    """
+
     name = "kbmira"
     help = "batch k-best MIRA (Cherry & Foster 2012) as Moses kbmira: pseudo-document BLEU hope/fear"
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=60, metavar="N", help="passes over the sentences (Moses -J; default 60)"),
         "c": dict(type=float, default=0.01, metavar="C", help="PA-I step cap (Moses -C; default 0.01)"),
         "decay": dict(type=float, default=None, metavar="D", help="background BLEU decay (default 0.999)"),
@@ -320,7 +348,7 @@ class KbMira(Optimizer):
                 return _mira.kbmira_pass(*feats, stats, float(corpus.ref_len_divisor), offsets, order, self.c,
                                          self.decay, self.model_bg, self.safe_hope, bg, w, u, scratch, state)
         best_bleu, best_w, per_pass, steps, losses = -1.0, start.copy(), [], [], []
-        for p in range(self.passes):
+        for _ in range(self.passes):
             order = rng.permutation(S).astype(np.int64) if self.order == "shuffle" else np.arange(S, dtype=np.int64)
             before = int(state[1])
             losses.append(one_pass(order))

@@ -28,6 +28,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -65,6 +66,7 @@ class PairSample:
 
     @property
     def n_pairs(self) -> int:
+        """Pairs P kept, over all sentences."""
         return len(self.better)
 
 
@@ -170,9 +172,24 @@ def pair_differences(corpus, better, worse) -> PairMatrix:
 
 
 class Pro(Optimizer):
+    """Pairwise ranking optimisation (Hopkins & May 2011, "Tuning as Ranking"): one PRO step.
+
+    Ranks the hypotheses of every sentence with a sentence-level metric, samples
+    ``gamma`` candidate pairs per sentence and keeps the ``xi`` with the largest metric
+    difference (at least ``beta``; pairs whose lengths differ too much are drawn again,
+    ``length_z``), trains a linear classifier without bias (``classifier``: logistic
+    regression, perceptron or linear SVM) on the feature differences under an ℓ2 prior
+    (``c``) and a pull toward the start (``c_start``), and returns
+    ``psi``·(classifier weights) + (1 − ``psi``)·start, not normalised. Sampling is
+    compiled and seeded per (seed, sentence): the pairs do not depend on the number of
+    threads. With no pair at all, the start weights come back with a warning.
+    A bad or inapplicable option value (e.g. ``epochs`` with the logistic classifier)
+    raises ValueError.
+    """
+
     name = "pro"
     help = "pairwise ranking optimisation (Hopkins & May 2011): sampled pairs, a linear classifier, interpolation"
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "gamma": dict(type=int, default=5000, metavar="N",
                       help="Γ: candidate pairs drawn per sentence (default 5000)"),
         "xi": dict(type=int, default=50, metavar="N",
@@ -300,8 +317,8 @@ class Pro(Optimizer):
             raise FloatingPointError(f"PRO: the {self.classifier} classifier produced non-finite weights")
         score = corpus.metric_of(weights)
         warnings = [] if sample.n_pairs else [
-            f"pro: no pair of hypotheses differs by {self.beta:g} or more in {self.sentence_metric} in any "
-            "sentence: the start weights are returned unchanged"]
+            (f"pro: no pair of hypotheses differs by {self.beta:g} or more in {self.sentence_metric} in any "
+             "sentence: the start weights are returned unchanged")]
         info = {
             "classifier": self.classifier,
             "draws": sample.draws,

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import ClassVar
 
 import numpy as np
 
@@ -136,9 +137,21 @@ def ssd_epoch(corpus, base, gains, hope_prob, fear, soft: bool, eta: float, c: f
 
 
 class Rampion(Optimizer):
+    """Structured ramp loss minimisation (Gimpel & Smith 2012, Algorithm 1).
+
+    Minimises C/2·‖θ − θ0‖² plus a per-sentence ramp loss (``loss``: ramp1–3 or their
+    log-sum-exp "soft" forms) with costs ``alpha``·(1 − sentence metric), θ0 the start
+    weights: ``cccp_iterations`` CCCP steps, each fixing the hope side at the current
+    weights and then running ``epochs`` passes of stochastic subgradient descent (step
+    ``eta``) over the sentences in document order (compiled). Deterministic: ``seed`` is
+    only recorded, and the result does not depend on the number of threads.
+    :meth:`optimize` returns θ0 + the learned offset, not normalised; ValueError when
+    ``eta``·``c``/N ≥ 1 or an option value is bad.
+    """
+
     name = "rampion"
     help = "structured ramp loss minimisation (Gimpel & Smith 2012): CCCP + stochastic subgradient descent"
-    options = {
+    options: ClassVar[dict[str, dict]] = {
         "cccp_iterations": dict(type=int, default=10, metavar="N",
                                 help="T′: CCCP iterations (hope re-imputed each) (default 10)"),
         "epochs": dict(type=int, default=5, metavar="N",

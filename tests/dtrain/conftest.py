@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-STANDIN = Path(__file__).resolve().parents[2] / "mtplug" / "tune" / "standin.py"
+STANDIN = Path(__file__).resolve().parents[2] / "mtplug" / "tuning" / "standin.py"
 
 #: the toy n-best's dense features as the stand-in's cdec front end names them, in the
 #: pool's order, and the Moses features.dat column each one is

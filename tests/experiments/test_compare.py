@@ -21,7 +21,7 @@ from mtplug.cli import main
 from mtplug.experiments.study_config import TEMPLATE, load_study, random_start
 from mtplug.formats.mert_weights import read_init_opt
 from mtplug.optimizers.mert import Mert
-from mtplug.tune.loop import read_state
+from mtplug.tuning.loop import read_state
 from tests.tune.test_tune import INI, MOSES_STANDIN, TOY
 
 HALF = 30

@@ -96,3 +96,19 @@ def test_kbmira_over_cdec_forests_improves_and_is_deterministic(cdec_forests):
     assert a.weights.tobytes() == b.weights.tobytes()
     assert a.score > fc.metric_of(start) + 0.05
     assert a.score == pytest.approx(fc.metric_of(a.weights), abs=1e-12)
+
+
+class _NoForest:
+    """A forest corpus whose one sentence has no forest (its check_complete not called)."""
+
+    def __init__(self):
+        self.forests: list = [[]]
+        self.shortest_ref_len = np.array([3])
+
+    def reference_tokens(self, sent_id):
+        return np.array([0, 3], np.int64), np.array([1, 2, 3], np.int32)
+
+
+def test_a_sentence_without_a_forest_is_a_value_error():
+    with pytest.raises(ValueError, match="sentence 0 has no forest"):
+        hope_fear_model(_NoForest(), 0, np.zeros(1), np.zeros(9))

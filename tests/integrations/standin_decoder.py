@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Moses front end of mtplug's stand-in decoder (mtplug/tune/standin.py), plus a test hook.
+"""The Moses front end of mtplug's stand-in decoder (mtplug/tuning/standin.py), plus a test hook.
 
 Hook: env STANDIN_KILL_PARENT=COUNTFILE:K counts calls (COUNTFILE.1, .2, ...) and, on the
 K-th call, SIGKILLs the parent process (a kill -9 of a tuning loop in mid-decoding).
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from mtplug.tune import standin  # noqa: E402  (stdlib only: mtplug/__init__ imports nothing)
+from mtplug.tuning import standin  # noqa: E402  (stdlib only: mtplug/__init__ imports nothing)
 
 
 def kill_parent_hook() -> None:

@@ -270,8 +270,8 @@ def test_e2e_mert_other_algorithm(mertdir, tmp_path):
 
 
 def test_e2e_mertmertargs_as_the_readme_writes_them(mertdir, tmp_path):
-    """The README's --mertmertargs values, glued to --sctype by mert-moses.pl, and a
-    value-less flag last."""
+    """The --mertmertargs values as docs/mert-moses.md and the README write them, glued to
+    --sctype by mert-moses.pl, and a value-less flag last."""
     run = run_mert_moses(mertdir, tmp_path / "expbleu", "mert", 3, random_restarts=1,
                          mertmertargs="--directions expbleu")
     check_run(run, "mert", mertdir)

@@ -125,7 +125,7 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
     from mtplug.formats.pro_data import read_pro_data
     from mtplug.formats.references import read_references
     from mtplug.formats.weights import read_weights
-    from mtplug.tune.config import read_yaml
+    from mtplug.tuning.config import read_yaml
 
     def good(name: str) -> str:
         path = os.path.join(d, "good." + name)

@@ -81,7 +81,7 @@ def test_forest_mert_searches_as_dpmert_unless_told(tmp_path):
     """A forest line search costs seconds on a real tuning set: under --forests, MERT searches
     from the current point, at most 5 rounds, unless the flags say otherwise."""
     from mtplug.cli import build_parser
-    from mtplug.tune.config import config_from_args
+    from mtplug.tuning.config import config_from_args
 
     def options(*extra):
         args = build_parser().parse_args(tune_args(tmp_path, "--workdir", str(tmp_path / "wd"), *extra))

@@ -7,8 +7,8 @@ import pytest
 
 from mtplug.errors import InputError
 from mtplug.formats.weights_core import Weights
-from mtplug.tune.config import TuneConfig
-from mtplug.tune.loop import _limit_lifted, _next_weights, _positions, iteration_seed
+from mtplug.tuning.config import TuneConfig
+from mtplug.tuning.loop import _limit_lifted, _next_weights, _positions, iteration_seed
 
 
 def cfg(**kw) -> TuneConfig:

@@ -20,7 +20,7 @@ def tune_command(tmp_path, *extra) -> list[str]:
     src = tmp_path / "dev.src"
     src.write_text("".join(f"s{i}\n" for i in range(60)))
     (tmp_path / "moses.ini").write_text(INI)
-    standin = shlex.join([sys.executable, "-m", "mtplug.tune.standin", "moses", "-standin-source", str(src)])
+    standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-source", str(src)])
     return [sys.executable, "-m", "mtplug", "tune", "--decoder", "moses", "--decoder-bin", standin,
             "--config", str(tmp_path / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
             "--optimizer", "kbmira", "--passes", "3", "--iterations", "1", "--nbest", "5", "--jobs", "2",

@@ -1,4 +1,4 @@
-"""The stand-in decoder's own behaviour (mtplug/tune/standin.py): both front ends."""
+"""The stand-in decoder's own behaviour (mtplug/tuning/standin.py): both front ends."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STANDIN = REPO / "mtplug" / "tune" / "standin.py"
+STANDIN = REPO / "mtplug" / "tuning" / "standin.py"
 POOL = REPO / "mtplug" / "data" / "example" / "run1.best100.out.gz"
 WEIGHTS = ("Distortion 0.3\nLanguageModel 0.5\nWordPenalty -1\nPhrasePenalty 0.2\n"
            "PhraseModel_0 0.2\nPhraseModel_1 0.2\nPhraseModel_2 0.2\nPhraseModel_3 0.2\n")
@@ -31,7 +31,7 @@ def test_help_and_no_sentence_lookup(cdec, tmp_path):
     refuses to guess instead of decoding the wrong sentences; it has --help."""
     for args in (["--help"], ["moses", "-h"], ["cdec", "--help"]):
         p = standin(*args)
-        assert p.returncode == 0 and p.stdout.startswith("usage: python -m mtplug.tune.standin")
+        assert p.returncode == 0 and p.stdout.startswith("usage: python -m mtplug.tuning.standin")
         assert "-standin-source FILE" in p.stdout and "-standin-by-position" in p.stdout
     p = standin("cdec", "-c", cdec / "cdec.ini", "-k", "1", stdin="source 7\n", by_position=False)
     assert p.returncode == 1 and "give -standin-source FILE" in p.stderr and p.stdout == ""
@@ -208,7 +208,7 @@ def test_cdec_pool_and_source_from_the_environment_and_deterministic(small, monk
 def test_module_and_script_are_the_same_program(cdec):
     args = ["cdec", "-c", cdec / "cdec.ini", "-w", cdec / "weights", "-k", "3", "-standin-source", cdec / "src"]
     script = standin(*args, stdin="source 5\n")
-    module = subprocess.run([sys.executable, "-m", "mtplug.tune.standin", *map(str, args)], input="source 5\n",
+    module = subprocess.run([sys.executable, "-m", "mtplug.tuning.standin", *map(str, args)], input="source 5\n",
                             capture_output=True, text=True, cwd=REPO, timeout=60)
     assert script.returncode == module.returncode == 0 and script.stdout == module.stdout
     tree = ast.parse(STANDIN.read_text(encoding="utf-8"))

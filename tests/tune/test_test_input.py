@@ -15,8 +15,8 @@ import pytest
 import sacrebleu
 
 from mtplug.cli import EXIT_INPUT_ERROR, main
-from mtplug.tune.loop import Hooks, read_state, run_tuning
-from mtplug.tune.plot import bleu_curves
+from mtplug.tuning.loop import Hooks, read_state, run_tuning
+from mtplug.tuning.plot import bleu_curves
 from tests.tune.test_tune import CDEC_WEIGHTS, INI, MOSES_STANDIN, TOY, run
 
 HALF = 30
@@ -48,7 +48,7 @@ def tune_args(d: Path, workdir: str, *extra, decoder="moses", test=("test.src", 
                   "--config", str(d / "moses.ini")]
     else:
         system = ["--decoder", "cdec", "--decoder-bin",
-                  shlex.join([sys.executable, "-m", "mtplug.tune.standin", "cdec", "-standin-source",
+                  shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec", "-standin-source",
                               str(d / "all.src")]),
                   "--config", str(d / "cdec.ini"), "--weights", str(d / "weights")]
     tested = ["--test-input", str(d / test[0]), "--test-ref", *(str(d / r) for r in test[1:])] if test else []
@@ -73,7 +73,7 @@ def score_json(hyp: Path, ref: Path, metric: str) -> dict:
 
 def standin_onebest(d: Path, ini: Path, src: Path) -> str:
     """The stand-in's own 1-best (its stdout) of ``src`` with the weights of ``ini``."""
-    p = subprocess.run([sys.executable, "-m", "mtplug.tune.standin", "moses", "-config", str(ini), "-input-file",
+    p = subprocess.run([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-config", str(ini), "-input-file",
                         str(src), "-standin-source", str(d / "all.src")], capture_output=True, text=True, check=True)
     return p.stdout
 
@@ -242,7 +242,7 @@ def test_yaml_keys(split, capsys):
 def test_progress_counts_the_test_shards(split):
     """The progress bar's total covers the test set's shards: the updates add up to it."""
     from mtplug.cli import build_parser
-    from mtplug.tune.config import config_from_args
+    from mtplug.tuning.config import config_from_args
 
     cfg = config_from_args(build_parser().parse_args(tune_args(split, "wd", "--jobs", "2", iterations=2)))
     bars = []

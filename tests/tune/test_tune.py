@@ -1,4 +1,4 @@
-"""``mtplug tune`` end to end with the stand-in decoder (mtplug/tune/standin.py; for Moses through
+"""``mtplug tune`` end to end with the stand-in decoder (mtplug/tuning/standin.py; for Moses through
 tests/integrations/standin_decoder.py, which adds a kill hook) re-ranking the moses-toy pool (60 × 100)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from mtplug.cli import main
-from mtplug.tune.loop import read_state
+from mtplug.tuning.loop import read_state
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -165,7 +165,7 @@ def test_cdec_loop(system, optimizer, capsys):
     wd = system / "wd"
     src = system / "dev.src"
     summary = run(["tune", "-q", "--decoder", "cdec",
-                   "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tune.standin", "cdec",
+                   "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec",
                                                 "-standin-source", str(src)]),
                    "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"),
                    "--input", str(src), "--ref", str(TOY / "ref.0"), "--optimizer", optimizer,
@@ -191,7 +191,7 @@ def test_cdec_seg_ids(system, capsys):
 
     def tune(inp, wd):
         return run(["tune", "-q", "--decoder", "cdec", "--decoder-bin",
-                    shlex.join([sys.executable, "-m", "mtplug.tune.standin", "cdec", "-standin-source", str(src)]),
+                    shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec", "-standin-source", str(src)]),
                     "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"), "--input", str(inp),
                     "--ref", str(TOY / "ref.0"), "--optimizer", "mert", "--restarts", "2", "--iterations", "2",
                     "--nbest", "10", "--jobs", "3", "--workdir", str(wd)], capsys)

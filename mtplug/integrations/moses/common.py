@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Callable, Sequence
+from collections.abc import Collection, Sequence
+from typing import Callable
 
 from ...errors import InputError
 
@@ -24,14 +25,15 @@ EXIT_INTERRUPTED = 130
 
 class MosesArgumentParser(argparse.ArgumentParser):
     """argparse with Moses's exit status for usage errors and helpers for the flags
-    mtplug ignores or refuses."""
+    mtplug ignores or refuses. ``prog``: the program name in messages; ``description`` and
+    ``examples``: the text before and after the flags in ``--help``."""
 
     def __init__(self, prog: str, description: str, examples: str = ""):
         super().__init__(prog=prog, description=description, epilog=examples, allow_abbrev=True,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
         self.warnings: list[str] = []
 
-    def error(self, message):  # noqa: D102 - argparse hook
+    def error(self, message):
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(EXIT_USAGE)
@@ -45,7 +47,7 @@ class MosesArgumentParser(argparse.ArgumentParser):
                 parser.warnings.append(f"{option_string} ignored: {why}")
 
         (group or self).add_argument(*flags, nargs=None if nargs == 1 else 0, action=Ignore,
-                                     **({"metavar": "VALUE"} if nargs else {}),
+                                     metavar="VALUE" if nargs else None,
                                      help=f"accepted for Moses compatibility and ignored ({why})",
                                      dest=argparse.SUPPRESS, default=argparse.SUPPRESS)
 
@@ -62,7 +64,7 @@ class MosesArgumentParser(argparse.ArgumentParser):
                 parser.error(f"{option_string} is not supported by mtplug: {why}")
 
         (group or self).add_argument(*flags, nargs=None if nargs == 1 else 0, action=Refuse,
-                                     **({"metavar": "VALUE"} if nargs else {}),
+                                     metavar="VALUE" if nargs else None,
                                      help=f"Moses flag not supported: {why}", dest=argparse.SUPPRESS,
                                      default=argparse.SUPPRESS)
 
@@ -107,6 +109,7 @@ def run_program(prog: str, body: Callable[[], int]) -> int:
 
 
 def log(message: str) -> None:
+    """Write one log line to stderr at once (mert-moses.pl's logs interleave the programs' output)."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -183,7 +186,7 @@ def algorithm_of(argv: Sequence[str], default: str) -> str:
 
 
 def add_algorithm_options(parser: MosesArgumentParser, algorithm: str, default: str,
-                          mapped: Sequence[str] = (), overrides: dict | None = None):
+                          mapped: Collection[str] = (), overrides: dict | None = None):
     """The group ``--algorithm`` plus every option of that optimizer as ``--option-name``
     (except ``mapped`` ones, which the program sets from Moses's own flags; ``overrides``
     replaces argparse keywords of an option). Returns the optimizer class."""

@@ -12,10 +12,9 @@ mert-moses.pl (``--return-best-dev``) reads the one number.
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from collections.abc import Sequence
 
 from ... import validation
-
 from .common import MosesArgumentParser, log, moses_scorer, run_program, split_list
 
 PROG = "evaluator"
@@ -48,6 +47,8 @@ class _ScorerConfig(argparse.Action):
 
 
 def build_parser() -> MosesArgumentParser:
+    """The flags of Moses's ``evaluator`` (``--sctype``/``--scconfig`` pairs, ``--reference``,
+    ``--candidate``, ``--bootstrap``, ``--rseed``)."""
     p = MosesArgumentParser(PROG, "Corpus scores of translation files (mtplug's drop-in for Moses's evaluator).",
                             EXAMPLES)
     p.add_argument("--sctype", "-s", action=_Scorer, dest="scorers", default=[], metavar="TYPE",
@@ -67,11 +68,16 @@ def build_parser() -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``evaluator`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``evaluator: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     args = build_parser().parse(argv)
     return run_program(PROG, lambda: evaluate(args))
 
 
 def evaluate(args) -> int:
+    """Print the score of every candidate file under every scorer (module docstring) to
+    stdout; InputError for missing references or candidates or a bad ``--bootstrap``."""
     import numpy as np
 
     from ...corpus import NbestCorpus

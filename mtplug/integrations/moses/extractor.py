@@ -8,7 +8,7 @@ today's n-best format (tests/integrations: shared/data/moses-toy), for every sco
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .common import MosesArgumentParser, Timer, log, moses_scorer, run_program, split_list
 
@@ -27,6 +27,8 @@ examples:
 
 
 def build_parser() -> MosesArgumentParser:
+    """The flags of Moses's ``extractor`` (``--nbest``, ``--reference``, ``--ffile``, ``--scfile``,
+    ``--prev-ffile``/``--prev-scfile``, ``--sctype``/``--scconfig``, ``--binary``)."""
     p = MosesArgumentParser(PROG, "Compute the metric statistics and features of n-best lists "
                                   "(mtplug's drop-in for Moses's extractor).", EXAMPLES)
     p.add_argument("--nbest", "-n", action="append", metavar="FILE[,FILE]",
@@ -58,11 +60,16 @@ def build_parser() -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``extractor`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``extractor: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     args = build_parser().parse(argv)
     return run_program(PROG, lambda: extract(args))
 
 
 def extract(args) -> int:
+    """Read the n-best list(s) and references (merged with the earlier files), then write
+    features.dat and scores.dat as Moses's extractor does; InputError for missing or bad input."""
     from ...errors import InputError
     from ...formats.mert_data import extractor_store, write_features, write_scores
     from ...formats.references import read_references

@@ -12,12 +12,21 @@ same data and writes its weights the same way, sparse features included.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ... import validation
-
-from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
-                     load_mert_data, log, moses_scorer, run_program, split_list)
+from .common import (
+    MosesArgumentParser,
+    Timer,
+    add_algorithm_options,
+    algorithm_of,
+    algorithm_options,
+    load_mert_data,
+    log,
+    moses_scorer,
+    run_program,
+    split_list,
+)
 
 PROG = "kbmira"
 SPARSE_ZERO = 1e-8     # Moses writes a sparse weight only above this
@@ -36,6 +45,8 @@ examples:
 
 
 def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
+    """The flags of Moses's ``kbmira`` plus ``--algorithm`` and the options of ``algorithm``
+    (the mtplug optimizer to run; its options that Moses flags already set are mapped)."""
     p = MosesArgumentParser(PROG, "Batch k-best MIRA over accumulated n-best lists (mtplug's drop-in for "
                                   "Moses's kbmira; any mtplug optimizer with --algorithm).", EXAMPLES)
     g = p.add_argument_group("Moses kbmira flags")
@@ -81,6 +92,9 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``kbmira`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``kbmira: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     algorithm = algorithm_of(argv, "kbmira")
     args = build_parser(algorithm).parse(argv)
     return run_program(PROG, lambda: train(args, algorithm))
@@ -119,6 +133,9 @@ def _dense_start(path: str | None, corpus):
 
 
 def train(args, algorithm: str) -> int:
+    """Run ``algorithm`` (kbmira by default) on the features/scores files or the hypergraphs
+    of ``--hgdir`` from the ``--dense-init``/``--sparse-init`` weights; write the weights
+    and Moses's log lines (module docstring). InputError for bad input or options."""
     from ...fileio import atomic_output
     from ...formats.number_text import format_g6
     from ...optimizers.registry import get_optimizer
@@ -178,11 +195,11 @@ def _hypergraph_start(args):
 
     from ...errors import InputError
     from ...fileio import read_text_lines
+    from ...forests.corpus import ForestCorpus
     from ...formats.mert_weights import read_dense_init
     from ...formats.moses_hypergraph import list_hypergraphs, read_moses_hypergraph
     from ...formats.references import read_references
     from ...formats.sparse_weights import read_sparse_weights
-    from ...forests.corpus import ForestCorpus
     from ...metrics.bleu import BleuConfig
 
     if args.ffile or args.scfile:

@@ -12,7 +12,7 @@ prior of precision ``-lambda``, default 1, i.e. C = 1/λ) by L-BFGS with at most
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .common import MosesArgumentParser, Timer, log, run_program
 
@@ -25,6 +25,8 @@ example (as mert-moses.pl --pairwise-ranked calls it):
 
 
 def build_parser() -> MosesArgumentParser:
+    """megam's flags as mert-moses.pl passes them (``-fvals``, ``-maxi``, ``-nobias``,
+    ``-lambda``, ``-dpp``, ``-quiet``, the model ``binary`` and the file)."""
     p = MosesArgumentParser(PROG, "Logistic regression on PRO's pro.data, printing megam's weight lines "
                                   "(mtplug's stand-in for megam).", EXAMPLES)
     p.add_argument("model", choices=("binary",), help="model type: binary (logistic regression)")
@@ -46,18 +48,24 @@ def build_parser() -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``megam_i686.opt`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``megam_i686.opt: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     args = build_parser().parse(argv)
     return run_program(PROG, lambda: train(args))
 
 
 def train(args) -> int:
+    """Fit ℓ2-regularised logistic regression (C = 1/``-lambda``) to the pro.data file and
+    print megam's ``name weight`` lines to stdout; InputError without ``-fvals``, for a bad
+    ``-lambda``/``-maxi`` or an empty file, FloatingPointError if the weights overflow."""
     import sys
 
     import numpy as np
 
     from ...errors import InputError
-    from ...formats.pro_data import read_pro_data
     from ...formats.number_text import format_shortest
+    from ...formats.pro_data import read_pro_data
     from ...optimizers.classifiers import PairMatrix, fit_logistic
 
     if not args.fvals:

@@ -16,12 +16,20 @@ finder and the regularised line search.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ... import validation
-
-from .common import (MosesArgumentParser, Timer, add_algorithm_options, algorithm_of, algorithm_options,
-                     load_mert_data, log, run_program, split_list)
+from .common import (
+    MosesArgumentParser,
+    Timer,
+    add_algorithm_options,
+    algorithm_of,
+    algorithm_options,
+    load_mert_data,
+    log,
+    run_program,
+    split_list,
+)
 
 PROG = "mert"
 WEIGHTS_FILE = "weights.txt"
@@ -56,6 +64,8 @@ _DIRECTIONS_HELP = ("direction finder: coordinate ascent, random directions (Cer
 
 
 def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
+    """The flags of Moses's ``mert`` plus ``--algorithm`` and the options of ``algorithm``
+    (for MERT, ``--directions`` defaults from ``--type``)."""
     p = MosesArgumentParser(PROG, "Tune weights on accumulated n-best lists (mtplug's drop-in for Moses's "
                                   "mert; MERT by default, any mtplug optimizer with --algorithm).", EXAMPLES)
     g = p.add_argument_group("Moses mert flags")
@@ -99,6 +109,9 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``mert`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``mert: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     algorithm = algorithm_of(argv, "mert")
     args = build_parser(algorithm).parse(argv)
     return run_program(PROG, lambda: optimize(args, algorithm))
@@ -151,6 +164,9 @@ def _with_merged_sparse(corpus, path: str):
 
 
 def optimize(args, algorithm: str) -> int:
+    """Run ``algorithm`` (MERT by default) on the features/scores files from the init.opt
+    start point(s); write ``weights.txt`` and the ``Best point:`` log line (module
+    docstring). InputError for bad input or options."""
     import numpy as np
 
     from ...errors import InputError
@@ -212,6 +228,7 @@ def optimize(args, algorithm: str) -> int:
         objective = result.info.get("objective", result.score)
         if best is None or objective > best[0]:
             best = (objective, result)
+    assert best is not None  # starts holds at least the first init file's point
     result = best[1]
     w = result.weights
     if not active:

@@ -16,10 +16,9 @@ files name, or ``--sctype``/``--scconfig`` when given (an interpolation's weight
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ... import validation
-
 from .common import MosesArgumentParser, Timer, load_mert_data, log, run_program, split_list
 
 PROG = "pro"
@@ -32,6 +31,8 @@ example (as mert-moses.pl --pairwise-ranked calls it):
 
 
 def build_parser() -> MosesArgumentParser:
+    """The flags of Moses's ``pro`` (``--ffile``, ``--scfile``, ``-r``, ``-b``, ``-o``) plus
+    the sampler's Γ, Ξ, β and the sentence metric."""
     p = MosesArgumentParser(PROG, "Sample PRO training pairs into pro.data (mtplug's drop-in for Moses's pro).",
                             EXAMPLES)
     g = p.add_argument_group("Moses pro flags")
@@ -59,11 +60,16 @@ def build_parser() -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``pro`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``pro: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     args = build_parser().parse(argv)
     return run_program(PROG, lambda: sample(args))
 
 
 def sample(args) -> int:
+    """Sample PRO's pairs from the features/scores files (seed ``-r``, default 0) and write
+    them as pro.data to ``-o`` or stdout; InputError for bad input or an unknown metric."""
     import sys
 
     from ...errors import InputError

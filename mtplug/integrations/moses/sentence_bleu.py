@@ -8,7 +8,7 @@ sentence BLEU (add one to the n-gram counts for n > 1; ``moses-sentence-bleu`` i
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from .common import MosesArgumentParser, moses_scorer, run_program
 
@@ -22,6 +22,7 @@ examples:
 
 
 def build_parser() -> MosesArgumentParser:
+    """The flags of Moses's ``sentence-bleu``: the reference files, plus ``--variant``."""
     from ...metrics.bleu import SENTENCE_BLEU_VARIANTS
 
     p = MosesArgumentParser(PROG, "Sentence-level smoothed BLEU of each line read from stdin "
@@ -35,19 +36,24 @@ def build_parser() -> MosesArgumentParser:
 
 
 def main(argv: Sequence[str]) -> int:
+    """Run ``sentence-bleu`` on ``argv`` (the arguments after the program name); returns the exit
+    status: 0, or 2 for bad input (one ``sentence-bleu: error:`` line). A usage error exits with
+    status 1, as Moses's programs do."""
     args = build_parser().parse(argv)
     return run_program(PROG, lambda: score(args))
 
 
 def score(args) -> int:
+    """Read the candidate from stdin and print one sentence-BLEU value per line (six
+    significant digits) to stdout; InputError for bad input (named ``<stdin>``)."""
     import os
     import sys
     import tempfile
 
     from ...corpus import NbestCorpus
     from ...errors import InputError
-    from ...formats.references import read_references
     from ...formats.number_text import format_g6
+    from ...formats.references import read_references
     from ...metrics.bleu import sentence_bleu
 
     refs = read_references(args.references)

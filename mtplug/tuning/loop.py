@@ -26,6 +26,7 @@ previous store back from disk, so both paths see identical arrays.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -33,15 +34,15 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 
 from ..corpus import NbestCorpus
+from ..decoders import get_decoder
 from ..errors import InputError
 from ..fileio import atomic_output
 from ..formats.weights_core import Weights
-from ..decoders import get_decoder
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -57,10 +58,11 @@ def iteration_seed(base: int, iteration: int) -> int:
 
 
 def iteration_dir(workdir: str, n: int) -> str:
+    """``WORKDIR/iterNNN``, the folder of iteration ``n`` (from 1)."""
     return os.path.join(workdir, f"iter{n:03d}")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Hooks:
     """How the loop talks to the user: ``log(line)`` and ``counter(total, desc) ->
     (update or None, close)`` for a progress bar."""
@@ -74,7 +76,9 @@ def _write_json(path: str, obj) -> None:
         fh.write(json.dumps(obj, indent=1) + "\n")
 
 
-def read_state(workdir: str) -> Optional[dict]:
+def read_state(workdir: str) -> dict | None:
+    """The state a run left in ``workdir`` (what ``--resume`` continues from), or None when
+    there is none; InputError when it is unreadable or of another version."""
     path = os.path.join(workdir, STATE_FILE)
     if not os.path.exists(path):
         return None
@@ -126,13 +130,11 @@ def run_shard_remotely(job) -> tuple[int, str]:
     import socket
 
     try:
-        stdin = open(run.stdin, "rb") if run.stdin else subprocess.DEVNULL
-        with open(run.stdout, "wb") as out, open(err_path, "wb") as err:
-            try:
-                rc = subprocess.run(run.argv, stdin=stdin, stdout=out, stderr=err).returncode
-            finally:
-                if stdin is not subprocess.DEVNULL:
-                    stdin.close()
+        with contextlib.ExitStack() as files:  # closes those opened when a later open fails
+            stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
+            out = files.enter_context(open(run.stdout, "wb"))
+            err = files.enter_context(open(err_path, "wb"))
+            rc = subprocess.run(run.argv, stdin=stdin, stdout=out, stderr=err, check=False).returncode
     except OSError as exc:
         return -1, (f"on worker {socket.gethostname()}: {exc} (is the working directory on a file system "
                     f"every worker shares, and the decoder installed there?)")
@@ -165,17 +167,15 @@ def _decode_here(runs: list, tmp: str, jobs: int, update) -> None:
             while pending and len(active) < jobs:
                 k = pending.pop(0)
                 run = runs[k][2]
-                stdin = open(run.stdin, "rb") if run.stdin else subprocess.DEVNULL
-                out = open(run.stdout, "wb")
-                err = open(os.path.join(tmp, f"shard{k}.err"), "wb")
-                try:
-                    proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err)
-                except OSError as exc:
-                    raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
-                finally:
-                    for fh in (stdin, out, err):
-                        if fh is not subprocess.DEVNULL:
-                            fh.close()
+                # the child has its own copies of the descriptors: ours close once it started
+                with contextlib.ExitStack() as files:
+                    stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
+                    out = files.enter_context(open(run.stdout, "wb"))
+                    err = files.enter_context(open(os.path.join(tmp, f"shard{k}.err"), "wb"))
+                    try:
+                        proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err)
+                    except OSError as exc:
+                        raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
                 active[k] = (proc,)
             k, (proc,) = next(iter(active.items()))
             rc = proc.wait()
@@ -428,7 +428,7 @@ def _read_test_set(cfg):
     return lines, refs
 
 
-def _scores(onebest_path: str, refs, bleu, metric: str) -> tuple[float, float, Optional[float]]:
+def _scores(onebest_path: str, refs, bleu, metric: str) -> tuple[float, float, float | None]:
     """(BLEU, the metric's objective, the metric's value or None under BLEU) of a 1-best file."""
     decoded = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=metric)
     rows = decoded.sent_offsets[:-1]
@@ -490,6 +490,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             start = weights.to_array(names, allow_unknown=True)
             seed = iteration_seed(cfg.seed, n)
             t1 = time.perf_counter()
+            stop: str | None
             if added == 0:
                 new, tuned_bleu, stop = weights, None, "no new hypotheses"
             else:
@@ -585,13 +586,13 @@ def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
                              json.loads(json.dumps(final_weights)), final_iteration)
     keys = ("iteration", "bleu", "tuned_bleu", "hypotheses", "new") + (("test_bleu",) if test is not None else ())
     return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
-            "final_weights": cfg.final_weights, "final_iteration": final_iteration, "bleu": final_bleu,
+            "seed": cfg.seed, "final_weights": cfg.final_weights, "final_iteration": final_iteration, "bleu": final_bleu,
             "last_bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"), **tested,
             "history": [{k: h[k] for k in keys} for h in state["history"]]}
 
 
 def _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine, final_weights: list,
-                final_iteration: Optional[int]) -> dict:
+                final_iteration: int | None) -> dict:
     """DIR/final.test.out, the test translations of the final weights, and their scores (the
     summary's ``test_*`` fields): a copy of the iteration's test.out when an iteration decoded
     them, else a decode of the test set (recorded in the state, so that a --resume of the
@@ -600,7 +601,7 @@ def _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine, fina
     source = None if final_iteration is None else os.path.join(iteration_dir(cfg.workdir, final_iteration),
                                                                 TEST_OUT)
     done = state.get("final_test") or {}
-    if source is not None and os.path.exists(source):
+    if final_iteration is not None and source is not None and os.path.exists(source):
         entry = state["history"][final_iteration - 1]
         fields = {k: v for k, v in entry.items() if k.startswith("test_") and k != "test_decode_seconds"}
         with open(source, "rb") as fh, atomic_output(out, "wb") as fo:

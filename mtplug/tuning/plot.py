@@ -75,9 +75,9 @@ def plot_workdir(workdir: str, out: str | None = None) -> list[str]:
     written.append(path)
 
     if state["fingerprint"]["optimizer"] == "mert":
-        path = _error_surface(plt, workdir, state, out)
-        if path:
-            written.append(path)
+        surface = _error_surface(plt, workdir, state, out)
+        if surface:
+            written.append(surface)
     return written
 
 

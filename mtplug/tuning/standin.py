@@ -61,12 +61,17 @@ CDEC_PREFIXES = {"TranslationModel0": "PhraseModel"}
 
 
 class StandinError(Exception):
-    pass
+    """Bad input to the stand-in (arguments, config, weights, pool): :func:`main` prints it
+    as one ``standin: error:`` line and exits 1."""
 
 
 # ------------------------------------------------------------------ the pool
 class Hyp:
-    __slots__ = ("text", "field", "dense", "sparse")
+    """One pool hypothesis: ``text``, the hypothesis field as Moses wrote it (trailing
+    space kept); ``field``, the dense feature field verbatim; ``dense``, ``[(label,
+    [values])]``; ``sparse``, ``[(name, value)]``."""
+
+    __slots__ = ("dense", "field", "sparse", "text")
 
     def __init__(self, text, field, dense, sparse):
         self.text = text      # the hypothesis field as Moses wrote it (trailing space kept)
@@ -79,8 +84,10 @@ def parse_feature_field(field: str):
     """'Label= v v Label2= v WT_a~b= 1' -> (dense [(label, [floats])], sparse [(name, float)]).
 
     A label containing '_' is sparse (one value), as Moses's tools read it."""
-    dense, sparse = [], []
-    label, values = None, None
+    dense: list[tuple[str, list[float]]] = []
+    sparse: list[list] = []  # [label, value or None]
+    label: str | None = None
+    values: list[float] = []
     for tok in field.split():
         if tok.endswith("="):
             label, values = tok[:-1], []
@@ -99,6 +106,8 @@ def parse_feature_field(field: str):
 
 
 def synthetic_sparse(text: str) -> list[tuple[str, float]]:
+    """``-standin-sparse``'s two features of a hypothesis: ``WT_<first word>~x`` and
+    ``WT_<second word>~y``, each 1 (fewer for a shorter hypothesis)."""
     return [(f"WT_{w}~{tag}", 1.0) for w, tag in zip(text.split()[:2], "xy")]
 
 
@@ -217,6 +226,9 @@ def source_index(source: str) -> dict[str, int]:
 
 
 def pool_sentence(text: str, position: int, index: dict | None, source: str | None) -> int:
+    """The pool sentence of an input line: its ``position`` in the input, or with an
+    ``index`` (source line -> sentence, from ``-standin-source``) the line's sentence;
+    StandinError when the line is not in ``source``."""
     if index is None:
         return position
     try:
@@ -229,7 +241,8 @@ def take(ranked: list, size: int, key=None) -> list:
     """The first ``size`` of ``ranked``; with ``key``, skipping those whose key was taken."""
     if key is None:
         return ranked[:size]
-    out, seen = [], set()
+    out: list = []
+    seen: set = set()
     for r in ranked:
         if len(out) == size:
             break
@@ -247,7 +260,7 @@ def rank(hyps: list[Hyp], score, size: int, distinct: bool) -> list[tuple[Hyp, f
     return [(hyps[k], -neg) for neg, k in best]
 
 
-def _hyps_of(pool, sid: int, position: int) -> list[Hyp]:
+def _hyps_of(pool: dict[int, list], sid: int, position: int) -> list:
     if sid not in pool:
         raise StandinError(f"sentence {position} (pool sentence {sid}) has no hypotheses in the pool")
     return pool[sid]
@@ -354,6 +367,9 @@ def read_name_values(path: str) -> dict[str, float]:
 
 
 def parse_moses_args(argv: list[str]) -> dict:
+    """The Moses front end's options from ``argv`` (the arguments after ``moses``) as a
+    dict; flags Moses has that do not change the output (``-threads``, ``-inputtype``,
+    ``-v``) are read and dropped; StandinError for an unknown flag or a bad n-best size."""
     o = {"config": None, "overwrite": None, "wfile": None, "nbest": None, "size": 0, "distinct": False,
          "input": None, "show": False, "sparse": os.environ.get("STANDIN_SPARSE", "") not in ("", "0"),
          **_pool_options()}
@@ -395,6 +411,8 @@ def _check_dense(weights: dict[str, list[float]], layout, where: str) -> None:
 
 
 def main_moses(argv: list[str], out=None) -> int:
+    """The Moses front end (module docstring): the 1-best to ``out`` (default stdout), the
+    n-best to ``-n-best-list``; returns 0, raises StandinError for bad input."""
     out = out or sys.stdout
     o = parse_moses_args(argv)
     pool = load_pool(o["pool"], o["sparse"])
@@ -433,7 +451,7 @@ def main_moses(argv: list[str], out=None) -> int:
             total += sum(w * v for w, v in zip(weights[lab], vals))
         return total + sum(sparse_w.get(n, 0.0) * v for n, v in h.sparse)
 
-    nb = open(o["nbest"], "w", encoding="utf-8") if o["nbest"] else None
+    nb = open(o["nbest"], "w", encoding="utf-8") if o["nbest"] else None  # noqa: SIM115 - closed in the finally
     try:
         for s, text in enumerate(lines):
             hyps = _hyps_of(pool, pool_sentence(text, s, index, o["source"]), s)
@@ -471,8 +489,11 @@ def _getter(positions):
 
 def _cdec_layout(field: str, toks: list[str]):
     """Parse a feature field in full: (labels getter, its labels, values getter, cdec names)."""
-    label_at, value_at, names = [], [], []
-    label, count = None, 0
+    label_at: list[int] = []
+    value_at: list[int] = []
+    names: list[str] = []
+    label: str | None = None
+    count = 0
     for i, tok in enumerate(toks + ["="]):
         if tok[-1] != "=":
             if label is None:
@@ -506,7 +527,7 @@ def cdec_features(field: str, layouts: dict) -> tuple[list[str], list[str], list
             values = list(map(float, layout[2](toks)))
         except ValueError:
             pass  # another layout with the same labels in part: parsed in full below
-    if values is None:
+    if layout is None or values is None:
         layout = layouts[len(toks)] = _cdec_layout(field, toks)
         values = list(map(float, layout[2](toks)))
     texts = layout[2](toks)
@@ -523,8 +544,7 @@ def split_seg(line: str) -> tuple[str, int | None]:
     if close < 0:
         return line, None
     attrs, text = head[4:close], head[close + 1:].rstrip()
-    if text.endswith("</seg>"):
-        text = text[:-6]
+    text = text.removesuffix("</seg>")
     for attr in attrs.split():
         key, _, value = attr.partition("=")
         value = value.strip("\"'")
@@ -549,6 +569,9 @@ def read_cdec_ini(path: str) -> dict[str, str]:
 
 
 def main_cdec(argv: list[str], stdin=None, out=None) -> int:
+    """The cdec front end (module docstring): input lines from ``stdin``, the 1-best or
+    k-best lists to ``out`` (defaults: the process's); returns 0, raises StandinError for
+    bad input."""
     stdin, out = stdin or sys.stdin, out or sys.stdout
     o = {"ini": None, "weights": None, "k": "0", "unique": False, **_pool_options()}
     args = _Args(argv)
@@ -608,7 +631,7 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
 
 
 USAGE = """\
-usage: python -m mtplug.tune.standin {moses,cdec} [ARGS]
+usage: python -m mtplug.tuning.standin {moses,cdec} [ARGS]
 
 A stand-in decoder: re-ranks a fixed pool of hypotheses (a Moses n-best list) with the
 weights it is given, spelled like the real programs, so decoder-in-the-loop tuning runs
@@ -628,12 +651,14 @@ stand-in options (both front ends):
   -standin-sparse         moses: add two synthetic sparse features per hypothesis
 
 examples:
-  python -m mtplug.tune.standin moses -config moses.ini -input-file dev.src -standin-source dev.src
-  mtplug tune --decoder moses --decoder-bin "python -m mtplug.tune.standin moses -standin-source dev.src" ...
+  python -m mtplug.tuning.standin moses -config moses.ini -input-file dev.src -standin-source dev.src
+  mtplug tune --decoder moses --decoder-bin "python -m mtplug.tuning.standin moses -standin-source dev.src" ...
 """
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``standin.py moses|cdec ARGS`` (``argv`` default: ``sys.argv[1:]``): run a front end;
+    returns 0, or 1 after one ``standin: error:`` line on stderr for bad input."""
     argv = sys.argv[1:] if argv is None else argv
     if any(a in ("-h", "--help", "-help") for a in argv):
         sys.stdout.write(USAGE)

@@ -15,7 +15,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any
 
 from ..errors import InputError
 from ..fileio import read_text_lines
@@ -82,6 +82,11 @@ FOREST_MERT_DEFAULTS = {"restarts": 0, "max_iterations": 5}
 
 @dataclass
 class TuneConfig:
+    """The checked options of one ``mtplug tune`` run: the keys of :data:`TUNE_OPTIONS`
+    (flags and YAML keys, with their meaning in its help texts) plus ``optimizer_options``,
+    the chosen optimizer's options by name, and ``resume``. Made by
+    :func:`config_from_args`."""
+
     decoder: str
     decoder_bin: str
     config: str
@@ -89,9 +94,9 @@ class TuneConfig:
     ref: list
     workdir: str
     decoder_args: str = ""
-    test_input: Optional[str] = None
-    test_ref: Optional[list] = None
-    weights: Optional[str] = None
+    test_input: str | None = None
+    test_ref: list | None = None
+    weights: str | None = None
     optimizer: str = "mert"
     iterations: int = 10
     nbest: int = 100
@@ -101,9 +106,9 @@ class TuneConfig:
     patience: int = 0
     interpolate: float = 1.0
     final_weights: str = "best"
-    threads: Optional[int] = None
+    threads: int | None = None
     forests: bool = False
-    scheduler: Optional[str] = None
+    scheduler: str | None = None
     reflen: str = "closest"
     lowercase: bool = False
     metric: str = "bleu"
@@ -121,7 +126,7 @@ class TuneConfig:
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
                 **({"forests": True} if self.forests else {}),
                 **({"test_input": os.path.abspath(self.test_input),
-                    "test_ref": [os.path.abspath(r) for r in self.test_ref]}
+                    "test_ref": [os.path.abspath(r) for r in self.test_ref or ()]}
                    if self.test_input is not None else {})}
 
 
@@ -143,14 +148,14 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", "--continue", action="store_true",
                    help="continue the run in --workdir from its last completed iteration")
     g = p.add_argument_group("tuning")
-    for name, (default, kwargs) in TUNE_OPTIONS.items():
+    for name, (_default, kwargs) in TUNE_OPTIONS.items():
         g.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
     from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
     g = p.add_argument_group("optimizer options (those of the chosen --optimizer; see 'mtplug optimize ALGO --help')")
     for opt, kwargs in _all_optimizer_options().items():
         owners = [n for n in OPTIMIZER_NAMES if opt in get_optimizer(n).options]
-        extra = {"action": "store_true"} if kwargs.get("action") == "store_true" else {"metavar": "V"}
+        extra: dict[str, Any] = {"action": "store_true"} if kwargs.get("action") == "store_true" else {"metavar": "V"}
         g.add_argument("--" + opt.replace("_", "-"), dest=f"opt__{opt}", default=argparse.SUPPRESS,
                        help=f"({', '.join(owners)})", **extra)
 
@@ -160,7 +165,7 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
 Origin = tuple
 _INT = re.compile(r"[+-]?[0-9]+")
 _MERGE_TAG = "tag:yaml.org,2002:merge"
-_KIND_NAMES = {int: "an integer", float: "a number"}
+_KIND_NAMES: dict[object, str] = {int: "an integer", float: "a number"}
 
 
 def read_yaml(path: str) -> dict:
@@ -173,7 +178,7 @@ def read_yaml(path: str) -> dict:
     return _read_yaml(path)[0]
 
 
-def load_yaml(path: str) -> tuple[object, dict[str, int]]:
+def load_yaml(path: str) -> tuple[dict | None, dict[str, int]]:
     """(data, lines) of a YAML file: ``data`` as YAML typed it (None for an empty file),
     ``lines`` the 1-based line of every mapping key, by dotted path (``optimizer_options.restarts``).
 
@@ -204,7 +209,8 @@ def load_yaml(path: str) -> tuple[object, dict[str, int]]:
         if loader is not None:
             loader.dispose()
     if data is not None and not isinstance(data, dict):
-        raise InputError("expected a mapping of option: value", path, node.start_mark.line + 1)
+        raise InputError("expected a mapping of option: value", path,
+                         None if node is None else node.start_mark.line + 1)
     return data, lines
 
 
