@@ -36,11 +36,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 
 from _common import best_time, peak_rss_mb  # noqa: E402
+
 from mtplug._ext import _apro  # noqa: E402
-from mtplug.corpus import NbestCorpus
+from mtplug.corpus import NbestCorpus  # noqa: E402
 from mtplug.exact_sum import accumulator  # noqa: E402
-from mtplug.synthetic import make_bleu_corpus  # noqa: E402
 from mtplug.optimizers.apro import Apro, AproObjective  # noqa: E402
+from mtplug.synthetic import make_bleu_corpus  # noqa: E402
 
 #: benchmarks/synth.py's start point for its 15 dense features
 START_WEIGHTS = [0.3, 0.5, -1.0, 0.2, 0.2, 0.2, 0.2, 0.2, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 1.0]
@@ -63,9 +64,9 @@ def bench_sentence(ks, n_dense: int, seed: int) -> None:
         _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, h)
         g = np.empty(m * k)
         bufs = [np.empty(m * k, np.int32) for _ in range(4)]
-        t_kernel = best_time(lambda: _apro.loss_gradient(h, np.empty(0), ranks, part.offsets, g, *bufs,
-                                                         accumulator(3)), 3) / m
-        t_eval = best_time(lambda: obj.at(w), 3) / m
+        t_kernel = best_time(lambda h=h, ranks=ranks, part=part, g=g, bufs=bufs: _apro.loss_gradient(
+            h, np.empty(0), ranks, part.offsets, g, *bufs, accumulator(3)), 3) / m
+        t_eval = best_time(lambda obj=obj, w=w: obj.at(w), 3) / m
         print(f"{k:>8} {m:>6} {k * (k - 1) // 2:>14,} {t_kernel * 1e3:>10.3f} {t_eval * 1e3:>10.3f} "
               f"{t_kernel * 1e9 / (k * math.log2(k)):>21.2f}")
 
@@ -73,8 +74,8 @@ def bench_sentence(ks, n_dense: int, seed: int) -> None:
 def the_partition(obj: AproObjective):
     """(PoolPart, ranks) of the one partition of an objective on a LocalEngine."""
     engine = obj.pool.engine
-    (part,), (ranks,) = engine.fetch(obj.pool.parts), engine.fetch(obj.ranks)
-    return part, ranks
+    (part,), (workspace,) = engine.fetch(obj.pool.parts), engine.fetch(obj.workspaces)
+    return part, workspace.ranks
 
 
 def count_pairs(obj: AproObjective) -> int:

@@ -276,7 +276,7 @@ def cmd_extract(args) -> int:
     """``mtplug extract``: n-best lists + references -> Moses's features.dat/scores.dat
     (--ffile/--scfile, byte-identical to Moses's extractor) and/or an n-best store
     (--store). Outputs are checked before reading; returns 0, raises InputError."""
-    from .formats.mert_data import extractor_store, write_features, write_scores
+    from .formats.mert_data import extract_files, extractor_store, write_features, write_scores
     from .metrics.layer import parse_metric
     from .metrics.moses_scorers import sctype_of
 
@@ -298,10 +298,19 @@ def cmd_extract(args) -> int:
     update, close = _progress(args, args.nbest, "reading n-best")
     try:
         # the rows and order of Moses's extractor, so features.dat/scores.dat are byte-identical
-        corpus = extractor_store(args.nbest, _references(args), _bleu_config(args), prev_f, prev_s, progress=update,
-                                 metric=metric)
+        if not args.store_out:   # no store needed: extract_files streams the list when it can
+            done = extract_files(args.nbest, _references(args), _bleu_config(args), args.ffile_out,
+                                 args.scfile_out, prev_f, prev_s, progress=update, metric=metric)
+        else:
+            corpus = extractor_store(args.nbest, _references(args), _bleu_config(args), prev_f, prev_s,
+                                     progress=update, metric=metric)
     finally:
         close()
+    if not args.store_out:
+        _log(args, f"wrote {done.n_hypotheses} hypotheses of {done.n_sentences} sentences ({len(prev_f)} earlier "
+                   f"file pair(s)), {done.n_dense} dense and {done.n_sparse} sparse features "
+                   f"in {time.perf_counter() - t0:.2f} s")
+        return 0
     _log(args, f"read {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences ({len(prev_f)} earlier "
                f"file pair(s)), {corpus.n_dense} dense and {corpus.n_features - corpus.n_dense} sparse features "
                f"in {time.perf_counter() - t0:.2f} s")

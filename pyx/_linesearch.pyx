@@ -11,9 +11,9 @@
 # lowest hypothesis index; a line that is highest at a single point only is dropped.
 
 from libc.math cimport INFINITY
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, qsort, realloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from cython.parallel cimport prange, threadid
 
 import numpy as np
@@ -28,7 +28,7 @@ cdef struct Line:
 
 
 cdef struct Breakpoint:
-    double x
+    double key            # x, where the sentence's 1-best changes
     int64_t prev_hyp      # 1-best to the left of x
     int64_t next_hyp      # 1-best to the right of x
 
@@ -89,37 +89,18 @@ cdef Py_ssize_t MAX_WALK = 48
 ENVELOPE_METHODS = {"auto": ENVELOPE_AUTO, "walk": ENVELOPE_WALK, "sort": ENVELOPE_SORT}
 
 
-cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, int64_t lo,
-                              int64_t hi, Py_ssize_t max_steps, int64_t* cand, int64_t* env_hyp,
-                              double* env_start) noexcept nogil:
-    """Envelope by walking outwards from gamma = 0 (gift wrapping in the dual).
-
-    The walk to the right only ever looks at lines steeper than the current one, the
-    walk to the left only at flatter ones, and each step drops the lines left behind,
-    so the work is far below segments * M. Returns the number of segments, or -1
-    after max_steps (the caller then sorts). Same tie rules as upper_envelope. Slopes
-    are bp[j * bs] (a strided column, so a coordinate direction needs no copy);
-    ``cand`` is scratch space for hi - lo indices; env_* need hi - lo + 1 entries.
-    """
-    cdef int64_t cl = lo, cr = lo, c, j, best
-    cdef Py_ssize_t t, k, n, kept, nl = 0, nr = 0, i
-    cdef double x, bx, bc, bj, xc
-    # 1-best just left (cl) and just right (cr) of 0: max intercept, then the flattest
-    # (left) or steepest (right) line, then the lowest index
-    for j in range(lo + 1, hi):
-        if a[j] > a[cl] or (a[j] == a[cl] and bp[j * bs] < bp[cl * bs]):
-            cl = j
-        if a[j] > a[cr] or (a[j] == a[cr] and bp[j * bs] > bp[cr * bs]):
-            cr = j
-    # walk left from cl: segments collected right to left in env_hyp/env_start
-    c = cl
-    xc = 0.0
-    bc = bp[c * bs]
-    n = 0
-    for j in range(lo, hi):
-        if bp[j * bs] < bc:
-            cand[n] = j
-            n += 1
+cdef Py_ssize_t walk_left(const double* a, const double* bp, Py_ssize_t bs, int64_t c, int64_t* cand,
+                          Py_ssize_t n, Py_ssize_t max_steps, int64_t* env_hyp, double* env_start) noexcept nogil:
+    """The envelope on (-inf, 0] by walking left from c, the 1-best just left of 0 (gift
+    wrapping in the dual). ``cand[:n]``: the lines flatter than c that may be on it (all of
+    them, or only those no flatter line is as high as at 0: the same walk); each step drops
+    the lines left behind. Writes the segments left to right into env_hyp/env_start (c's
+    last) and returns their number, or -1 after max_steps. Slopes are bp[j * bs]."""
+    cdef int64_t best, j
+    cdef Py_ssize_t k, kept, nl = 0, i
+    cdef double x, bx, bj
+    cdef double xc = 0.0
+    cdef double bc = bp[c * bs]
     while n > 0:
         best = -1
         bx = -INFINITY
@@ -153,20 +134,20 @@ cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, 
     for i in range(nl // 2):
         env_hyp[i], env_hyp[nl - 1 - i] = env_hyp[nl - 1 - i], env_hyp[i]
         env_start[i], env_start[nl - 1 - i] = env_start[nl - 1 - i], env_start[i]
-    t = nl
-    if cr != cl:
-        env_hyp[t] = cr             # a tie at 0: the right 1-best starts there
-        env_start[t] = 0.0
-        t += 1
-    # walk right from cr
-    c = cr
-    xc = 0.0
-    bc = bp[c * bs]
-    n = 0
-    for j in range(lo, hi):
-        if bp[j * bs] > bc:
-            cand[n] = j
-            n += 1
+    return nl
+
+
+cdef Py_ssize_t walk_right(const double* a, const double* bp, Py_ssize_t bs, int64_t c, int64_t* cand,
+                           Py_ssize_t n, Py_ssize_t t, Py_ssize_t max_steps, int64_t* env_hyp,
+                           double* env_start) noexcept nogil:
+    """The mirror of walk_left on [0, inf) from c, the 1-best just right of 0 (its segment
+    is already written): ``cand[:n]`` the steeper lines that may be on it. Appends the
+    segments after the first t and returns the new count, or -1 after max_steps."""
+    cdef int64_t best, j
+    cdef Py_ssize_t k, kept
+    cdef double x, bx, bj
+    cdef double xc = 0.0
+    cdef double bc = bp[c * bs]
     while n > 0:
         best = -1
         bx = INFINITY
@@ -196,13 +177,321 @@ cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, 
     return t
 
 
+cdef Py_ssize_t walk_envelope(const double* a, const double* bp, Py_ssize_t bs, int64_t lo,
+                              int64_t hi, Py_ssize_t max_steps, int64_t* cand, int64_t* env_hyp,
+                              double* env_start) noexcept nogil:
+    """Envelope by walking outwards from gamma = 0 over all lines of the sentence.
+
+    The walk to the right only ever looks at lines steeper than the current one, the
+    walk to the left only at flatter ones, and each step drops the lines left behind,
+    so the work is far below segments * M. Returns the number of segments, or -1
+    after max_steps (the caller then sorts). Same tie rules as upper_envelope. Slopes
+    are bp[j * bs] (a strided column, so a coordinate direction needs no copy);
+    ``cand`` is scratch space for hi - lo indices; env_* need hi - lo + 1 entries.
+    """
+    cdef int64_t cl = lo, cr = lo, j
+    cdef Py_ssize_t n, t
+    cdef double bc
+    # 1-best just left (cl) and just right (cr) of 0: max intercept, then the flattest
+    # (left) or steepest (right) line, then the lowest index
+    for j in range(lo + 1, hi):
+        if a[j] > a[cl] or (a[j] == a[cl] and bp[j * bs] < bp[cl * bs]):
+            cl = j
+        if a[j] > a[cr] or (a[j] == a[cr] and bp[j * bs] > bp[cr * bs]):
+            cr = j
+    bc = bp[cl * bs]
+    n = 0
+    for j in range(lo, hi):
+        if bp[j * bs] < bc:
+            cand[n] = j
+            n += 1
+    t = walk_left(a, bp, bs, cl, cand, n, max_steps, env_hyp, env_start)
+    if t < 0:
+        return -1
+    if cr != cl:
+        env_hyp[t] = cr             # a tie at 0: the right 1-best starts there
+        env_start[t] = 0.0
+        t += 1
+    bc = bp[cr * bs]
+    n = 0
+    for j in range(lo, hi):
+        if bp[j * bs] > bc:
+            cand[n] = j
+            n += 1
+    return walk_right(a, bp, bs, cr, cand, n, t, max_steps, env_hyp, env_start)
+
+
+# Coordinate directions: a hypothesis's slope along feature j is its value of j whatever
+# the weights, so each sentence's lines can be put in slope order once per feature
+# (slope_orders) and every later envelope along j needs no sort and no division per line.
+# A line can be on the envelope left of 0 only if every flatter line is lower at 0 (else
+# that line is higher on all of (-inf, 0]), so one pass in slope order with a running
+# maximum of the intercepts keeps the few such "records"; right of 0 likewise in
+# descending order. The walk restricted to the records makes the same choices as over
+# all lines: a dropped line is never the walk's pick, since the line that dominates it
+# gives a crossing at least as far out (the rounded quotients keep that order, as every
+# numerator there is <= 0) and wins the tie rules.
+
+cdef inline double max4(const double* a, int64_t lo, const int32_t* order, Py_ssize_t i) noexcept nogil:
+    """The highest intercept of the lines at slope-order positions i .. i + 3."""
+    cdef int32_t v0 = order[i], v1 = order[i + 1], v2 = order[i + 2], v3 = order[i + 3]
+    # a position p is stored as p, or as -1 - p = ~p: v ^ (v >> 31) undoes both
+    cdef double x0 = a[lo + (v0 ^ (v0 >> 31))], x1 = a[lo + (v1 ^ (v1 >> 31))]
+    cdef double x2 = a[lo + (v2 ^ (v2 >> 31))], x3 = a[lo + (v3 ^ (v3 >> 31))]
+    x0 = x0 if x0 > x1 else x1
+    x2 = x2 if x2 > x3 else x3
+    return x0 if x0 > x2 else x2
+
+
+cdef Py_ssize_t left_records(const double* a, const int32_t* order, int64_t lo, Py_ssize_t m,
+                             double best, int64_t* rec) noexcept nogil:
+    """The lines of sentence [lo, lo + m) (finite intercepts) that are higher at 0 than
+    every flatter line, by ascending slope into rec (global indices; the last is the
+    1-best just left of 0). Among equal slopes only the highest intercept (then the lowest
+    index) counts. ``order``: the sentence's slope order as slope_orders writes it;
+    ``best``: the highest intercept, at which the pass stops.
+
+    Lines not above the highest intercept so far are skipped four at a time. A line above
+    it either improves the record of its own group of equal slopes (when no group starts
+    between the two) or is a new record."""
+    cdef Py_ssize_t i = 0, n = 0, last = -1, k
+    cdef int32_t v
+    cdef int64_t q
+    cdef double x, top = -INFINITY
+    cdef bint same
+    while True:
+        while i + 4 <= m and max4(a, lo, order, i) <= top:
+            i += 4
+        if i >= m:
+            break
+        v = order[i]
+        q = lo + (v ^ (v >> 31))
+        x = a[q]
+        if x > top:
+            same = v < 0 and n > 0
+            k = i - 1
+            while same and k > last:
+                same = order[k] < 0
+                k -= 1
+            if not same:
+                n += 1
+            rec[n - 1] = q
+            top = x
+            last = i
+            if top >= best:
+                break           # later lines of its group are no higher and have higher indices
+        i += 1
+    return n
+
+
+cdef Py_ssize_t right_records(const double* a, const int32_t* order, int64_t lo, Py_ssize_t m,
+                              double best, int64_t* rec) noexcept nogil:
+    """The mirror of left_records: lines higher at 0 than every steeper line, by descending
+    slope (the last is the 1-best just right of 0). Scanning downwards meets a group's
+    indices in descending order, so a line as high as its group's record replaces it."""
+    cdef Py_ssize_t i = m - 1, n = 0, last = m, k
+    cdef int32_t v
+    cdef int64_t q
+    cdef double x, top = -INFINITY
+    cdef bint same
+    while True:
+        while i >= 3 and max4(a, lo, order, i - 3) < top:
+            i -= 4
+        if i < 0:
+            break
+        v = order[i]
+        q = lo + (v ^ (v >> 31))
+        x = a[q]
+        if x >= top:
+            same = n > 0
+            k = i
+            while same and k < last:
+                same = order[k + 1] < 0
+                k += 1
+            if same or x > top:
+                if not same:
+                    n += 1
+                rec[n - 1] = q
+                top = x
+                last = i
+                if top >= best:
+                    # the rest of its group: a line as high has a lower index
+                    while v < 0:
+                        i -= 1
+                        v = order[i]
+                        q = lo + (v ^ (v >> 31))
+                        if a[q] >= top:
+                            rec[n - 1] = q
+                    break
+        i -= 1
+    return n
+
+
+cdef Py_ssize_t records_envelope(const double* a, const double* bp, Py_ssize_t bs, const int32_t* order,
+                                 int64_t lo, Py_ssize_t m, double best, Py_ssize_t max_steps, int64_t* rec,
+                                 int64_t* env_hyp, double* env_start) noexcept nogil:
+    """walk_envelope's result for sentence [lo, lo + m) from its slope order (see above)
+    and its highest intercept ``best``: the number of segments, or -1 after max_steps.
+    ``rec``: scratch for m indices."""
+    cdef Py_ssize_t n, t
+    cdef int64_t cl, cr
+    n = left_records(a, order, lo, m, best, rec)
+    cl = rec[n - 1]
+    t = walk_left(a, bp, bs, cl, rec, n - 1, max_steps, env_hyp, env_start)
+    if t < 0:
+        return -1
+    n = right_records(a, order, lo, m, best, rec)
+    cr = rec[n - 1]
+    if cr != cl:
+        env_hyp[t] = cr
+        env_start[t] = 0.0
+        t += 1
+    return walk_right(a, bp, bs, cr, rec, n - 1, t, max_steps, env_hyp, env_start)
+
+
+cdef double highest(const double* a, Py_ssize_t m) noexcept nogil:
+    """max(a[:m]) of finite values, m >= 1 (four running maxima: no chain of dependent compares)."""
+    cdef double b0 = a[0], b1 = a[0], b2 = a[0], b3 = a[0]
+    cdef Py_ssize_t i = 0
+    while i + 4 <= m:
+        b0 = a[i] if a[i] > b0 else b0
+        b1 = a[i + 1] if a[i + 1] > b1 else b1
+        b2 = a[i + 2] if a[i + 2] > b2 else b2
+        b3 = a[i + 3] if a[i + 3] > b3 else b3
+        i += 4
+    while i < m:
+        b0 = a[i] if a[i] > b0 else b0
+        i += 1
+    b0 = b0 if b0 > b1 else b1
+    b2 = b2 if b2 > b3 else b3
+    return b0 if b0 > b2 else b2
+
+
+cdef struct Keyed:
+    uint64_t key      # sortable(value): unsigned order = the doubles' order
+    int64_t idx
+
+
+cdef inline uint64_t sortable(double x) noexcept nogil:
+    """A key whose unsigned order is the order of finite doubles; -0.0 and 0.0 get the same."""
+    cdef uint64_t u
+    x = x + 0.0                 # -0.0 becomes 0.0
+    memcpy(&u, &x, sizeof(double))
+    return ~u if u >> 63 else u | (<uint64_t>1 << 63)
+
+
+cdef void radix_sort(Keyed* v, Keyed* tmp, Py_ssize_t n, uint32_t* hist) noexcept nogil:
+    """Stable sort of v[:n] by key: one pass per byte, least significant first, skipping
+    the bytes all keys share (slopes of one sentence rarely differ in sign and exponent).
+    tmp: scratch for n items; hist: scratch for 8 * 256 counts."""
+    cdef Py_ssize_t i, b, d
+    cdef uint64_t k
+    cdef uint32_t total, c
+    cdef uint32_t* h
+    cdef Keyed* src = v
+    cdef Keyed* dst = tmp
+    cdef Keyed* sw
+    if n < 2:
+        return
+    memset(hist, 0, 8 * 256 * sizeof(uint32_t))
+    for i in range(n):
+        k = v[i].key
+        for b in range(8):
+            hist[b * 256 + ((k >> (8 * b)) & 255)] += 1
+    for b in range(8):
+        h = hist + b * 256
+        if h[(src[0].key >> (8 * b)) & 255] == n:
+            continue
+        total = 0
+        for d in range(256):
+            c = h[d]
+            h[d] = total
+            total += c
+        for i in range(n):
+            d = (src[i].key >> (8 * b)) & 255
+            dst[h[d]] = src[i]
+            h[d] += 1
+        sw = src
+        src = dst
+        dst = sw
+    if src != v:
+        memcpy(v, src, n * sizeof(Keyed))
+
+
+def slope_orders(const double[:, ::1] dense, const int64_t[::1] columns, const int64_t[::1] sent_offsets,
+                 int32_t[:, ::1] out, int n_threads=1):
+    """Each sentence's lines in slope order along the unit direction of each column, for
+    line_sweep's ``order`` and coordinate_sweeps' ``orders``.
+
+    dense: float64 [n_hyp, D], finite; columns int64 [C] (each 0 .. D - 1); sent_offsets
+    int64 [S + 1] (0 .. n_hyp; sentences of fewer than 2^31 lines); out int32 [C, n_hyp],
+    written: for sentence s (lines lo .. hi - 1), out[c, lo:hi] lists the positions 0 ..
+    hi - lo - 1 by ascending dense[lo + position, columns[c]], then ascending position; a
+    position is stored as -1 - position when its slope equals the one before it.
+    n_threads: OpenMP threads over sentences (the same result for any number). A
+    sentence's rows are read once for all columns.
+    """
+    cdef Py_ssize_t n = dense.shape[0], D = dense.shape[1], C = columns.shape[0]
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, s, i, m, max_m = 1, T, tid, c
+    cdef int64_t lo, col
+    cdef Keyed* buf = NULL
+    cdef Keyed* mine
+    cdef uint32_t* hists = NULL
+    cdef uint32_t* my_hist
+    if out.shape[0] != C or out.shape[1] != n or S < 0 or sent_offsets[S] != n:
+        raise ValueError("slope_orders: dense, columns, sent_offsets and out disagree in shape")
+    for c in range(C):
+        if not 0 <= columns[c] < D:
+            raise ValueError(f"column {columns[c]} is not one of the {D} dense columns")
+    for s in range(S):
+        m = sent_offsets[s + 1] - sent_offsets[s]
+        if m > max_m:
+            max_m = m
+    if max_m >= 2147483647:
+        raise ValueError(f"slope_orders: a sentence of {max_m} lines (at most 2^31 - 1)")
+    if n == 0 or C == 0:
+        return
+    T = n_threads if n_threads > 1 else 1
+    if T > S:
+        T = S if S > 0 else 1
+    buf = <Keyed*>malloc(T * 2 * max_m * sizeof(Keyed))
+    hists = <uint32_t*>malloc(T * 8 * 256 * sizeof(uint32_t))
+    if buf == NULL or hists == NULL:
+        free(buf)
+        free(hists)
+        raise MemoryError()
+    with nogil:
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=8):
+            tid = threadid()
+            mine = buf + tid * 2 * max_m
+            my_hist = hists + tid * 8 * 256
+            lo = sent_offsets[s]
+            m = sent_offsets[s + 1] - lo
+            for c in range(C):
+                col = columns[c]
+                for i in range(m):
+                    mine[i].key = sortable(dense[lo + i, col])
+                    mine[i].idx = i
+                radix_sort(mine, mine + m, m, my_hist)
+                for i in range(m):
+                    if i > 0 and mine[i].key == mine[i - 1].key:
+                        out[c, lo + i] = <int32_t>(-1 - mine[i].idx)
+                    else:
+                        out[c, lo + i] = <int32_t>mine[i].idx
+    free(buf)
+    free(hists)
+
+
 cdef extern from "stdlib.h" nogil:
     int posix_memalign(void** memptr, size_t alignment, size_t size)
 
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
 
 cdef struct ThreadSlot:
-    # one thread's breakpoints and 1-best totals; padded to whole cache lines so threads
-    # appending to their own slot do not share a line
+    # one thread's breakpoints and 1-best totals along one direction; padded to whole
+    # cache lines so threads appending to their own slot do not share a line
     Breakpoint* brk
     int64_t count
     int64_t capacity
@@ -212,16 +501,10 @@ cdef struct ThreadSlot:
     char pad[24]
 
 
-cdef int cmp_break(const void* p, const void* q) noexcept nogil:
-    # a total order (x, then the hypotheses), so the merged list does not depend on which
-    # thread found which breakpoint
-    cdef const Breakpoint* a = <const Breakpoint*>p
-    cdef const Breakpoint* b = <const Breakpoint*>q
-    if a.x != b.x:
-        return -1 if a.x < b.x else 1
-    if a.prev_hyp != b.prev_hyp:
-        return -1 if a.prev_hyp < b.prev_hyp else 1
-    return -1 if a.next_hyp < b.next_hyp else (1 if a.next_hyp > b.next_hyp else 0)
+cdef struct Direction:
+    const double* slopes     # slopes[j * stride] is line j's slope
+    Py_ssize_t stride
+    const int32_t* order     # the slopes' order as slope_orders writes it, or NULL
 
 
 cdef bint reserve(ThreadSlot* slot, int64_t extra) noexcept nogil:
@@ -240,9 +523,227 @@ cdef bint reserve(ThreadSlot* slot, int64_t extra) noexcept nogil:
     return True
 
 
+cdef Py_ssize_t sentence_envelope(const double* a, const Direction* dr, int64_t lo, Py_ssize_t m, double best,
+                                  int method, Py_ssize_t max_m, Line* lines, int64_t* cand, int64_t* env_hyp,
+                                  double* env_start) noexcept nogil:
+    """The envelope of sentence [lo, lo + m) (highest intercept ``best``) along one
+    direction into env_hyp/env_start (segment k is env_hyp[k] from env_start[k]); returns
+    the number of segments."""
+    cdef Py_ssize_t nseg = -1, j
+    cdef Py_ssize_t steps = max_m + 2 if method == ENVELOPE_WALK else MAX_WALK
+    if method != ENVELOPE_SORT and dr.order != NULL:
+        nseg = records_envelope(a, dr.slopes, dr.stride, dr.order + lo, lo, m, best, steps, cand, env_hyp,
+                                env_start)
+    elif method != ENVELOPE_SORT:
+        nseg = walk_envelope(a, dr.slopes, dr.stride, lo, lo + m, steps, cand, env_hyp, env_start)
+    if nseg < 0:
+        for j in range(m):
+            lines[j].slope = dr.slopes[(lo + j) * dr.stride]
+            lines[j].intercept = a[lo + j]
+            lines[j].hyp = lo + j
+        qsort(lines, m, sizeof(Line), cmp_line)
+        nseg = upper_envelope(lines, m, env_hyp, env_start)
+    return nseg
+
+
+cdef void add_envelope(ThreadSlot* my, const int32_t* stats, Py_ssize_t ns, Py_ssize_t nseg,
+                       const int64_t* env_hyp, const double* env_start) noexcept nogil:
+    """A sentence's envelope into its thread's slot: the leftmost 1-best's statistics
+    (stats: rows of ns) to the totals, one breakpoint per later segment."""
+    cdef Py_ssize_t k, j
+    cdef int64_t h = env_hyp[0]
+    for k in range(ns):
+        my.totals[k] += stats[h * ns + k]
+    my.n_lines += nseg
+    if not reserve(my, nseg - 1):
+        my.failed = 1
+        return
+    for j in range(1, nseg):
+        my.brk[my.count].key = env_start[j] + 0.0     # -0.0 as 0.0, whichever thread holds it
+        my.brk[my.count].prev_hyp = env_hyp[j - 1]
+        my.brk[my.count].next_hyp = env_hyp[j]
+        my.count += 1
+
+
+cdef void sort_breakpoints(ThreadSlot* slot, Keyed* keys, Breakpoint* scratch, uint32_t* hist) noexcept nogil:
+    """Sort a slot's breakpoints by x (stably). keys: scratch for 2 * count; scratch: for
+    count breakpoints; hist: for 8 * 256 counts."""
+    cdef int64_t i, n = slot.count
+    for i in range(n):
+        keys[i].key = sortable(slot.brk[i].key)
+        keys[i].idx = i
+    radix_sort(keys, keys + n, n, hist)
+    for i in range(n):
+        scratch[i] = slot.brk[keys[i].idx]
+    memcpy(slot.brk, scratch, n * sizeof(Breakpoint))
+
+
+cdef Py_ssize_t sweep_merged(const ThreadSlot* slots, Py_ssize_t T, Py_ssize_t step, int64_t* heads,
+                             const int32_t* stats, Py_ssize_t ns, const MetricSpec* spec, double* xs,
+                             double* sc) noexcept nogil:
+    """Merge the T threads' sorted breakpoints slots[0], slots[step], ... (by x; among equal
+    x in any order, since the statistics changes at one x are summed exactly) and write the
+    distinct x into xs and the objective on each interval into sc (sc[0] left of all);
+    returns their number. stats: rows of ns."""
+    cdef int64_t totals[MAX_STATS]
+    cdef Py_ssize_t K = 0, t, best, k
+    cdef const Breakpoint* br
+    cdef const Breakpoint* ahead
+    cdef double x
+    for k in range(ns):
+        totals[k] = 0
+    for t in range(T):
+        heads[t] = 0
+        for k in range(ns):
+            totals[k] += slots[t * step].totals[k]
+    sc[0] = metric_objective(totals, spec)
+    x = 0.0
+    while True:
+        best = -1
+        for t in range(T):   # T-way merge of the sorted buffers (T is small)
+            if heads[t] < slots[t * step].count and (
+                    best < 0 or slots[t * step].brk[heads[t]].key < slots[best * step].brk[heads[best]].key):
+                best = t
+        if best < 0:
+            break
+        br = &slots[best * step].brk[heads[best]]
+        if heads[best] + 8 < slots[best * step].count:
+            # the statistics rows are scattered over the store: fetch them ahead
+            ahead = br + 8
+            __builtin_prefetch(stats + ahead.next_hyp * ns)
+            __builtin_prefetch(stats + ahead.prev_hyp * ns)
+        heads[best] += 1
+        if K == 0 or br.key != x:
+            if K > 0:
+                sc[K] = metric_objective(totals, spec)
+            x = br.key
+            xs[K] = x
+            K += 1
+        for k in range(ns):
+            totals[k] += stats[br.next_hyp * ns + k] - stats[br.prev_hyp * ns + k]
+    if K > 0:
+        sc[K] = metric_objective(totals, spec)
+    return K
+
+
+cdef _sweeps(const double* a, Direction* dirs, Py_ssize_t n_dirs, const int64_t[::1] sent_offsets,
+             const int32_t[:, ::1] stats, spec_arrays, int method, int n_threads):
+    """line_sweep along each of ``dirs`` (sharing a pass over the sentences): a list of
+    (xs, scores, n_lines)."""
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
+    cdef Py_ssize_t s, d, m, max_m = 1, nseg, K, tid, T, t, i
+    cdef int64_t lo, nb, n_lines
+    cdef Line* lines = NULL
+    cdef int64_t* env_hyp = NULL
+    cdef int64_t* cand = NULL
+    cdef double* env_start = NULL
+    cdef ThreadSlot* slots = NULL
+    cdef Breakpoint* scratch = NULL
+    cdef Keyed* keys = NULL
+    cdef uint32_t* hists = NULL
+    cdef int64_t* heads = NULL
+    cdef MetricSpec spec
+    cdef bint ok = False
+    cdef int64_t max_count = 0
+    cdef Line* my_lines
+    cdef int64_t* my_env
+    cdef int64_t* my_cand
+    cdef double* my_start
+    cdef ThreadSlot* my
+    cdef double[::1] xs
+    cdef double[::1] sc
+    cdef const int32_t* st = &stats[0, 0] if stats.shape[0] > 0 and stats.shape[1] > 0 else NULL
+    cdef double top
+    cdef bint need_top = False
+    kinds, offsets, widths, weights, params, constant = spec_arrays
+    if fill_spec(&spec, kinds, offsets, widths, weights, params, constant, ns) != 0:
+        raise ValueError(f"the metric spec does not fit {ns} statistics columns (at most {MAX_STATS})")
+    T = n_threads if n_threads > 1 else 1
+    if T > S:
+        T = S if S > 0 else 1
+    for s in range(S):
+        if sent_offsets[s + 1] - sent_offsets[s] > max_m:
+            max_m = sent_offsets[s + 1] - sent_offsets[s]
+    for d in range(n_dirs):
+        need_top = need_top or dirs[d].order != NULL
+    results = []
+    try:
+        with nogil:
+            lines = <Line*>malloc(T * max_m * sizeof(Line))
+            env_hyp = <int64_t*>malloc(T * (max_m + 1) * sizeof(int64_t))
+            cand = <int64_t*>malloc(T * max_m * sizeof(int64_t))
+            env_start = <double*>malloc(T * (max_m + 1) * sizeof(double))
+            if posix_memalign(<void**>&slots, 64, T * n_dirs * sizeof(ThreadSlot)) != 0:
+                slots = NULL
+            else:
+                memset(slots, 0, T * n_dirs * sizeof(ThreadSlot))
+            heads = <int64_t*>calloc(T, sizeof(int64_t))
+            if lines != NULL and env_hyp != NULL and env_start != NULL and cand != NULL \
+                    and slots != NULL and heads != NULL:
+                for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
+                    tid = threadid()
+                    my_lines = lines + tid * max_m
+                    my_env = env_hyp + tid * (max_m + 1)
+                    my_cand = cand + tid * max_m
+                    my_start = env_start + tid * (max_m + 1)
+                    lo = sent_offsets[s]
+                    m = sent_offsets[s + 1] - lo
+                    top = highest(a + lo, m) if need_top else 0.0
+                    for d in range(n_dirs):
+                        nseg = sentence_envelope(a, &dirs[d], lo, m, top, method, max_m, my_lines, my_cand, my_env,
+                                                 my_start)
+                        add_envelope(slots + tid * n_dirs + d, st, ns, nseg, my_env, my_start)
+                ok = True
+                for i in range(T * n_dirs):
+                    ok = ok and not slots[i].failed
+                    if slots[i].count > max_count:
+                        max_count = slots[i].count
+                if ok:
+                    scratch = <Breakpoint*>malloc(T * (max_count + 1) * sizeof(Breakpoint))
+                    keys = <Keyed*>malloc(T * 2 * (max_count + 1) * sizeof(Keyed))
+                    hists = <uint32_t*>malloc(T * 8 * 256 * sizeof(uint32_t))
+                    ok = scratch != NULL and keys != NULL and hists != NULL
+                if ok:
+                    for i in prange(T * n_dirs, num_threads=T, schedule="dynamic", chunksize=1):
+                        tid = threadid()
+                        sort_breakpoints(&slots[i], keys + tid * 2 * (max_count + 1),
+                                         scratch + tid * (max_count + 1), hists + tid * 8 * 256)
+        if not ok:
+            raise MemoryError()
+        for d in range(n_dirs):
+            my = slots + d
+            nb = 0
+            n_lines = 0
+            for t in range(T):
+                nb += my[t * n_dirs].count
+                n_lines += my[t * n_dirs].n_lines
+            xs_arr = np.empty(nb, dtype=np.float64)
+            sc_arr = np.empty(nb + 1, dtype=np.float64)
+            xs = xs_arr
+            sc = sc_arr
+            with nogil:
+                K = sweep_merged(my, T, n_dirs, heads, st, ns, &spec, &xs[0] if nb > 0 else NULL, &sc[0])
+            results.append((xs_arr[:K].copy() if K < nb else xs_arr, sc_arr[:K + 1].copy() if K < nb else sc_arr,
+                            n_lines))
+        return results
+    finally:
+        free(lines)
+        free(env_hyp)
+        free(cand)
+        free(env_start)
+        free(heads)
+        free(scratch)
+        free(keys)
+        free(hists)
+        if slots != NULL:
+            for i in range(T * n_dirs):
+                free(slots[i].brk)
+            free(slots)
+
+
 def line_sweep(const double[::1] intercepts, const double[:] slopes,
                const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats,
-               spec_arrays, int method=ENVELOPE_AUTO, int n_threads=1):
+               spec_arrays, int method=ENVELOPE_AUTO, int n_threads=1, const int32_t[::1] order=None):
     """The corpus objective along a line, as breakpoints and per-interval scores.
 
     intercepts, slopes: float64 [n_hyp] (w.f and d.f; slopes may be a strided view such
@@ -255,134 +756,79 @@ def line_sweep(const double[::1] intercepts, const double[:] slopes,
     total number of envelope segments (a work measure). ``method`` (ENVELOPE_METHODS)
     chooses how envelopes are built; all give the same result. The sentences' envelopes
     are built by ``n_threads`` OpenMP threads, each appending breakpoints to its own
-    buffer and sorting it; the buffers are merged under a total order, so the result
-    does not depend on the number of threads.
+    buffer and sorting it by x; the statistics changes at one x are summed exactly, so
+    the result does not depend on the number of threads. ``order``: optionally int32
+    [n_hyp], the slopes' order as slope_orders gives it; the walks ("auto", "walk") then
+    look only at the lines that can be on an envelope (same result, far less work).
     """
-    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, ns = stats.shape[1]
-    cdef Py_ssize_t s, k, j, m, max_m = 1, nseg, K = 0, tid, T, t, best
-    cdef int64_t lo, h, nb = 0, n_lines = 0
-    cdef Line* lines = NULL
-    cdef int64_t* env_hyp = NULL
-    cdef int64_t* cand = NULL
-    cdef double* env_start = NULL
-    cdef ThreadSlot* slots = NULL
-    cdef Breakpoint* merged = NULL
-    cdef int64_t* heads = NULL
-    cdef int64_t totals[MAX_STATS]
-    cdef MetricSpec spec
-    cdef bint ok = False
-    cdef double x
-    cdef Line* my_lines
-    cdef int64_t* my_env
-    cdef int64_t* my_cand
-    cdef double* my_start
-    cdef ThreadSlot* my
-    cdef Py_ssize_t sstride = slopes.strides[0] // sizeof(double)
+    cdef Direction dr
     if slopes.strides[0] % sizeof(double):
         raise ValueError("slopes must be float64 with a stride that is a multiple of 8 bytes")
+    if slopes.shape[0] != intercepts.shape[0] or stats.shape[0] != intercepts.shape[0] \
+            or sent_offsets.shape[0] < 1 or sent_offsets[sent_offsets.shape[0] - 1] != intercepts.shape[0]:
+        raise ValueError("line_sweep: intercepts, slopes, stats and sent_offsets disagree in length")
+    dr.order = NULL
+    if order is not None:
+        if order.shape[0] != intercepts.shape[0]:
+            raise ValueError(f"order has {order.shape[0]} entries for {intercepts.shape[0]} lines")
+        if order.shape[0] > 0:
+            dr.order = &order[0]
+    if intercepts.shape[0] == 0:
+        return np.zeros(0), np.full(1, objective_of_nothing(stats.shape[1], spec_arrays)), 0
+    dr.slopes = &slopes[0]
+    dr.stride = slopes.strides[0] // sizeof(double)
+    return _sweeps(&intercepts[0], &dr, 1, sent_offsets, stats, spec_arrays, method, n_threads)[0]
+
+
+def coordinate_sweeps(const double[::1] intercepts, const double[:, ::1] dense, const int64_t[::1] columns,
+                      const int32_t[:, ::1] orders, const int64_t[::1] sent_offsets,
+                      const int32_t[:, ::1] stats, spec_arrays, int method=ENVELOPE_AUTO, int n_threads=1):
+    """line_sweep along the unit direction of each dense feature in ``columns``, in one
+    pass over the sentences (each sentence's intercepts are read once for all of them).
+
+    intercepts float64 [n_hyp]; dense float64 [n_hyp, D] (the slopes of column j are
+    dense[:, j]); columns int64 [C], each in 0 .. D - 1; orders int32 [D, n_hyp] as
+    slope_orders(dense, [0 .. D - 1], ...) writes them (row j for column j), or None;
+    the rest as line_sweep.
+    Returns a list of C ``(xs, scores, n_lines)``, each what line_sweep gives along its
+    column (the same arrays, for any number of threads).
+    """
+    cdef Py_ssize_t C = columns.shape[0], c, n = intercepts.shape[0]
+    cdef Direction* dirs
+    if dense.shape[0] != n or stats.shape[0] != n or sent_offsets.shape[0] < 1 \
+            or sent_offsets[sent_offsets.shape[0] - 1] != n:
+        raise ValueError("coordinate_sweeps: intercepts, dense, stats and sent_offsets disagree in length")
+    if orders is not None and (orders.shape[0] != dense.shape[1] or orders.shape[1] != n):
+        raise ValueError(f"orders must be [{dense.shape[1]}, {n}], got [{orders.shape[0]}, {orders.shape[1]}]")
+    for c in range(C):
+        if not 0 <= columns[c] < dense.shape[1]:
+            raise ValueError(f"column {columns[c]} is not one of the {dense.shape[1]} dense columns")
+    if C == 0:
+        return []
+    if n == 0:
+        nothing = objective_of_nothing(stats.shape[1], spec_arrays)
+        return [(np.zeros(0), np.full(1, nothing), 0) for c in range(C)]
+    dirs = <Direction*>malloc(C * sizeof(Direction))
+    if dirs == NULL:
+        raise MemoryError()
+    try:
+        for c in range(C):
+            dirs[c].slopes = &dense[0, columns[c]]
+            dirs[c].stride = dense.shape[1]
+            dirs[c].order = &orders[columns[c], 0] if orders is not None else NULL
+        return _sweeps(&intercepts[0], dirs, C, sent_offsets, stats, spec_arrays, method, n_threads)
+    finally:
+        free(dirs)
+
+
+cdef double objective_of_nothing(Py_ssize_t ns, spec_arrays) except? -1:
+    """The objective of all-zero statistics (a corpus without hypotheses)."""
+    cdef int64_t totals[MAX_STATS]
+    cdef MetricSpec spec
+    cdef Py_ssize_t k
     kinds, offsets, widths, weights, params, constant = spec_arrays
     if fill_spec(&spec, kinds, offsets, widths, weights, params, constant, ns) != 0:
         raise ValueError(f"the metric spec does not fit {ns} statistics columns (at most {MAX_STATS})")
-    T = n_threads if n_threads > 1 else 1
-    if T > S:
-        T = S if S > 0 else 1
-    for s in range(S):
-        if sent_offsets[s + 1] - sent_offsets[s] > max_m:
-            max_m = sent_offsets[s + 1] - sent_offsets[s]
-    with nogil:
-        lines = <Line*>malloc(T * max_m * sizeof(Line))
-        env_hyp = <int64_t*>malloc(T * (max_m + 1) * sizeof(int64_t))
-        cand = <int64_t*>malloc(T * max_m * sizeof(int64_t))
-        env_start = <double*>malloc(T * (max_m + 1) * sizeof(double))
-        if posix_memalign(<void**>&slots, 64, T * sizeof(ThreadSlot)) != 0:
-            slots = NULL
-        else:
-            memset(slots, 0, T * sizeof(ThreadSlot))
-        heads = <int64_t*>calloc(T, sizeof(int64_t))
-        if lines != NULL and env_hyp != NULL and env_start != NULL and cand != NULL \
-                and slots != NULL and heads != NULL:
-            for s in prange(S, num_threads=T, schedule="dynamic", chunksize=16):
-                tid = threadid()
-                my = slots + tid
-                my_lines = lines + tid * max_m
-                my_env = env_hyp + tid * (max_m + 1)
-                my_cand = cand + tid * max_m
-                my_start = env_start + tid * (max_m + 1)
-                lo = sent_offsets[s]
-                m = sent_offsets[s + 1] - lo
-                nseg = -1
-                if method != ENVELOPE_SORT:
-                    nseg = walk_envelope(&intercepts[0], &slopes[0], sstride, lo, lo + m,
-                                         max_m + 2 if method == ENVELOPE_WALK else MAX_WALK,
-                                         my_cand, my_env, my_start)
-                if nseg < 0:
-                    for j in range(m):
-                        my_lines[j].slope = slopes[lo + j]
-                        my_lines[j].intercept = intercepts[lo + j]
-                        my_lines[j].hyp = lo + j
-                    qsort(my_lines, m, sizeof(Line), cmp_line)
-                    nseg = upper_envelope(my_lines, m, my_env, my_start)
-                h = my_env[0]
-                for k in range(ns):
-                    my.totals[k] += stats[h, k]
-                my.n_lines += nseg
-                if not reserve(my, nseg - 1):
-                    my.failed = 1
-                    continue
-                for j in range(1, nseg):
-                    my.brk[my.count].x = my_start[j]
-                    my.brk[my.count].prev_hyp = my_env[j - 1]
-                    my.brk[my.count].next_hyp = my_env[j]
-                    my.count += 1
-            for t in prange(T, num_threads=T, schedule="static", chunksize=1):
-                qsort(slots[t].brk, slots[t].count, sizeof(Breakpoint), cmp_break)
-            ok = True
-            for k in range(ns):
-                totals[k] = 0
-            for t in range(T):
-                ok = ok and not slots[t].failed
-                nb += slots[t].count
-                n_lines += slots[t].n_lines
-                for k in range(ns):
-                    totals[k] += slots[t].totals[k]
-            merged = <Breakpoint*>malloc((nb + 1) * sizeof(Breakpoint))
-            ok = ok and merged != NULL
-            if ok:
-                for j in range(nb):   # T-way merge of the sorted buffers (T is small)
-                    best = -1
-                    for t in range(T):
-                        if heads[t] < slots[t].count and (best < 0 or cmp_break(
-                                &slots[t].brk[heads[t]], &slots[best].brk[heads[best]]) < 0):
-                            best = t
-                    merged[j] = slots[best].brk[heads[best]]
-                    heads[best] += 1
-        free(lines)
-        free(env_hyp)
-        free(cand)
-        free(env_start)
-        free(heads)
-        if slots != NULL:
-            for t in range(T):
-                free(slots[t].brk)
-            free(slots)
-    if not ok:
-        free(merged)
-        raise MemoryError()
-    xs_arr = np.empty(nb, dtype=np.float64)
-    sc_arr = np.empty(nb + 1, dtype=np.float64)
-    cdef double[::1] xs = xs_arr
-    cdef double[::1] sc = sc_arr
-    with nogil:
-        sc[0] = metric_objective(totals, &spec)
-        j = 0
-        while j < nb:
-            x = merged[j].x
-            while j < nb and merged[j].x == x:
-                for k in range(ns):
-                    totals[k] += stats[merged[j].next_hyp, k] - stats[merged[j].prev_hyp, k]
-                j += 1
-            xs[K] = x
-            K += 1
-            sc[K] = metric_objective(totals, &spec)
-        free(merged)
-    return xs_arr[:K].copy(), sc_arr[:K + 1].copy(), n_lines
+    for k in range(ns):
+        totals[k] = 0
+    return metric_objective(totals, &spec)

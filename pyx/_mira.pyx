@@ -20,7 +20,8 @@
 #     BP = exp(1 - r / T[1]) if T[1] < r else 1, r = T[8] / ref_divisor.
 
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
-from libc.math cimport exp, sqrt
+from libc.math cimport exp, isfinite, sqrt
+from libc.stdlib cimport free, malloc
 from libc.stdint cimport int32_t, int64_t
 
 
@@ -193,46 +194,195 @@ def py_bg_gain(const int32_t[::1] x, const double[::1] bg, double ref_divisor):
     return _bg_gain(&x[0], &bg[0], ref_divisor)
 
 
-def kbmira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
-                const double[::1] sp_values, const int32_t[:, ::1] stats, double ref_divisor,
-                const int64_t[::1] sent_offsets, const int64_t[::1] order, double C, double decay,
-                bint model_bg, bint safe_hope, double[::1] bg, double[::1] w, double[::1] u,
-                double[::1] scratch, int64_t[::1] state):
-    """One kbmira pass over the sentences ``order`` (int64 [m]), Moses semantics.
+cdef inline double _gain(const int32_t* x, const double* bg, double ref_divisor) noexcept nogil:
+    """_bg_gain with the same operations in the same order (bg: a local copy the loop
+    can keep in registers)."""
+    cdef double t0, t1, t2, t3, bleu, r, h
+    t0 = bg[0] + x[0]
+    t1 = bg[2] + x[2]
+    t2 = bg[4] + x[4]
+    t3 = bg[6] + x[6]
+    if t0 <= 0.0 or t1 <= 0.0 or t2 <= 0.0 or t3 <= 0.0:
+        return 0.0
+    bleu = sqrt(sqrt((((t0 * t1) * t2) * t3) /
+                     ((((bg[1] + x[1]) * (bg[3] + x[3])) * (bg[5] + x[5])) * (bg[7] + x[7]))))
+    r = (bg[8] + x[8]) / ref_divisor
+    h = bg[1] + x[1]
+    if h < r:
+        bleu *= exp(1.0 - r / h)
+    return bleu * r
 
-    Per sentence, with s = w.f and gain g = _bg_gain(stats row, bg): hope = argmax
-    (hs*s + g) (hs = 1; with safe_hope, if 5*|g_hope| < |s_hope| and |s_hope| > 1e-8 the
-    hope is chosen again with hs = 5*|g_hope| / |s_hope|), fear = argmax (s - g),
-    model = argmax s (ties: larger s, then lowest row). A PA-I step (module comment) when
-    hope != fear and g_hope > g_fear; then bg <- decay*bg + stats[hope] (stats[model] with
-    model_bg). stats int32 [n, 9]; bg float64 [9]; scratch float64 [2 * max sentence size];
-    other arguments as mira_pass. Returns the summed loss of the steps taken.
-    """
-    cdef Py_ssize_t D = dense.shape[1], oi, m = order.shape[0], k
+
+cdef inline double _bp_r(double r, double h) noexcept nogil:
+    """r * exp(1 - r/h) if h < r else r: rises with r up to r = h, then falls; rises with h."""
+    if h < r:
+        return r * exp(1.0 - r / h)
+    return r
+
+
+cdef bint _gain_bounds(const double* bg, const int32_t* lo, const int32_t* hi, double ref_divisor,
+                       double* g_lo, double* g_hi) noexcept nogil:
+    """Bounds on the gain of every row whose statistics lie in the box [lo, hi] (int32
+    [9] each): the precision product rises with the matches and falls with the totals,
+    and r * BP (module comment) rises with the hypothesis length and is unimodal in r.
+    Widened by 1e-9 relative, far beyond the rounding of either side. False when they
+    are not finite numbers (the caller then bounds nothing)."""
+    cdef double num_lo = 1.0, num_hi = 1.0, den_lo = 1.0, den_hi = 1.0, a, b, r_lo, r_hi, h_lo, h_hi, rc
+    cdef int n
+    for n in range(4):
+        a = bg[2 * n] + lo[2 * n]
+        b = bg[2 * n] + hi[2 * n]
+        num_lo *= a if a > 0.0 else 0.0
+        num_hi *= b if b > 0.0 else 0.0
+        den_lo *= bg[2 * n + 1] + lo[2 * n + 1]
+        den_hi *= bg[2 * n + 1] + hi[2 * n + 1]
+    r_lo = (bg[8] + lo[8]) / ref_divisor
+    r_hi = (bg[8] + hi[8]) / ref_divisor
+    h_lo = bg[1] + lo[1]
+    h_hi = bg[1] + hi[1]
+    if num_hi <= 0.0:
+        g_lo[0] = 0.0
+        g_hi[0] = 0.0
+        return True
+    if not (den_lo > 0.0 and h_lo > 0.0):
+        return False
+    rc = h_hi
+    if rc < r_lo:
+        rc = r_lo
+    if rc > r_hi:
+        rc = r_hi
+    g_hi[0] = sqrt(sqrt(num_hi / den_lo)) * _bp_r(rc, h_hi) * (1.0 + 1e-9) + 1e-300
+    g_lo[0] = sqrt(sqrt(num_lo / den_hi)) * min(_bp_r(r_lo, h_lo), _bp_r(r_hi, h_lo)) * (1.0 - 1e-9) - 1e-300
+    if g_lo[0] < 0.0:
+        g_lo[0] = 0.0
+    return isfinite(g_hi[0]) and isfinite(g_lo[0]) and g_lo[0] >= 0.0
+
+
+def py_gain_bounds(const double[::1] bg, const int32_t[::1] lo, const int32_t[::1] hi, double ref_divisor):
+    """(bounded, lower, upper): the bounds _gain_bounds puts on the kbmira gain of any
+    statistics row in the box lo <= x <= hi (int32 [9] each) under bg float64 [9] (for tests)."""
+    cdef double g_lo = 0.0, g_hi = 0.0
+    cdef bint ok = _gain_bounds(&bg[0], &lo[0], &hi[0], ref_divisor, &g_lo, &g_hi)
+    return bool(ok), g_lo, g_hi
+
+
+cdef inline bint _beats(double v, double s, int64_t h, double bv, double bs, int64_t b) noexcept nogil:
+    """Row h (value v, model score s) is preferred to row b: higher value, then higher
+    score, then lower row; the order the selection loops give, in any visiting order."""
+    return v > bv or (v == bv and (s > bs or (s == bs and h < b)))
+
+
+cdef void _row_scores(const double* dense, Py_ssize_t D, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                      const double[::1] sp_values, const double* w, int64_t lo, int64_t hi,
+                      double* out) noexcept nogil:
+    """out[h - lo] = w.f_h for rows lo .. hi - 1, summed as NbestCorpus.scores sums (dense
+    columns in order, then the sparse entries); four rows at a time, so that the CPU
+    overlaps their independent chains of additions."""
+    cdef int64_t h = lo, q
+    cdef Py_ssize_t j
+    cdef double a0, a1, a2, a3
+    cdef const double* f
+    while h + 4 <= hi:
+        f = dense + h * D
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for j in range(D):
+            a0 += f[j] * w[j]
+            a1 += f[D + j] * w[j]
+            a2 += f[2 * D + j] * w[j]
+            a3 += f[3 * D + j] * w[j]
+        out[h - lo] = a0
+        out[h - lo + 1] = a1
+        out[h - lo + 2] = a2
+        out[h - lo + 3] = a3
+        h += 4
+    while h < hi:
+        f = dense + h * D
+        a0 = 0.0
+        for j in range(D):
+            a0 += f[j] * w[j]
+        out[h - lo] = a0
+        h += 1
+    if sp_ids.shape[0]:
+        for h in range(lo, hi):
+            a0 = out[h - lo]
+            for q in range(sp_indptr[h], sp_indptr[h + 1]):
+                a0 += sp_values[q] * w[sp_ids[q]]
+            out[h - lo] = a0
+
+
+cdef inline int64_t _first_max(const double* v, int64_t lo, int64_t hi) noexcept nogil:
+    """The row of the highest v[h - lo] (ties: the lowest row), as argmax_per_sentence."""
+    cdef int64_t h, best = lo
+    cdef double top = v[0]
+    for h in range(lo + 1, hi):
+        if v[h - lo] > top:
+            top = v[h - lo]
+            best = h
+    return best
+
+
+cdef double _kbmira_sentences(const double* dense, Py_ssize_t D, const int64_t[::1] sp_indptr,
+                              const int32_t[::1] sp_ids, const double[::1] sp_values, const double[:, ::1] dense_mv,
+                              const int32_t[:, ::1] stats, double ref_divisor, const int64_t[::1] sent_offsets,
+                              const int64_t[::1] order, double C, double decay, bint model_bg, bint safe_hope,
+                              double* bgp, double* wp, double* up, double* scratch, int64_t* state,
+                              const double* ep, int64_t[::1] eval_rows, double* ebuf,
+                              const int32_t[:, ::1] stats_lo, const int32_t[:, ::1] stats_hi) noexcept nogil:
+    """The sentences of a kbmira pass (kbmira_pass's docstring); with ep (and ebuf, room
+    for a sentence) also eval_rows. Returns the summed loss."""
+    cdef Py_ssize_t oi, k
     cdef int64_t s, h, lo, hi, hope, fear, model, nh, back
-    cdef double v, bh, bf, bm, hs, total = 0.0, sh, gh
-    cdef double* wp = &w[0]
-    cdef double* up = &u[0]
-    cdef double* bgp = &bg[0]
+    cdef double v, bh, bf, hs, total = 0.0, sh, gh, g_lo = 0.0, g_hi = 0.0, g
+    cdef double bl[9]
     cdef double* sc
     cdef double* gn
-    with nogil:
-        for oi in range(m):
-            s = order[oi]
-            lo = sent_offsets[s]
-            hi = sent_offsets[s + 1]
-            nh = hi - lo
-            sc = &scratch[0]
-            gn = &scratch[nh]
+    cdef bint bounded = stats_lo is not None, prune
+    for oi in range(order.shape[0]):
+        s = order[oi]
+        lo = sent_offsets[s]
+        hi = sent_offsets[s + 1]
+        nh = hi - lo
+        sc = scratch
+        gn = scratch + nh
+        _row_scores(dense, D, sp_indptr, sp_ids, sp_values, wp, lo, hi, sc)
+        if ep != NULL:
+            _row_scores(dense, D, sp_indptr, sp_ids, sp_values, ep, lo, hi, ebuf)
+            eval_rows[s] = _first_max(ebuf, lo, hi)
+        model = _first_max(sc, lo, hi)
+        for k in range(9):
+            bl[k] = bgp[k]
+        prune = bounded and _gain_bounds(bl, &stats_lo[s, 0], &stats_hi[s, 0], ref_divisor, &g_lo, &g_hi)
+        if prune:
+            # start from the top model score's row: its s + g and s - g are the bars
+            g = _gain(&stats[model, 0], bl, ref_divisor)
+            gn[model - lo] = g
+            hope = model
+            fear = model
+            bh = sc[model - lo] + g
+            bf = sc[model - lo] - g
             for h in range(lo, hi):
-                sc[h - lo] = _row_score(dense, sp_indptr, sp_ids, sp_values, wp, D, h)
-                gn[h - lo] = _bg_gain(&stats[h, 0], bgp, ref_divisor)
+                if h == model or (sc[h - lo] + g_hi < bh and sc[h - lo] - g_lo < bf):
+                    continue
+                g = _gain(&stats[h, 0], bl, ref_divisor)
+                gn[h - lo] = g
+                v = sc[h - lo] + g
+                if _beats(v, sc[h - lo], h, bh, sc[hope - lo], hope):
+                    bh = v
+                    hope = h
+                v = sc[h - lo] - g
+                if _beats(v, sc[h - lo], h, bf, sc[fear - lo], fear):
+                    bf = v
+                    fear = h
+        else:
+            for h in range(lo, hi):
+                gn[h - lo] = _gain(&stats[h, 0], bl, ref_divisor)
             hope = lo
             fear = lo
-            model = lo
             bh = sc[0] + gn[0]
             bf = sc[0] - gn[0]
-            bm = sc[0]
             for h in range(lo + 1, hi):
                 v = sc[h - lo] + gn[h - lo]
                 if v > bh or (v == bh and sc[h - lo] > sc[hope - lo]):
@@ -242,31 +392,86 @@ def kbmira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const 
                 if v > bf or (v == bf and sc[h - lo] > sc[fear - lo]):
                     bf = v
                     fear = h
-                if sc[h - lo] > bm:
-                    bm = sc[h - lo]
-                    model = h
-            if safe_hope:
-                sh = sc[hope - lo]
-                gh = 5.0 * gn[hope - lo]
-                if sh > 1e-8 or sh < -1e-8:
-                    if gh < 0.0:
-                        gh = -gh
-                    if sh < 0.0:
-                        sh = -sh
-                    if gh / sh < 1.0:
-                        hs = gh / sh
-                        hope = lo
-                        bh = hs * sc[0] + gn[0]
-                        for h in range(lo + 1, hi):
-                            v = hs * sc[h - lo] + gn[h - lo]
-                            if v > bh or (v == bh and sc[h - lo] > sc[hope - lo]):
-                                bh = v
-                                hope = h
-            if gn[hope - lo] > gn[fear - lo]:
-                total += _pa_step(dense, sp_indptr, sp_ids, sp_values, D, hope, fear,
-                                  sc[hope - lo], sc[fear - lo], gn[hope - lo], gn[fear - lo],
-                                  C, wp, up, &state[0])
-            back = model if model_bg else hope
-            for k in range(9):
-                bgp[k] = decay * bgp[k] + stats[back, k]
+        if safe_hope:
+            sh = sc[hope - lo]
+            gh = 5.0 * gn[hope - lo]
+            if sh > 1e-8 or sh < -1e-8:
+                if gh < 0.0:
+                    gh = -gh
+                if sh < 0.0:
+                    sh = -sh
+                if gh / sh < 1.0:
+                    hs = gh / sh
+                    hope = lo
+                    bh = hs * sc[0] + gn[0]
+                    for h in range(lo + 1, hi):
+                        v = hs * sc[h - lo] + gn[h - lo]
+                        if v > bh or (v == bh and sc[h - lo] > sc[hope - lo]):
+                            bh = v
+                            hope = h
+        if gn[hope - lo] > gn[fear - lo]:
+            total += _pa_step(dense_mv, sp_indptr, sp_ids, sp_values, D, hope, fear,
+                              sc[hope - lo], sc[fear - lo], gn[hope - lo], gn[fear - lo],
+                              C, wp, up, state)
+        back = model if model_bg else hope
+        for k in range(9):
+            bgp[k] = decay * bgp[k] + stats[back, k]
+    return total
+
+
+def kbmira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                const double[::1] sp_values, const int32_t[:, ::1] stats, double ref_divisor,
+                const int64_t[::1] sent_offsets, const int64_t[::1] order, double C, double decay,
+                bint model_bg, bint safe_hope, double[::1] bg, double[::1] w, double[::1] u,
+                double[::1] scratch, int64_t[::1] state, const double[::1] eval_w=None,
+                int64_t[::1] eval_rows=None, const int32_t[:, ::1] stats_lo=None,
+                const int32_t[:, ::1] stats_hi=None):
+    """One kbmira pass over the sentences ``order`` (int64 [m]), Moses semantics.
+
+    Per sentence, with s = w.f and gain g = _bg_gain(stats row, bg): hope = argmax
+    (hs*s + g) (hs = 1; with safe_hope, if 5*|g_hope| < |s_hope| and |s_hope| > 1e-8 the
+    hope is chosen again with hs = 5*|g_hope| / |s_hope|), fear = argmax (s - g),
+    model = argmax s (ties: larger s, then lowest row). A PA-I step (module comment) when
+    hope != fear and g_hope > g_fear; then bg <- decay*bg + stats[hope] (stats[model] with
+    model_bg). stats int32 [n, 9]; bg float64 [9]; scratch float64 [2 * max sentence size];
+    other arguments as mira_pass. Returns the summed loss of the steps taken.
+
+    With ``eval_w`` (float64 [F]) the pass also finds eval_rows[s] (int64 [S]) for every
+    sentence s it visits: the row of the highest eval_w.f (ties: the lowest row), summed
+    as NbestCorpus.scores sums, i.e. the 1-best of the weights the last pass ended with,
+    while the rows are at hand instead of in a pass of its own.
+
+    With ``stats_lo`` / ``stats_hi`` (int32 [S, 9], each sentence's column minima and
+    maxima; not with safe_hope) gains are computed only for rows that can still be hope
+    or fear: the gains of a sentence's rows lie between bounds taken from its box, so a
+    row whose s + upper bound falls below the best s + g so far (and s - lower bound
+    below the best s - g) is passed over. The result is the same; most rows of a
+    sentence, those far below its top model scores, skip the gain (two square roots and
+    an exponential).
+    """
+    cdef Py_ssize_t D = dense.shape[1], S = sent_offsets.shape[0] - 1, s
+    cdef int64_t biggest = 1
+    cdef double total = 0.0
+    cdef const double* ep = NULL
+    cdef const double* dbase = &dense[0, 0] if dense.shape[0] > 0 and D > 0 else NULL
+    cdef double* ebuf = NULL
+    if eval_w is not None:
+        if eval_rows is None or eval_w.shape[0] != w.shape[0] or eval_rows.shape[0] < S:
+            raise ValueError("eval_w needs eval_rows [S] and as many entries as w")
+        ep = &eval_w[0]
+        for s in range(S):
+            biggest = max(biggest, sent_offsets[s + 1] - sent_offsets[s])
+        ebuf = <double*>malloc(biggest * sizeof(double))
+        if ebuf == NULL:
+            raise MemoryError()
+    if stats_lo is not None and (safe_hope or stats_hi is None or stats_lo.shape[0] < S
+                                 or stats_hi.shape[0] != stats_lo.shape[0] or stats_lo.shape[1] != 9
+                                 or stats_hi.shape[1] != 9):
+        free(ebuf)
+        raise ValueError("stats_lo and stats_hi must both be [S, 9], and not with safe_hope")
+    with nogil:
+        total = _kbmira_sentences(dbase, D, sp_indptr, sp_ids, sp_values, dense, stats, ref_divisor, sent_offsets,
+                                  order, C, decay, model_bg, safe_hope, &bg[0], &w[0], &u[0], &scratch[0],
+                                  &state[0], ep, eval_rows, ebuf, stats_lo, stats_hi)
+    free(ebuf)
     return total

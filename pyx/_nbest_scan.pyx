@@ -1,22 +1,25 @@
 # Compiled reader for Moses n-best and cdec k-best lines.
 #
-# One pass over the bytes of each line: sentence id, hypothesis tokens interned into a
-# vocabulary (and kept LEB128-coded), and the feature vector (dense block + sparse
-# entries). The BLEU sufficient statistics against each sentence's reference n-gram
-# table (pyx/_ngram.pxd) are computed at finish(), runs of sentences in OpenMP threads. Output goes to growable
-# buffers that become NumPy arrays without a copy. Errors are status codes with the
-# line number and the offending text; the Python wrapper turns them into InputError.
+# One pass over the bytes of each line, without the GIL: sentence id, hypothesis tokens
+# interned into a vocabulary (and kept LEB128-coded), and the feature vector (dense block +
+# sparse entries). The BLEU sufficient statistics against each sentence's reference n-gram
+# table (pyx/_ngram.pxd) are computed at finish(), runs of sentences in OpenMP threads, or
+# by bleu_stats on the whole sentences take_sentences hands out while the file is read.
+# Output goes to growable buffers that become NumPy arrays without a copy. Errors are
+# status codes with the line number and the offending text; the Python wrapper turns
+# them into InputError.
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, strtod, free, malloc, realloc
-from libc.string cimport memcmp, memset, memcpy
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcmp, memmove, memset, memcpy
 from libc.math cimport isfinite
 
 import numpy as np
 
 include "_growbuf.pxi"
 
-from _intern cimport InternTable, hash_bytes, intern_add, intern_find, intern_free, intern_init
+from _intern cimport InternTable, intern_add, intern_free, intern_init
+from _numtext cimport parse_double, scan_decimal
 from _ngram cimport NgramTable, ngram_hyp_stats, ngram_table_build, ngram_table_free, ngram_table_init
 from _runs cimport check_runs
 
@@ -45,6 +48,107 @@ cdef inline bint is_space(char c) noexcept nogil:
     return c == b' ' or c == b'\t'
 
 
+cdef extern from *:
+    """
+    /* eight bytes at a time where a little-endian load and a count of trailing zeros are
+       cheap; a byte loop elsewhere (the two give the same hashes) */
+    #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    #define MTPLUG_SWAR 1
+    #define mtplug_ctz64(x) __builtin_ctzll(x)
+    #else
+    #define MTPLUG_SWAR 0
+    #define mtplug_ctz64(x) 0
+    #endif
+    """
+    bint MTPLUG_SWAR
+    int mtplug_ctz64(uint64_t x) noexcept nogil
+
+
+# The vocabularies' hash of a word: its bytes in little-endian blocks of eight, a multiply
+# and shift per block, then its length. Interning 50 million tokens, the byte-wise FNV
+# hash's chain of multiplies and a separate pass to find each token's end cost most of the
+# reading; token_end finds the end and hashes in one pass, eight bytes a step.
+cdef inline uint64_t _hash_block(uint64_t h, uint64_t w) noexcept nogil:
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+    return h ^ (h >> 29)
+
+
+cdef inline uint64_t _hash_end(uint64_t h, uint64_t w, Py_ssize_t n) noexcept nogil:
+    h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+    h = (h ^ <uint64_t>n) * 0x94D049BB133111EBULL
+    return h ^ (h >> 32)
+
+
+cdef inline uint64_t word_hash(const char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL, w
+    cdef Py_ssize_t j = 0, k
+    while j + 8 <= n:
+        if MTPLUG_SWAR:
+            memcpy(&w, s + j, 8)
+        else:
+            w = 0
+            for k in range(8):
+                w |= (<uint64_t>(<uint8_t>s[j + k])) << (8 * k)
+        h = _hash_block(h, w)
+        j += 8
+    w = 0
+    for k in range(n - j):
+        w |= (<uint64_t>(<uint8_t>s[j + k])) << (8 * k)
+    return _hash_end(h, w, n)
+
+
+cdef inline Py_ssize_t token_end(const char* p, Py_ssize_t i, Py_ssize_t stop, uint64_t* hash) noexcept nogil:
+    """End of the token that starts at ``p[i]`` (the first space or tab, or ``stop``); its
+    word_hash goes to ``hash``."""
+    cdef Py_ssize_t j = i, k
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL, w, a, b, z
+    if MTPLUG_SWAR:
+        while j + 8 <= stop:
+            memcpy(&w, p + j, 8)
+            # a high bit in each byte that is a space or a tab (exact up to the first one)
+            a = w ^ 0x2020202020202020ULL
+            b = w ^ 0x0909090909090909ULL
+            z = (((a - 0x0101010101010101ULL) & ~a) | ((b - 0x0101010101010101ULL) & ~b)) & 0x8080808080808080ULL
+            if z:
+                k = mtplug_ctz64(z) >> 3
+                w = (w & ((<uint64_t>1 << (8 * k)) - 1)) if k else 0
+                hash[0] = _hash_end(h, w, j + k - i)
+                return j + k
+            h = _hash_block(h, w)
+            j += 8
+    w = 0
+    k = 0
+    while j < stop and not is_space(p[j]):
+        w |= (<uint64_t>(<uint8_t>p[j])) << (8 * k)
+        j += 1
+        k += 1
+        if k == 8:
+            h = _hash_block(h, w)
+            w = 0
+            k = 0
+    hash[0] = _hash_end(h, w, j - i)
+    return j
+
+
+cdef inline bint same_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t x, y
+    while n >= 8:
+        memcpy(&x, a, 8)
+        memcpy(&y, b, 8)
+        if x != y:
+            return False
+        a += 8
+        b += 8
+        n -= 8
+    while n > 0:
+        if a[0] != b[0]:
+            return False
+        a += 1
+        b += 1
+        n -= 1
+    return True
+
+
 cdef class Vocabulary:
     """Interns byte strings to consecutive int32 ids (0, 1, ...); exact, hash + compare.
 
@@ -64,18 +168,35 @@ cdef class Vocabulary:
     def n(self):
         return self.tab.n
 
-    cdef inline int32_t find(self, const char* s, Py_ssize_t n, uint64_t h) noexcept:
-        return intern_find(&self.tab, s, n, h)
+    cdef inline int32_t find(self, const char* s, Py_ssize_t n, uint64_t h) noexcept nogil:
+        """Id of ``s[:n]`` (``h = word_hash(s, n)``), or -1. intern_find's probe with the
+        bytes compared inline: a call to memcmp per token cost more than the comparing."""
+        cdef const InternTable* t = &self.tab
+        cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>t.mask)
+        cdef int32_t sid
+        cdef const int64_t* offs = <const int64_t*>t.offsets.data
+        cdef const uint64_t* hs = <const uint64_t*>t.hashes.data
+        while True:
+            sid = t.slots[slot]
+            if sid < 0:
+                return -1
+            if hs[sid] == h and offs[sid + 1] - offs[sid] == n and same_bytes(t.arena.data + offs[sid], s, n):
+                return sid
+            slot = (slot + 1) & t.mask
 
-    cdef int32_t intern(self, const char* s, Py_ssize_t n) except -2:
+    cdef inline int32_t intern(self, const char* s, Py_ssize_t n) except -2 nogil:
         """Id of the word ``s[:n]``, adding it if new."""
-        cdef uint64_t h = hash_bytes(s, n)
-        cdef int32_t wid = intern_find(&self.tab, s, n, h)
+        return self.intern_hashed(s, n, word_hash(s, n))
+
+    cdef inline int32_t intern_hashed(self, const char* s, Py_ssize_t n, uint64_t h) except -2 nogil:
+        """:meth:`intern` with ``h = word_hash(s, n)`` given."""
+        cdef int32_t wid = self.find(s, n, h)
         if wid >= 0:
             return wid
         wid = intern_add(&self.tab, s, n, h)
         if wid < 0:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         return wid
 
     def add(self, bytes word):
@@ -84,7 +205,7 @@ cdef class Vocabulary:
 
     def get(self, bytes word):
         """Id of ``word``, or -1 if it is not in the vocabulary."""
-        return self.find(word, len(word), hash_bytes(word, len(word)))
+        return self.find(word, len(word), word_hash(word, len(word)))
 
     def __len__(self):
         return self.tab.n
@@ -180,6 +301,9 @@ cdef class NbestScanner:
     cdef GrowBuf out_sid, out_dense, out_sp_ptr, out_sp_id, out_sp_val
     cdef GrowBuf out_hyp_ptr, out_hyp_bytes
     cdef int64_t n_hyp
+    cdef int64_t n_taken         # rows handed out by take_sentences
+    # the number of the line after the last chunk scanned
+    cdef readonly int64_t next_line
     # error report
     cdef readonly int err_code
     cdef readonly int64_t err_line
@@ -233,6 +357,8 @@ cdef class NbestScanner:
         self.label_stamp_cap = 0
         self.line_stamp = 0
         self.n_hyp = 0
+        self.n_taken = 0
+        self.next_line = 1
         if self.toks == NULL or self.dense_row == NULL:
             raise MemoryError()
         growbuf_append(&self.out_sp_ptr, &zero, sizeof(int64_t))
@@ -259,11 +385,19 @@ cdef class NbestScanner:
         growbuf_free(&self.out_hyp_bytes)
 
     # ---------------------------------------------------------------- helpers
-    cdef int _fail(self, int code, int64_t line_no, const char* s, Py_ssize_t n) except -1:
+    cdef int _fail(self, int code, int64_t line_no, const char* s, Py_ssize_t n) except -1 nogil:
         self.err_code = code
         self.err_line = line_no
-        self.err_text = s[:n] if n > 0 else b""
+        with gil:
+            self.err_text = s[:n] if n > 0 else b""
         return code
+
+    cdef inline int _check_new(self, int64_t line_no) except -1 nogil:
+        """:meth:`_check_new_words`, when words or names came since the last check."""
+        if self.checked_words < self.words.tab.n or self.checked_names < self.names.tab.n:
+            with gil:
+                return self._check_new_words(line_no)
+        return 0
 
     cdef int _check_new_words(self, int64_t line_no) except -1:
         """Validate UTF-8 of words and feature names first seen on this line, and give
@@ -292,14 +426,15 @@ cdef class NbestScanner:
             self.checked_names += 1
         return 0
 
-    cdef int _stamp_capacity(self) except -1:
+    cdef int _stamp_capacity(self) except -1 nogil:
         cdef Py_ssize_t need = self.names.tab.n + 1, cap, i
         cdef int64_t* p
         if need > self.col_stamp_cap:
             cap = need * 2
             p = <int64_t*>realloc(self.col_stamp, cap * sizeof(int64_t))
             if p == NULL:
-                raise MemoryError()
+                with gil:
+                    raise MemoryError()
             for i in range(self.col_stamp_cap, cap):
                 p[i] = -1
             self.col_stamp = p
@@ -309,7 +444,8 @@ cdef class NbestScanner:
             cap = need * 2
             p = <int64_t*>realloc(self.label_stamp, cap * sizeof(int64_t))
             if p == NULL:
-                raise MemoryError()
+                with gil:
+                    raise MemoryError()
             for i in range(self.label_stamp_cap, cap):
                 p[i] = -1
             self.label_stamp = p
@@ -325,12 +461,12 @@ cdef class NbestScanner:
         self.table_sid = sid
         return 0
 
-    cdef int _start_run(self, int64_t sid) except -1:
+    cdef int _start_run(self, int64_t sid) except -1 nogil:
         """Hypotheses from the next one on belong to sentence ``sid``."""
-        if growbuf_append(&self.run_start, &self.n_hyp, sizeof(int64_t)) != 0:
-            raise MemoryError()
-        if growbuf_append(&self.run_sid, &sid, sizeof(int64_t)) != 0:
-            raise MemoryError()
+        if growbuf_append(&self.run_start, &self.n_hyp, sizeof(int64_t)) != 0 or \
+                growbuf_append(&self.run_sid, &sid, sizeof(int64_t)) != 0:
+            with gil:
+                raise MemoryError()
         return 0
 
     # ---------------------------------------------------------------- layout
@@ -390,15 +526,13 @@ cdef class NbestScanner:
         return 0
 
     # ---------------------------------------------------------------- lines
-    cdef int _parse_features(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+    cdef int _parse_features(self, const char* p, Py_ssize_t n, int64_t line_no) except -1 nogil:
         cdef Py_ssize_t i = 0, j, e, k
         cdef int32_t lab = -1, fid, base = 0, cnt = 0, filled = 0, got = 0
         cdef int32_t* lbase = <int32_t*>self.label_base.data
         cdef int32_t* lcount = <int32_t*>self.label_count.data
         cdef int32_t pending_sparse = -1
         cdef double v
-        cdef char* endp
-        cdef char numbuf[64]
         cdef int64_t sp_start = self.out_sp_id.size // sizeof(int32_t)
         cdef int64_t sp_end
         self.line_stamp += 1
@@ -407,14 +541,22 @@ cdef class NbestScanner:
                 i += 1
             if i >= n:
                 break
-            j = i
-            while j < n and not is_space(p[j]):
-                j += 1
+            # most tokens are plain numbers: read as they are scanned
+            k = scan_decimal(p + i, n - i, &v)
+            if k > 0 and (i + k == n or is_space(p[i + k])):
+                j = i + k
+                e = -1
+            else:
+                j = i
+                while j < n and not is_space(p[j]):
+                    j += 1
+                k = -1
             # token p[i:j]
-            if pending_sparse < 0 and j - i > 1 and (p[j - 1] == b'=' or p[j - 1] == b':'):
+            if k < 0 and pending_sparse < 0 and j - i > 1 and (p[j - 1] == b'=' or p[j - 1] == b':'):
                 if p[j - 1] == b'=' and memchr_(p + i, b'_', j - i - 1):
                     fid = self.names.intern(p + i, j - i - 1)
-                    self._stamp_capacity()
+                    if fid >= self.col_stamp_cap:
+                        self._stamp_capacity()
                     if self.col_stamp[fid] == self.line_stamp:
                         return self._fail(ERR_DUP_FEATURE, line_no, p + i, j - i - 1)
                     self.col_stamp[fid] = self.line_stamp
@@ -422,10 +564,11 @@ cdef class NbestScanner:
                 else:
                     if lab >= 0 and got != cnt:
                         return self._fail(ERR_DENSE_COUNT, line_no, p + i, j - i)
-                    lab = self.labels.find(p + i, j - i - 1, hash_bytes(p + i, j - i - 1))
+                    lab = self.labels.find(p + i, j - i - 1, word_hash(p + i, j - i - 1))
                     if lab < 0 or lab >= self.label_base.size // <Py_ssize_t>sizeof(int32_t):
                         return self._fail(ERR_UNKNOWN_DENSE, line_no, p + i, j - i - 1)
-                    self._stamp_capacity()
+                    if lab >= self.label_stamp_cap:
+                        self._stamp_capacity()
                     if self.label_stamp[lab] == self.line_stamp:
                         return self._fail(ERR_DUP_FEATURE, line_no, p + i, j - i - 1)
                     self.label_stamp[lab] = self.line_stamp
@@ -437,36 +580,34 @@ cdef class NbestScanner:
                 i = j
                 continue
             e = -1
-            if pending_sparse < 0:
-                # name=value (cdec k-best and old Moses sparse form): split at the last '='
-                for k in range(j - 1, i, -1):
-                    if p[k] == b'=':
-                        e = k
-                        break
-            # parse the number in p[(e+1 or i):j]
-            k = (e + 1) if e >= 0 else i
-            if j - k <= 0 or j - k >= 63:
-                return self._fail(ERR_NUMBER, line_no, p + i, j - i)
-            memcpy(numbuf, p + k, j - k)
-            numbuf[j - k] = 0
-            v = strtod(numbuf, &endp)
-            if endp != numbuf + (j - k):
-                return self._fail(ERR_NUMBER, line_no, p + i, j - i)
+            # the token as a number first: a number's text holds no '='
+            if k < 0 and (j - i >= 63 or parse_double(p + i, j - i, &v) != 0):
+                if pending_sparse < 0:
+                    # name=value (cdec k-best and old Moses sparse form): split at the last '='
+                    for k in range(j - 1, i, -1):
+                        if p[k] == b'=':
+                            e = k
+                            break
+                if e < 0 or j - e - 1 <= 0 or j - e - 1 >= 63 or parse_double(p + e + 1, j - e - 1, &v) != 0:
+                    return self._fail(ERR_NUMBER, line_no, p + i, j - i)
             if not isfinite(v):
                 return self._fail(ERR_NONFINITE, line_no, p + i, j - i)
             if e >= 0:
                 fid = self.names.intern(p + i, e - i)
-                self._stamp_capacity()
+                if fid >= self.col_stamp_cap:
+                    self._stamp_capacity()
                 if self.col_stamp[fid] == self.line_stamp or fid < self.n_dense:
                     return self._fail(ERR_DUP_FEATURE, line_no, p + i, e - i)
                 self.col_stamp[fid] = self.line_stamp
                 if growbuf_append(&self.out_sp_id, &fid, sizeof(int32_t)) != 0 or \
                         growbuf_append(&self.out_sp_val, &v, sizeof(double)) != 0:
-                    raise MemoryError()
+                    with gil:
+                        raise MemoryError()
             elif pending_sparse >= 0:
                 if growbuf_append(&self.out_sp_id, &pending_sparse, sizeof(int32_t)) != 0 or \
                         growbuf_append(&self.out_sp_val, &v, sizeof(double)) != 0:
-                    raise MemoryError()
+                    with gil:
+                        raise MemoryError()
                 pending_sparse = -1
                 lab = -1
             else:
@@ -483,22 +624,30 @@ cdef class NbestScanner:
         if filled != self.n_dense or (lab >= 0 and got != cnt):
             return self._fail(ERR_DENSE_COUNT, line_no, p, n)
         if growbuf_append(&self.out_dense, self.dense_row, self.n_dense * sizeof(double)) != 0:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         # sparse entries sorted by id: one canonical form for dedup and dot products
         sp_end = self.out_sp_id.size // sizeof(int32_t)
         sort_sparse(<int32_t*>self.out_sp_id.data + sp_start,
                     <double*>self.out_sp_val.data + sp_start, sp_end - sp_start)
         if growbuf_append(&self.out_sp_ptr, &sp_end, sizeof(int64_t)) != 0:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         return 0
 
-    cdef int _scan_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+    cdef int _scan_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1 nogil:
         cdef Py_ssize_t s1 = -1, s2 = -1, s3 = -1, i, a, b
+        cdef const char* q
+        cdef int rc
         cdef int64_t sid = 0
-        # locate the '|||' separators
+        # locate the '|||' separators (memchr: a line is mostly the hypothesis's words)
         i = 0
         while i + 2 < n:
-            if p[i] == b'|' and p[i + 1] == b'|' and p[i + 2] == b'|':
+            q = <const char*>memchr(p + i, b'|', n - 2 - i)
+            if q == NULL:
+                break
+            i = q - p
+            if p[i + 1] == b'|' and p[i + 2] == b'|':
                 if s1 < 0:
                     s1 = i
                 elif s2 < 0:
@@ -536,62 +685,60 @@ cdef class NbestScanner:
         self.cur_sid = sid
         # features first: the dense layout may come from this line
         if not self.layout_fixed:
-            if self._discover_layout(p + s2 + 3, s3 - s2 - 3, line_no) != 0:
+            with gil:
+                rc = self._discover_layout(p + s2 + 3, s3 - s2 - 3, line_no)
+            if rc != 0:
                 return self.err_code
         if self._parse_features(p + s2 + 3, s3 - s2 - 3, line_no) != 0:
             return self.err_code
         return self._add_hypothesis(p, s1 + 3, s2, sid, line_no)
 
     cdef int _add_hypothesis(self, const char* p, Py_ssize_t i, Py_ssize_t stop, int64_t sid,
-                             int64_t line_no) except -1:
-        """Tokens of ``p[i:stop]``: interned, LEB128-coded, scored against the references."""
-        cdef Py_ssize_t j, ntok = 0
+                             int64_t line_no) except -1 nogil:
+        """Tokens of ``p[i:stop]``: interned and LEB128-coded (their statistics come later)."""
+        cdef Py_ssize_t j
+        cdef uint64_t h
         cdef int32_t wid
-        cdef uint8_t vbuf[8]
+        cdef uint8_t* out
         cdef uint32_t u
-        cdef int nb
         cdef int64_t end
         cdef int32_t sid32
+        # a token and its separator take two bytes at least, its code five at most
+        if growbuf_reserve(&self.out_hyp_bytes, 5 * ((stop - i) // 2 + 1)) != 0:
+            with gil:
+                raise MemoryError()
+        out = <uint8_t*>self.out_hyp_bytes.data + self.out_hyp_bytes.size
         while True:
             while i < stop and is_space(p[i]):
                 i += 1
             if i >= stop:
                 break
-            j = i
-            while j < stop and not is_space(p[j]):
-                j += 1
-            wid = self.words.intern(p + i, j - i)
-            if ntok >= self.toks_cap:
-                self.toks_cap *= 2
-                self.toks = <int32_t*>realloc(self.toks, self.toks_cap * sizeof(int32_t))
-                if self.toks == NULL:
-                    raise MemoryError()
-            self.toks[ntok] = wid
-            ntok += 1
+            j = token_end(p, i, stop, &h)
+            wid = self.words.intern_hashed(p + i, j - i, h)
             # LEB128 varint: most words take one or two bytes
             u = <uint32_t>wid
-            nb = 0
             while u >= 0x80:
-                vbuf[nb] = <uint8_t>((u & 0x7F) | 0x80)
+                out[0] = <uint8_t>((u & 0x7F) | 0x80)
                 u >>= 7
-                nb += 1
-            vbuf[nb] = <uint8_t>u
-            nb += 1
-            if growbuf_append(&self.out_hyp_bytes, vbuf, nb) != 0:
-                raise MemoryError()
+                out += 1
+            out[0] = <uint8_t>u
+            out += 1
             i = j
+        self.out_hyp_bytes.size = <char*>out - self.out_hyp_bytes.data
         end = self.out_hyp_bytes.size
         if growbuf_append(&self.out_hyp_ptr, &end, sizeof(int64_t)) != 0:
-            raise MemoryError()
-        if self._check_new_words(line_no) != 0:
+            with gil:
+                raise MemoryError()
+        if self._check_new(line_no) != 0:
             return self.err_code
         sid32 = <int32_t>sid
         if growbuf_append(&self.out_sid, &sid32, sizeof(int32_t)) != 0:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         self.n_hyp += 1
         return 0
 
-    cdef int _plain_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1:
+    cdef int _plain_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1 nogil:
         """A line of a plain hypothesis file: sentence id = line index, no features."""
         cdef int64_t sid = self.cur_sid + 1
         cdef int64_t end
@@ -602,7 +749,8 @@ cdef class NbestScanner:
         self.cur_sid = sid
         end = self.out_sp_id.size // sizeof(int32_t)
         if growbuf_append(&self.out_sp_ptr, &end, sizeof(int64_t)) != 0:
-            raise MemoryError()
+            with gil:
+                raise MemoryError()
         return self._add_hypothesis(p, 0, n, sid, line_no)
 
     def hypothesis_stats(self, int64_t sid, const int32_t[::1] words, const int64_t[::1] ptr,
@@ -633,29 +781,35 @@ cdef class NbestScanner:
             ngram_hyp_stats(&self.ngrams, self.toks, L, self.reflen_mode, &out[i, 0])
 
     def new_file(self):
-        """Start a new input file: sentence ids may begin again at 0."""
+        """Start a new input file: sentence ids may begin again at 0, lines at 1."""
         self.cur_sid = -1
+        self.next_line = 1
 
     def scan(self, const uint8_t[::1] chunk, int64_t first_line, bint plain=False):
-        """Parse the whole lines in ``chunk`` (line numbers from ``first_line``).
+        """Parse the whole lines in ``chunk`` (line numbers from ``first_line``; the next
+        chunk's first line is :attr:`next_line` then).
 
         Returns 0, or an error code with :attr:`err_line` and :attr:`err_text` set.
         Blank lines are skipped, as Moses's extractor does; a trailing CR is dropped.
         With ``plain``, every line (blank ones too) is the one hypothesis of the next
-        sentence and has no features.
+        sentence and has no features. The GIL is released while lines are parsed (taken
+        back only for new words and errors), so other threads run meanwhile.
         """
-        cdef const char* base
-        cdef Py_ssize_t n = chunk.shape[0], start = 0, stop, end
-        cdef int64_t line_no = first_line
-        cdef int rc
-        cdef Py_ssize_t i
-        if n == 0:
+        cdef int rc = 0
+        self.next_line = first_line
+        if chunk.shape[0] == 0:
             return 0
-        base = <const char*>&chunk[0]
+        with nogil:
+            rc = self._scan_chunk(<const char*>&chunk[0], chunk.shape[0], first_line, plain)
+        return rc
+
+    cdef int _scan_chunk(self, const char* base, Py_ssize_t n, int64_t line_no, bint plain) except -1 nogil:
+        cdef const char* nl
+        cdef Py_ssize_t start = 0, stop, end, i
+        cdef int rc
         while start < n:
-            stop = start
-            while stop < n and base[stop] != b'\n':
-                stop += 1
+            nl = <const char*>memchr(base + start, b'\n', n - start)
+            stop = n if nl == NULL else nl - base
             end = stop
             if end > start and base[end - 1] == b'\r':
                 end -= 1
@@ -673,11 +827,13 @@ cdef class NbestScanner:
                         return rc
             start = stop + 1
             line_no += 1
+        self.next_line = line_no
         return 0
 
     @property
     def n_hypotheses(self):
-        return self.n_hyp
+        """Hypotheses read so far (those handed out by :meth:`take_sentences` included)."""
+        return self.n_hyp + self.n_taken
 
     def layout(self):
         """``(label_base int32, label_count int32)`` of the dense layout."""
@@ -718,6 +874,80 @@ cdef class NbestScanner:
         growbuf_free(&self.run_start)
         growbuf_free(&self.run_sid)
         return out
+
+    def take_sentences(self, bint final=False):
+        """The rows of the sentences read to their end (all rows with ``final``), as
+        :meth:`finish` returns them but without statistics: instead ``run_start`` int64
+        [R + 1], ``run_sid`` int64 [R] and ``word_class`` int32 (the arguments of
+        :func:`bleu_stats`, to compute them elsewhere, in another thread say). The rows
+        leave the scanner, which keeps those of the sentence still being read. Needs
+        references. A sentence ends where the next begins, so a file taken in pieces gives
+        finish()'s arrays cut between sentences."""
+        cdef Py_ssize_t n_runs = self.run_sid.size // sizeof(int64_t), keep_runs, i
+        cdef int64_t* rs = <int64_t*>self.run_start.data
+        cdef int64_t cut, sp_cut, hyp_cut
+        cdef int64_t* ptr
+        cdef Py_ssize_t d = self.n_dense
+        if not self.has_refs:
+            raise ValueError("take_sentences needs references")
+        keep_runs = 0 if final or n_runs == 0 else 1
+        cut = self.n_hyp if keep_runs == 0 else rs[n_runs - 1]
+        sp_cut = (<int64_t*>self.out_sp_ptr.data)[cut]
+        hyp_cut = (<int64_t*>self.out_hyp_ptr.data)[cut]
+        starts = np.empty(n_runs - keep_runs + 1, dtype=np.int64)
+        starts[:n_runs - keep_runs] = _copied(&self.run_start, 0, n_runs - keep_runs, np.int64)
+        starts[n_runs - keep_runs] = cut
+        out = {
+            "sent_ids": _copied(&self.out_sid, 0, cut, np.int32),
+            "dense": _copied(&self.out_dense, 0, cut * d, np.float64).reshape(cut, d),
+            "sparse_indptr": _copied(&self.out_sp_ptr, 0, cut + 1, np.int64),
+            "sparse_ids": _copied(&self.out_sp_id, 0, sp_cut, np.int32),
+            "sparse_values": _copied(&self.out_sp_val, 0, sp_cut, np.float64),
+            "hyp_indptr": _copied(&self.out_hyp_ptr, 0, cut + 1, np.int64),
+            "hyp_bytes": _copied(&self.out_hyp_bytes, 0, hyp_cut, np.uint8),
+            "run_start": starts,
+            "run_sid": _copied(&self.run_sid, 0, n_runs - keep_runs, np.int64),
+            "word_class": (_copied(&self.word_class, 0, self.word_class.size // sizeof(int32_t), np.int32)
+                           if self.lowercase else np.zeros(0, dtype=np.int32)),
+        }
+        # the open sentence's rows move to the front, their offsets rebased
+        _drop_front(&self.out_sid, cut * sizeof(int32_t))
+        _drop_front(&self.out_dense, cut * d * sizeof(double))
+        _drop_front(&self.out_sp_ptr, cut * sizeof(int64_t))
+        _drop_front(&self.out_sp_id, sp_cut * sizeof(int32_t))
+        _drop_front(&self.out_sp_val, sp_cut * sizeof(double))
+        _drop_front(&self.out_hyp_ptr, cut * sizeof(int64_t))
+        _drop_front(&self.out_hyp_bytes, hyp_cut)
+        _drop_front(&self.run_start, (n_runs - keep_runs) * sizeof(int64_t))
+        _drop_front(&self.run_sid, (n_runs - keep_runs) * sizeof(int64_t))
+        ptr = <int64_t*>self.out_sp_ptr.data
+        for i in range(self.n_hyp - cut + 1):
+            ptr[i] -= sp_cut
+        ptr = <int64_t*>self.out_hyp_ptr.data
+        for i in range(self.n_hyp - cut + 1):
+            ptr[i] -= hyp_cut
+        ptr = <int64_t*>self.run_start.data
+        for i in range(keep_runs):
+            ptr[i] -= cut
+        self.n_hyp -= cut
+        self.n_taken += cut
+        return out
+
+
+cdef object _copied(GrowBuf* b, Py_ssize_t start, Py_ssize_t stop, dtype):
+    """Items ``start .. stop-1`` of ``b`` (items of ``dtype``) as a new array."""
+    a = np.empty(stop - start, dtype=dtype)
+    cdef Py_ssize_t size = a.itemsize
+    if stop > start:
+        memcpy(cnp.PyArray_DATA(a), b.data + start * size, (stop - start) * size)
+    return a
+
+
+cdef void _drop_front(GrowBuf* b, Py_ssize_t nbytes) noexcept:
+    if nbytes == 0:
+        return
+    memmove(b.data, b.data + nbytes, b.size - nbytes)
+    b.size -= nbytes
 
 
 def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, const int64_t[::1] run_start,

@@ -13,7 +13,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp, memset
+from libc.string cimport memset
 
 #: effective reference length modes of row[8]
 cdef enum:
@@ -42,13 +42,34 @@ cdef struct NgramTable:
     Py_ssize_t ref_lens_cap
 
 
-cdef inline uint64_t hash_ngram(const int32_t* w, int order) noexcept nogil:
-    cdef uint64_t h = <uint64_t>order * 0x9E3779B97F4A7C15ULL
+#: the hash of the empty n-gram; an n-gram's hash extends its prefix's by one word, so the
+#: orders 1..4 from one position cost one step each
+cdef enum:
+    NGRAM_SEED = 0x9E3779B9
+
+
+cdef inline uint64_t ngram_step(uint64_t h, int32_t w) noexcept nogil:
+    h = (h ^ <uint64_t><uint32_t>w) * 0xBF58476D1CE4E5B9ULL
+    return h ^ (h >> 31)
+
+
+cdef inline bint same_ngram(const int32_t* a, const int32_t* b, int order) noexcept nogil:
     cdef int k
     for k in range(order):
-        h = (h ^ <uint64_t><uint32_t>w[k]) * 0xBF58476D1CE4E5B9ULL
-        h ^= h >> 31
-    return h
+        if a[k] != b[k]:
+            return False
+    return True
+
+
+cdef inline NgramSlot* ngram_probe(NgramTable* t, uint64_t h, const int32_t* w, int order) noexcept nogil:
+    """The slot of the n-gram w[:order] (hash h), or the empty slot where it would go."""
+    cdef Py_ssize_t slot = h & t.mask
+    cdef NgramSlot* s
+    while True:
+        s = &t.slots[slot]
+        if s.order == 0 or (s.order == order and same_ngram(s.w, w, order)):
+            return s
+        slot = (slot + 1) & t.mask
 
 
 cdef inline void ngram_table_init(NgramTable* t) noexcept nogil:
@@ -75,8 +96,9 @@ cdef inline int ngram_table_build(NgramTable* t, const int64_t* ref_tok_ptr, int
     """The table of references r0..r1-1 (reference r = ref_tokens[ref_tok_ptr[r]:
     ref_tok_ptr[r + 1]]). Returns 0, or -1 when memory runs out."""
     cdef int64_t r, t0, t1, i
-    cdef Py_ssize_t total = 0, size, slot
+    cdef Py_ssize_t total = 0, size
     cdef int order, k, L
+    cdef uint64_t h
     cdef NgramSlot* s
     cdef const int32_t* w
     for r in range(r0, r1):
@@ -108,20 +130,18 @@ cdef inline int ngram_table_build(NgramTable* t, const int64_t* ref_tok_ptr, int
         t0 = ref_tok_ptr[r]
         t1 = ref_tok_ptr[r + 1]
         t.ref_lens[r - r0] = <int32_t>(t1 - t0)
-        for order in range(1, 5):
-            for i in range(t0, t1 - order + 1):
-                w = &ref_tokens[i]
-                slot = hash_ngram(w, order) & t.mask
-                while True:
-                    s = &t.slots[slot]
-                    if s.order == 0:
-                        s.order = order
-                        for k in range(order):
-                            s.w[k] = w[k]
-                        break
-                    if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
-                        break
-                    slot = (slot + 1) & t.mask
+        for i in range(t0, t1):
+            w = &ref_tokens[i]
+            h = NGRAM_SEED
+            for order in range(1, 5):
+                if i + order > t1:
+                    break
+                h = ngram_step(h, w[order - 1])
+                s = ngram_probe(t, h, w, order)
+                if s.order == 0:
+                    s.order = order
+                    for k in range(order):
+                        s.w[k] = w[k]
                 if s.ref_stamp != t.ref_stamp:
                     s.ref_stamp = t.ref_stamp
                     s.ref_cnt = 0
@@ -135,7 +155,8 @@ cdef inline void ngram_hyp_stats(NgramTable* t, const int32_t* toks, Py_ssize_t 
                                  int32_t* row) noexcept nogil:
     """BLEU statistics row[9] of one hypothesis (n class ids) against the table."""
     cdef int order
-    cdef Py_ssize_t i, k, slot
+    cdef Py_ssize_t i, k
+    cdef uint64_t h
     cdef NgramSlot* s
     cdef const int32_t* w
     cdef int32_t best, diff, bestdiff, L
@@ -144,22 +165,23 @@ cdef inline void ngram_hyp_stats(NgramTable* t, const int32_t* toks, Py_ssize_t 
     for order in range(1, 5):
         row[2 * order - 2] = 0
         row[2 * order - 1] = <int32_t>(n - order + 1) if n >= order else 0
-        for i in range(0, n - order + 1):
-            w = &toks[i]
-            slot = hash_ngram(w, order) & t.mask
-            while True:
-                s = &t.slots[slot]
-                if s.order == 0:
-                    break
-                if s.order == order and memcmp(s.w, w, order * sizeof(int32_t)) == 0:
-                    if s.hyp_stamp != t.hyp_stamp:
-                        s.hyp_stamp = t.hyp_stamp
-                        s.hyp_cnt = 0
-                    s.hyp_cnt += 1
-                    if s.hyp_cnt <= s.ref_max:
-                        row[2 * order - 2] += 1
-                    break
-                slot = (slot + 1) & t.mask
+    for i in range(n):
+        w = &toks[i]
+        h = NGRAM_SEED
+        for order in range(1, 5):
+            if i + order > n:
+                break
+            h = ngram_step(h, w[order - 1])
+            s = ngram_probe(t, h, w, order)
+            if s.order == 0:
+                # a longer n-gram from here holds this one, so no reference has it either
+                break
+            if s.hyp_stamp != t.hyp_stamp:
+                s.hyp_stamp = t.hyp_stamp
+                s.hyp_cnt = 0
+            s.hyp_cnt += 1
+            if s.hyp_cnt <= s.ref_max:
+                row[2 * order - 2] += 1
     if reflen_mode == REFLEN_CLOSEST:
         best = t.ref_lens[0]
         bestdiff = best - <int32_t>n

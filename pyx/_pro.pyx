@@ -35,10 +35,13 @@
 
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
 from libc.math cimport fabs, sqrt
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from _numtext cimport format_g6, format_int
 from libc.stdlib cimport free, malloc, qsort
 
 import numpy as np
+
+include "_growbuf.pxi"
 
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 cdef uint64_t SENTENCE_STRIDE = 0xD1B54A32D192ED03ULL   # odd: s -> s * stride is a bijection
@@ -159,7 +162,7 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
                  Py_ssize_t s_hi, uint64_t seed, Py_ssize_t gamma, Py_ssize_t cap, double beta,
                  const int64_t[::1] lengths, double length_z,
                  int64_t[::1] out_better, int64_t[::1] out_worse, int64_t[::1] out_count,
-                 int64_t[::1] out_above, int64_t[::1] out_redrawn):
+                 int64_t[::1] out_above, int64_t[::1] out_redrawn, uint64_t first_sentence=0):
     """Sample the PRO pairs of sentences s_lo .. s_hi - 1 (rules: the module header).
 
     scores float64 [n_hyp] (the sentence metric b, finite); sent_offsets int64 [S + 1]
@@ -171,7 +174,9 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
     out_count[s] - 1 of out_better / out_worse (row indices into the store, int64
     [S * cap]); out_above[s] is its number of candidates (draws that passed the i != j,
     beta and b_i != b_j tests) before the top-xi cut; out_redrawn[s] its draws rejected
-    for length. Returns 0, or -1 if scratch memory could not be allocated (nothing is
+    for length. ``first_sentence``: the store's number of sentence 0 of ``sent_offsets``
+    (a block of sentences sampled on its own draws from the streams of their numbers in
+    the store). Returns 0, or -1 if scratch memory could not be allocated (nothing is
     then written).
     """
     cdef Py_ssize_t s, n, r
@@ -192,7 +197,7 @@ def sample_pairs(const double[::1] scores, const int64_t[::1] sent_offsets, Py_s
             above = 0
             redrawn = 0
             if k >= 2:
-                state = stream_start(seed, <uint64_t>s)
+                state = stream_start(seed, first_sentence + <uint64_t>s)
                 if by_length:
                     max_len_diff = length_z * length_sigma(lengths, lo, k)
                 t = 0
@@ -385,3 +390,111 @@ def svm_dcd_epoch(const double[:, ::1] xd, const int64_t[::1] indptr, const int3
     if pg_max < pg_min:
         return 0.0
     return pg_max - pg_min
+
+
+cdef inline int _put(GrowBuf* b, const char* s, Py_ssize_t n) noexcept nogil:
+    return growbuf_append(b, s, n)
+
+
+cdef inline int _put_g(GrowBuf* b, double v) noexcept nogil:
+    """v as C's %g (what Moses's iostreams print)."""
+    cdef char buf[40]
+    return growbuf_append(b, buf, format_g6(v, buf))
+
+
+cdef int _pro_line(GrowBuf* out, bint first, const double* fb, const double* fw, Py_ssize_t D,
+                   const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
+                   int64_t b, int64_t w, const uint8_t* names, const int64_t[::1] offs) noexcept nogil:
+    """One pro.data line of the pair (b, w): label 1 and f_b - f_w (first), or label 0 and
+    its negation; returns 0, or -1 out of memory."""
+    cdef Py_ssize_t j
+    cdef float d, v32
+    cdef double v, sign = 1.0 if first else -1.0
+    cdef char head[32]
+    cdef int k
+    head[0] = b' '
+    head[1] = b'F'
+    cdef RowDiff it
+    cdef int32_t fid
+    cdef int64_t a0, a1, b0, b1
+    cdef double va, vb
+    if _put(out, b"1" if first else b"0", 1) != 0:
+        return -1
+    for j in range(D):
+        d = <float>fb[j] - <float>fw[j]
+        if fabs(<double>d) > 0.00001:
+            k = 2 + format_int(j, head + 2)
+            head[k] = b' '
+            if _put(out, head, k + 1) != 0 or _put_g(out, sign * <double>d) != 0:
+                return -1
+    a0, a1 = sp_indptr[b], sp_indptr[b + 1]
+    b0, b1 = sp_indptr[w], sp_indptr[w + 1]
+    if a1 > a0 or b1 > b0:
+        # Moses opens the sparse part whenever either row has sparse features
+        if _put(out, b" ", 1) != 0:
+            return -1
+        while a0 < a1 or b0 < b1:
+            if a0 < a1 and (b0 >= b1 or sp_ids[a0] < sp_ids[b0]):
+                fid = sp_ids[a0]
+                v = <double><float>sp_values[a0]
+                a0 += 1
+            elif b0 < b1 and (a0 >= a1 or sp_ids[b0] < sp_ids[a0]):
+                fid = sp_ids[b0]
+                v = -<double><float>sp_values[b0]
+                b0 += 1
+            else:
+                fid = sp_ids[a0]
+                va = <double><float>sp_values[a0]
+                vb = <double><float>sp_values[b0]
+                v = va - vb
+                a0 += 1
+                b0 += 1
+            if v == 0.0:
+                continue
+            v32 = <float>v
+            if fabs(<double>v32) >= 0.00001:
+                if _put(out, <const char*>names + offs[fid], offs[fid + 1] - offs[fid]) != 0 or \
+                        _put(out, b" ", 1) != 0 or _put_g(out, sign * <double>v32) != 0 or \
+                        _put(out, b" ", 1) != 0:
+                    return -1
+    return _put(out, b"\n", 1)
+
+
+def format_pro_lines(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                     const double[::1] sp_values, const int64_t[::1] better, const int64_t[::1] worse,
+                     const uint8_t[::1] names, const int64_t[::1] name_offsets):
+    """The pro.data text of P pairs (rows better[p], worse[p]): 2P lines, Moses's bytes
+    (layout: mtplug/formats/pro_data.py), as mtplug.formats.pro_data.write_pro_data writes
+    ``pro_data_from_pairs`` of the same pairs.
+
+    Rows: dense float64 [n, D] and sparse CSR (sp_indptr int64 [n + 1], sp_ids int32 store
+    feature ids >= D sorted per row, sp_values float64); features are rounded to float32
+    and subtracted in float32, as Moses keeps them. names uint8 / name_offsets int64: the
+    store's feature names back to back (name of feature i: names[name_offsets[i]:
+    name_offsets[i + 1]], UTF-8). Rows and ids are trusted (checked by the caller).
+    Returns bytes.
+    """
+    cdef Py_ssize_t P = better.shape[0], D = dense.shape[1], p
+    cdef GrowBuf out
+    cdef int rc = 0
+    cdef const double* base = &dense[0, 0] if dense.shape[0] > 0 and D > 0 else NULL
+    cdef const uint8_t* nm = &names[0] if names.shape[0] > 0 else NULL
+    out.data = NULL
+    out.size = 0
+    out.cap = 0
+    with nogil:
+        rc = growbuf_reserve(&out, P * (16 + 14 * D) + 64)
+        for p in range(P):
+            if rc != 0:
+                break
+            rc = _pro_line(&out, True, base + better[p] * D, base + worse[p] * D, D, sp_indptr, sp_ids,
+                           sp_values, better[p], worse[p], nm, name_offsets)
+            if rc == 0:
+                rc = _pro_line(&out, False, base + better[p] * D, base + worse[p] * D, D, sp_indptr, sp_ids,
+                               sp_values, better[p], worse[p], nm, name_offsets)
+    try:
+        if rc != 0:
+            raise MemoryError("no memory for the pro.data lines")
+        return out.data[:out.size] if out.size else b""
+    finally:
+        growbuf_free(&out)

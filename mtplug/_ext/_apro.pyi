@@ -23,6 +23,7 @@ def loss_gradient(
     partners: np.ndarray,  # int32_t[::1], [n], overwritten: active partners of each row
     totals: np.ndarray,  # int64_t[:, ::1], [3, WIDTH], exact sums added to: loss, v^T H v, g . v
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+    step: float = ...,  # with a direction: the kernel works on scores + step * direction
 ) -> tuple[int, int, int]: ...  # (active pairs, STATUS_*, sentence)
 def hessian_product(
     v: np.ndarray,  # const float64_t[::1], [n], direction scores
@@ -35,6 +36,22 @@ def hessian_product(
     out: np.ndarray,  # float64_t[::1], [n], overwritten: H v (generalized Hessian wrt h)
     n_threads: int = ...,  # OpenMP threads over sentences
 ) -> None: ...
+def hessian_transpose(
+    dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
+    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1], [nnz]
+    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1]
+    d: np.ndarray,  # const float64_t[::1], [n_features], the direction
+    ranks: np.ndarray,  # const int32_t[::1], [n]
+    order: np.ndarray,  # const int32_t[::1], [n], as loss_gradient left it
+    fill1: np.ndarray,  # const int32_t[::1], [n]
+    fill2: np.ndarray,  # const int32_t[::1], [n]
+    partners: np.ndarray,  # const int32_t[::1], [n]
+    hv: np.ndarray,  # float64_t[::1], [n], overwritten: H X d
+    acc: np.ndarray,  # int64_t[:, ::1], [n_dense, WIDTH], exact sums added to: the dense rows of X^T H X d
+    n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+) -> None: ...
 def centred_scores(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
     sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
@@ -44,4 +61,24 @@ def centred_scores(
     weights: np.ndarray,  # const float64_t[::1], [n_features]
     out: np.ndarray,  # float64_t[::1], [n], overwritten: w.f minus w.dense[first of sentence]
     n_threads: int = ...,  # OpenMP threads over sentences; the result does not depend on it
+    weights2: np.ndarray | None = ...,  # const float64_t[::1], [n_features]: a second vector, or None/empty
+    out2: np.ndarray | None = ...,  # float64_t[::1], [n], overwritten: its scores (same read of the features)
+) -> None: ...
+def csc_from_csr(
+    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1], from 0
+    sp_ids: np.ndarray,  # const int32_t[::1], [nnz], 0 <= id < n_features
+    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    col_ptr: np.ndarray,  # int64_t[::1], [n_features + 1], overwritten
+    col_rows: np.ndarray,  # int32_t[::1], [nnz], overwritten: rows ascending within each column
+    col_values: np.ndarray,  # float64_t[::1], [nnz], overwritten
+    n_threads: int = ...,  # OpenMP threads; the result does not depend on it
+) -> int: ...  # -1, or the first entry whose id is out of range
+def transpose_columns(
+    col_ptr: np.ndarray,  # const int64_t[::1], [n_features + 1], from csc_from_csr
+    col_rows: np.ndarray,  # const int32_t[::1], [nnz]
+    col_values: np.ndarray,  # const float64_t[::1], [nnz]
+    coef: np.ndarray,  # const float64_t[::1], [n]
+    out: np.ndarray,  # float64_t[::1], [n_features]: out[j] = sum coef[row] * value, correctly rounded, j >= first
+    first: int = ...,  # columns below it are left alone
+    n_threads: int = ...,  # OpenMP threads over columns; the result does not depend on it
 ) -> None: ...

@@ -46,4 +46,14 @@ def kbmira_pass(
     u: np.ndarray,  # double[::1] [F], updated
     scratch: np.ndarray,  # double[::1] [2 * max sentence size]
     state: np.ndarray,  # int64_t[::1] [2], updated
+    eval_w: np.ndarray | None = ...,  # const double[::1] [F]: weights whose 1-best to find
+    eval_rows: np.ndarray | None = ...,  # int64_t[::1] [S]: the 1-best rows under eval_w, written
+    stats_lo: np.ndarray | None = ...,  # const int32_t[:, ::1] [S, 9]: column minima per sentence
+    stats_hi: np.ndarray | None = ...,  # const int32_t[:, ::1] [S, 9]: column maxima per sentence
 ) -> float: ...
+def py_gain_bounds(
+    bg: np.ndarray,  # const double[::1] [9]
+    lo: np.ndarray,  # const int32_t[::1] [9]
+    hi: np.ndarray,  # const int32_t[::1] [9]
+    ref_divisor: float,
+) -> tuple[bool, float, float]: ...  # (bounded, lower, upper)

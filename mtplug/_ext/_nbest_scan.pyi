@@ -20,7 +20,8 @@ class NbestScanner:
     err_code: int
     err_line: int
     err_text: bytes
-    n_hypotheses: int
+    n_hypotheses: int  # read so far, those taken by take_sentences included
+    next_line: int  # line number of the next chunk's first line
     def __init__(
         self,
         words: Vocabulary,
@@ -42,9 +43,11 @@ class NbestScanner:
         out: np.ndarray,  # int32_t[:, ::1] [n, 9], filled
     ) -> None: ...
     def new_file(self) -> None: ...
-    def scan(self, chunk: bytes, first_line: int, plain: bool = ...) -> int: ...
+    def scan(self, chunk: bytes | memoryview, first_line: int, plain: bool = ...) -> int: ...  # releases the GIL
     def layout(self) -> tuple[np.ndarray, np.ndarray]: ...
     def finish(self, n_threads: int = ...) -> dict[str, np.ndarray]: ...  # BLEU stats on n_threads threads
+    def take_sentences(self, final: bool = ...) -> dict[str, np.ndarray]: ...  # whole sentences, no stats;
+    # plus run_start int64 [R + 1], run_sid int64 [R], word_class int32 (bleu_stats's arguments)
 
 def bleu_stats(
     hyp_indptr: np.ndarray,  # const int64_t[::1] [n + 1]

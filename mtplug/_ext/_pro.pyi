@@ -22,6 +22,7 @@ def sample_pairs(
     out_count: np.ndarray,  # int64_t[::1] [S]
     out_above: np.ndarray,  # int64_t[::1] [S]
     out_redrawn: np.ndarray,  # int64_t[::1] [S]
+    first_sentence: int = ...,  # uint64: the store's number of sentence 0 here
 ) -> int: ...  # 0, or -1 when out of memory
 def pair_differences(
     dense: np.ndarray,  # const double[:, ::1] [n_hyp, D]
@@ -57,3 +58,13 @@ def svm_dcd_epoch(
     alpha: np.ndarray,  # double[::1] [m]
     w: np.ndarray,  # double[::1] [D + n_sparse]
 ) -> float: ...  # projected-gradient spread of the pass
+def format_pro_lines(
+    dense: np.ndarray,  # const double[:, ::1] [n, D]
+    sp_indptr: np.ndarray,  # const int64_t[::1] [n + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1], store feature ids >= D, sorted per row
+    sp_values: np.ndarray,  # const double[::1]
+    better: np.ndarray,  # const int64_t[::1] [P]
+    worse: np.ndarray,  # const int64_t[::1] [P]
+    names: np.ndarray,  # const uint8_t[::1]: feature names back to back
+    name_offsets: np.ndarray,  # const int64_t[::1] [n_features + 1]
+) -> bytes: ...  # 2P pro.data lines

@@ -29,7 +29,10 @@ engine: the kernels run sentences in OpenMP threads, or in partitions on dask wo
 (``engine``, or a :class:`mtplug.distributed.pool.PartitionedPool` whose workers read
 the store themselves), every per-hypothesis result is independent of the split, and
 the sums across sentences (loss, curvature, slope, X^T g) are exact
-(:mod:`mtplug.exact_sum`). Only weight vectors travel to the partitions.
+(:mod:`mtplug.exact_sum`). Only weight vectors travel to the partitions. On a single
+partition, X^T products over sparse features run feature by feature over the block
+by columns (built once): each feature's terms go into one exact accumulator that
+stays in the cache, rounded once, which gives the same bits as summing by rows.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._ext import _apro, _rows
-from ..exact_sum import Packed, accumulator, pack, rounded_sum
+from ..exact_sum import Packed, accumulator, pack, rounded, rounded_sum
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from .base import Optimizer, Result, largest_weight
 
@@ -60,41 +63,99 @@ class _Pass:
     results: list             # per partition, handles of (g, active set)
 
 
-def _ranks(part, sentence_metric: str, threads: int) -> np.ndarray:
-    """The pairs of a partition (a :class:`mtplug.distributed.pool.PoolPart`): dense ranks
-    int32 [n_p] of its metric scores within each sentence. Stays on the worker."""
+class _Workspace:
+    """What APRO keeps next to a partition (a :class:`mtplug.distributed.pool.PoolPart`).
+
+    ranks: int32 [n_p], the dense ranks of its metric scores within each sentence (they
+    fix the pairs). columns: its sparse block by features (``_apro.csc_from_csr``:
+    col_ptr int64 [n_features + 1], col_rows int32 [nnz], col_values float64 [nnz]) when
+    it is the pool's only partition and has sparse entries, else None. It also keeps
+    per-hypothesis arrays that passes have released (:meth:`take`, :meth:`give`): a
+    fresh array of 2M hypotheses is 16 MB of pages for the kernel to clear first.
+    """
+
+    #: released arrays kept per dtype
+    SPARE = 8
+
+    def __init__(self, n: int, ranks: np.ndarray, columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None):
+        self.n = n
+        self.ranks = ranks
+        self.columns = columns
+        self._spare: dict[str, list[np.ndarray]] = {}
+        self._no_entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def take(self, dtype) -> np.ndarray:
+        """An array [n_p] of ``dtype`` (contents undefined)."""
+        spare = self._spare.get(np.dtype(dtype).str)
+        return spare.pop() if spare else np.empty(self.n, dtype=dtype)
+
+    def give(self, *arrays) -> None:
+        """Arrays from :meth:`take` that nothing reads any more (None entries skipped)."""
+        for a in arrays:
+            if a is not None:
+                spare = self._spare.setdefault(a.dtype.str, [])
+                if len(spare) < self.SPARE:
+                    spare.append(a)
+
+    def dense_only(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sp_indptr, sp_ids, sp_values) of no sparse entries for the n_p rows (made once)."""
+        if self._no_entries is None:
+            self._no_entries = (np.zeros(self.n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), _NO_DIRECTION)
+        return self._no_entries
+
+
+def _workspace(part, sentence_metric: str, by_columns: bool, n_features: int, threads: int) -> _Workspace:
+    """The :class:`_Workspace` of a partition; ``by_columns``: whether X^T products may run
+    by columns (one partition: they then return rounded sums). Stays on the worker."""
     b = part.metric_scores(sentence_metric, threads)
     bad = np.flatnonzero(~np.isfinite(b))
     if bad.size:
         raise ValueError(f"metric score of hypothesis {part.first_row + int(bad[0])} is not finite")
     ranks = np.empty(b.shape[0], dtype=np.int32)
     _apro.metric_ranks(b, part.offsets, ranks)
-    return ranks
+    del b
+    columns = None
+    nnz = int(part.sp_indptr[-1])
+    if by_columns and nnz:
+        col_ptr, col_rows = np.empty(n_features + 1, dtype=np.int64), np.empty(nnz, dtype=np.int32)
+        col_values = np.empty(nnz, dtype=np.float64)
+        bad_entry = _apro.csc_from_csr(part.sp_indptr, part.sp_ids, part.sp_values, col_ptr, col_rows, col_values,
+                                       threads)
+        if bad_entry >= 0:
+            raise ValueError(f"sparse feature id {int(part.sp_ids[bad_entry])} is out of range")
+        columns = (col_ptr, col_rows, col_values)
+    return _Workspace(part.n_hypotheses, ranks, columns)
 
 
-def _centred(part, w: np.ndarray, threads: int) -> np.ndarray:
-    out = np.empty(part.n_hypotheses, dtype=np.float64)
-    _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, out, threads)
-    return out
+def _line(part, ws: _Workspace, w: np.ndarray, d: np.ndarray | None, threads: int):
+    """Scores of w and of the direction d (None: no direction) on one partition, in one
+    read of its features."""
+    h = ws.take(np.float64)
+    v = None if d is None else ws.take(np.float64)
+    _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, w, h, threads,
+                         _NO_DIRECTION if d is None else d, _NO_DIRECTION if v is None else v)
+    return h, v
 
 
-def _line(part, w: np.ndarray, d: np.ndarray | None, threads: int):
-    """Scores of w and of the direction d (None: no direction) on one partition."""
-    return _centred(part, w, threads), None if d is None else _centred(part, d, threads)
+def _release_line(part, ws: _Workspace, line, threads: int) -> None:
+    ws.give(*line)
 
 
-def _loss(part, ranks: np.ndarray, line, a: float, threads: int):
+def _loss(part, ws: _Workspace, line, a: float, threads: int):
     """The loss kernel at scores h + a v of a :func:`_line`: ((g, active set), (exact
     totals [3, WIDTH], active pairs, status, first sentence))."""
     h, v = line
-    scores = h if v is None or a == 0.0 else h + a * v
-    n = scores.shape[0]
-    g = np.empty(n, dtype=np.float64)
-    order, fill1, fill2, partners = (np.empty(n, dtype=np.int32) for _ in range(4))
+    g = ws.take(np.float64)
+    order, fill1, fill2, partners = (ws.take(np.int32) for _ in range(4))
     totals = accumulator(3)
-    pairs, status, index = _apro.loss_gradient(scores, _NO_DIRECTION if v is None else v, ranks, part.offsets,
-                                               g, order, fill1, fill2, partners, totals, threads)
+    pairs, status, index = _apro.loss_gradient(h, _NO_DIRECTION if v is None else v, ws.ranks, part.offsets,
+                                               g, order, fill1, fill2, partners, totals, threads, a)
     return (g, (order, fill1, fill2, partners)), (totals, pairs, status, part.first_sentence + index)
+
+
+def _release_loss(part, ws: _Workspace, result, threads: int) -> None:
+    g, state = result[0]
+    ws.give(g, *state)
 
 
 def _public(result):
@@ -102,25 +163,59 @@ def _public(result):
     return result[1]
 
 
-def _transpose(part, coef: np.ndarray, n_features: int, threads: int) -> Packed:
-    acc = accumulator(n_features)
-    _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
-                          part.offsets[:-1], coef, acc, threads)
-    return pack(acc)
+def _transpose(part, ws: _Workspace, coef: np.ndarray, n_features: int, threads: int) -> Packed | np.ndarray:
+    """X^T coef on one partition: a packed exact accumulator of n_features rows, or, when
+    the workspace has the columns (the only partition), the sums rounded, float64
+    [n_features] (the same values: rounding an exact sum once)."""
+    if ws.columns is None:
+        acc = accumulator(n_features)
+        _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
+                              part.offsets[:-1], coef, acc, threads)
+        return pack(acc)
+    out = np.empty(n_features, dtype=np.float64)
+    n_dense = part.dense.shape[1]
+    if n_dense:
+        acc = accumulator(n_dense)
+        no_indptr, no_ids, no_values = ws.dense_only()
+        _rows.transpose_exact(part.dense, no_indptr, no_ids, no_values, part.offsets, part.offsets[:-1], coef, acc,
+                              threads)
+        out[:n_dense] = rounded(acc)
+    col_ptr, col_rows, col_values = ws.columns
+    _apro.transpose_columns(col_ptr, col_rows, col_values, coef, out, n_dense, threads)
+    return out
 
 
-def _gradient(part, result, n_features: int, threads: int) -> Packed:
-    """Exact partial X^T g of a :func:`_loss` result: a packed accumulator of n_features rows."""
-    return _transpose(part, result[0][0], n_features, threads)
+def _gradient(part, ws: _Workspace, result, n_features: int, threads: int) -> Packed | np.ndarray:
+    """X^T g of a :func:`_loss` result, as :func:`_transpose` gives it."""
+    return _transpose(part, ws, result[0][0], n_features, threads)
 
 
-def _hessian(part, ranks: np.ndarray, result, d: np.ndarray, n_features: int, threads: int) -> Packed:
-    """Exact partial X^T H X d on the active set of a :func:`_loss` result (packed)."""
-    v = _centred(part, d, threads)
-    hv = np.empty(v.shape[0], dtype=np.float64)
+def _hessian(part, ws: _Workspace, result, d: np.ndarray, n_features: int, threads: int) -> Packed | np.ndarray:
+    """X^T H X d on the active set of a :func:`_loss` result, as :func:`_transpose` gives
+    it. The dense block is read once (``_apro.hessian_transpose``), unless a partition of
+    several has sparse entries (their exact sums then go by rows, with the dense ones)."""
     order, fill1, fill2, partners = result[0][1]
-    _apro.hessian_product(v, ranks, part.offsets, order, fill1, fill2, partners, hv, threads)
-    return _transpose(part, hv, n_features, threads)
+    hv = ws.take(np.float64)
+    if ws.columns is None and part.sp_indptr[-1]:
+        v = ws.take(np.float64)
+        _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, d, v, threads)
+        _apro.hessian_product(v, ws.ranks, part.offsets, order, fill1, fill2, partners, hv, threads)
+        out = _transpose(part, ws, hv, n_features, threads)
+        ws.give(v, hv)
+        return out
+    n_dense = part.dense.shape[1]
+    acc = accumulator(n_features if ws.columns is None else n_dense)
+    _apro.hessian_transpose(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, d, ws.ranks,
+                            order, fill1, fill2, partners, hv, acc[:n_dense], threads)
+    if ws.columns is None:
+        ws.give(hv)
+        return pack(acc)
+    out = np.empty(n_features, dtype=np.float64)
+    out[:n_dense] = rounded(acc)
+    col_ptr, col_rows, col_values = ws.columns
+    _apro.transpose_columns(col_ptr, col_rows, col_values, hv, out, n_dense, threads)
+    ws.give(hv)
+    return out
 
 
 _NO_DIRECTION = np.empty(0, dtype=np.float64)
@@ -137,7 +232,7 @@ class AproPoint:
     value: float
     grad: np.ndarray
     active_pairs: int
-    _pass: _Pass = field(repr=False)
+    _pass: _Pass | None = field(repr=False)     # None once released (AproObjective.release)
 
 
 class AproObjective:
@@ -166,8 +261,9 @@ class AproObjective:
         self.pool = pool
         self.n_features = pool.n_features
         self.n = pool.n_hypotheses
-        self.ranks = pool.run(_ranks, pool.each(sentence_metric))
-        pool.engine.wait(self.ranks)      # a bad metric score is reported here
+        self.workspaces = pool.run(_workspace, pool.each(sentence_metric), pool.each(len(pool.parts) == 1),
+                                   pool.each(pool.n_features))
+        pool.engine.wait(self.workspaces)      # a bad metric score is reported here
         self.c = float(c)
         #: C / N, the factor of the summed loss
         self.scale = self.c / self.n if self.n else 0.0
@@ -177,8 +273,12 @@ class AproObjective:
         self._cache: list[AproPoint] = []
 
     def _summed(self, handles) -> np.ndarray:
-        """The exact partial sums of ``handles``, merged and rounded."""
-        return rounded_sum(self.pool.engine.fetch(handles))
+        """The exact partial sums of ``handles``, merged and rounded (a single partition's
+        sums come rounded already)."""
+        parts = self.pool.engine.fetch(handles)
+        if len(parts) == 1 and isinstance(parts[0], np.ndarray) and parts[0].dtype == np.float64:
+            return parts[0]
+        return rounded_sum(parts)
 
     def _vector(self, w, what: str) -> np.ndarray:
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -190,15 +290,32 @@ class AproObjective:
 
     # ------------------------------------------------------------------ kernels
     def line(self, w: np.ndarray, d: np.ndarray | None = None) -> list:
-        """Handles of the scores of ``w`` (and of the direction ``d``) on each partition."""
+        """Handles of the scores of ``w`` (and of the direction ``d``) on each partition;
+        :meth:`release_line` when done with them."""
         pool = self.pool
-        return pool.run(_line, pool.each(self._vector(w, "weights")),
+        return pool.run(_line, self.workspaces, pool.each(self._vector(w, "weights")),
                         pool.each(None if d is None else self._vector(d, "direction")))
+
+    def release_line(self, line: list) -> None:
+        """Hand the buffers of a :meth:`line` back for reuse (the line is then invalid)."""
+        self.pool.engine.wait(self.pool.run(_release_line, self.workspaces, line))
+
+    def discard(self, p: _Pass) -> None:
+        """Hand the buffers of a :meth:`loss_pass` back for reuse (p is then invalid)."""
+        self.pool.engine.wait(self.pool.run(_release_loss, self.workspaces, p.results))
+        p.results = []
+
+    def release(self, point: AproPoint) -> None:
+        """Free the active set of ``point`` (48 bytes a hypothesis) once no Hessian
+        product at it is needed; :meth:`hessian_product` then refuses the point."""
+        if point._pass is not None:
+            self.discard(point._pass)
+            point._pass = None
 
     def loss_pass(self, line: list, a: float = 0.0) -> _Pass:
         """Run the loss kernel at the scores of w + a d (a :meth:`line`)."""
         engine = self.pool.engine
-        results = self.pool.run(_loss, self.ranks, line, self.pool.each(float(a)))
+        results = self.pool.run(_loss, self.workspaces, line, self.pool.each(float(a)))
         public = engine.fetch(engine.run(_public, results))
         bad = [first for _, _, status, first in public if status != _apro.STATUS_OK]
         if bad:
@@ -212,7 +329,8 @@ class AproObjective:
         """The point ``w`` whose scores gave the pass ``p``: forms F and grad F."""
         pool = self.pool
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is checked below
-            grad = w + self.scale * self._summed(pool.run(_gradient, p.results, pool.each(self.n_features)))
+            grad = w + self.scale * self._summed(pool.run(_gradient, self.workspaces, p.results,
+                                                                   pool.each(self.n_features)))
             value = 0.5 * float(w @ w) + self.scale * p.loss
         if not (math.isfinite(value) and np.all(np.isfinite(grad))):
             raise FloatingPointError(f"the APRO objective overflows (largest |weight| {largest_weight(w):g}): the "
@@ -225,13 +343,18 @@ class AproObjective:
     def at(self, w) -> AproPoint:
         """F, grad F and the active set at ``w``."""
         w = self._vector(w, "weights").copy()
-        return self.point_from_pass(w, self.loss_pass(self.line(w)))
+        line = self.line(w)
+        p = self.loss_pass(line)
+        self.release_line(line)
+        return self.point_from_pass(w, p)
 
     def hessian_product(self, point: AproPoint, d) -> np.ndarray:
         """Generalized Hessian of F at ``point`` times ``d``: float64 [n_features]."""
         d = self._vector(d, "direction")
+        if point._pass is None:
+            raise ValueError("the active set of this point was released (AproObjective.release)")
         pool = self.pool
-        hv = self._summed(pool.run(_hessian, self.ranks, point._pass.results, pool.each(d),
+        hv = self._summed(pool.run(_hessian, self.workspaces, point._pass.results, pool.each(d),
                                    pool.each(self.n_features)))
         self.hessian_products += 1
         return d + self.scale * hv
@@ -296,7 +419,7 @@ def _conjugate_gradient(hessp, grad: np.ndarray, tol: float, max_steps: int) -> 
     return d, steps
 
 
-def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm: float,
+def newton_cg(obj: AproObjective, start: np.ndarray | AproPoint, gtol: float, reference_norm: float,
               max_iterations: int, *, max_cg: int = 250, max_line: int = 30,
               curvature_condition: float = 0.1) -> tuple[AproPoint, NewtonReport]:
     """Minimize F by truncated Newton with a line search (Chapelle & Keerthi 2010, PRSVM+).
@@ -314,13 +437,14 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
     linear models (Galli & Lin 2021) and, here, far fewer iterations when C is large
     (a trust region keeps shrinking as new pairs become active across its steps).
 
-    obj: the objective; start: float64 [n_features]; gtol: absolute threshold on |grad F|;
-    reference_norm: the scale of gradients for the forcing sequence (|grad F(0)|; 0 means
-    none, eta = 0.5). Stops when |grad F| <= gtol, after ``max_iterations``, or when a step
+    obj: the objective; start: float64 [n_features], or ``obj``'s :class:`AproPoint` there
+    (what :meth:`AproObjective.at` gave: saves that evaluation); gtol: absolute threshold
+    on |grad F|; reference_norm: the scale of gradients for the forcing sequence
+    (|grad F(0)|; 0 means none, eta = 0.5). Stops when |grad F| <= gtol, after ``max_iterations``, or when a step
     no longer changes w (rounding). Returns the last point and a :class:`NewtonReport`.
     """
     report = NewtonReport()
-    point = obj.at(start)
+    point = start if isinstance(start, AproPoint) else obj.at(start)
     while True:
         gnorm = float(np.linalg.norm(point.grad))
         if gnorm <= gtol:
@@ -333,6 +457,7 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
         eta = min(0.5, math.sqrt(gnorm / reference_norm)) if reference_norm > 0 else 0.5
         d, steps = _conjugate_gradient(partial(obj.hessian_product, point), point.grad, eta * gnorm, max_cg)
         report.cg_steps += steps
+        obj.release(point)    # the line search needs memory for two passes of its own
         w = point.weights
         slope0 = float(point.grad @ d)
         if not slope0 < 0:
@@ -362,18 +487,21 @@ def newton_cg(obj: AproObjective, start: np.ndarray, gtol: float, reference_norm
             if a_next == a:
                 break
             a = a_next
-        if accepted is None:
-            if lo == 0.0:
-                report.message = "line search failed (rounding)"
-                break
+            obj.discard(p)    # its buffers serve the next pass
+        if accepted is None and lo > 0.0:
             # phi' < 0 on [0, lo]: F decreases up to lo
             w_new = w + lo * d
             accepted = (w_new, obj.loss_pass(line, lo))
+        obj.release_line(line)
+        if accepted is None:
+            report.message = "line search failed (rounding)"
+            break
         w_new, p = accepted
         if np.array_equal(w_new, w):
             report.message = "step too small to change the weights (rounding)"
             break
         point = obj.point_from_pass(w_new, p)
+        del p, accepted       # the point holds the pass now, and obj.release frees it
     return point, report
 
 
@@ -455,7 +583,6 @@ class Apro(Optimizer):
         start = self.checked_start(corpus, start)
         obj = self.objective(corpus, threads=max(1, threads or os.cpu_count() or 1), engine=engine)
         at_zero = obj.at(np.zeros(corpus.n_features))
-        warnings = []
         if at_zero.value == 0.0:
             # F(0) = C/N · (number of pairs): no pair, nothing to learn; the minimiser 0 is no answer
             if progress is not None:
@@ -467,10 +594,13 @@ class Apro(Optimizer):
                                     f"{self.sentence_metric}): the start weights are returned unchanged")])
         g0 = float(np.linalg.norm(at_zero.grad))
         gtol = self.tolerance * g0 if g0 > 0 else self.tolerance
-        first = start
-        if not self._finite_at(obj, start):
+        obj.release(at_zero)  # 48 bytes a hypothesis, while the start point takes as much
+        warnings = []
+        try:
+            first = obj.at(start)
+        except FloatingPointError:
             # F is strictly convex: its minimiser does not depend on where Newton starts
-            first = np.zeros(corpus.n_features)
+            first = obj.at(at_zero.weights)
             warnings.append("apro: the objective overflows at the start weights (largest |weight| "
                             f"{largest_weight(start):g}); Newton starts from w = 0 instead")
         point, report = newton_cg(obj, first, gtol, g0, self.max_iterations)
@@ -488,11 +618,3 @@ class Apro(Optimizer):
         if progress is not None:
             progress(1)
         return Result(weights=w, score=score, seed=seed, info=info, warnings=warnings)
-
-    @staticmethod
-    def _finite_at(obj: AproObjective, w: np.ndarray) -> bool:
-        try:
-            obj.at(w)
-        except FloatingPointError:
-            return False
-        return True

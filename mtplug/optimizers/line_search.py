@@ -103,14 +103,16 @@ class LineResult:
         return w + self.gamma * d
 
 
-def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto", threads: int = 1):
+def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto", threads: int = 1,
+          order: np.ndarray | None = None):
     """``(xs, scores, n_lines)`` of the corpus objective along a line (see _linesearch.line_sweep;
     the objective of ``corpus.metric``, mtplug.metrics.layer).
 
     intercepts, slopes: float64 [n_hyp]; method: how envelopes are built ("auto", "walk"
     or "sort"; the same result, different speed); threads: OpenMP threads over sentences
-    (the same result for any number). A corpus of forests
-    (mtplug.forests.corpus.ForestCorpus) sweeps its own way: its "hypotheses" are edges.
+    (the same result for any number); order: int32 [n_hyp], the slopes' order within each
+    sentence (:func:`slope_orders`), when known (the same result, faster). A corpus of
+    forests (mtplug.forests.corpus.ForestCorpus) sweeps its own way: its "hypotheses" are edges.
     """
     forest_sweep = getattr(corpus, "line_sweep", None)
     if forest_sweep is not None:
@@ -118,7 +120,17 @@ def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "aut
     return _linesearch.line_sweep(
         np.ascontiguousarray(intercepts, dtype=np.float64), _float64_view(slopes),
         corpus.sent_offsets, corpus.stats, corpus.metric.kernel_spec(), _linesearch.ENVELOPE_METHODS[method],
-        max(1, int(threads)))
+        max(1, int(threads)), order)
+
+
+def slope_orders(corpus, columns: np.ndarray, threads: int = 1) -> np.ndarray:
+    """int32 [len(columns), n_hyp]: row c orders each sentence's hypotheses by their value of
+    dense feature ``columns[c]`` (the slopes along that feature's unit direction, whatever
+    the weights), as :func:`sweep`'s ``order`` and :func:`coordinate_line_searches` take it."""
+    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    out = np.empty((len(columns), corpus.n_hypotheses), dtype=np.int32)
+    _linesearch.slope_orders(corpus.dense, columns, corpus.sent_offsets, out, max(1, int(threads)))
+    return out
 
 
 def _float64_view(x: np.ndarray) -> np.ndarray:
@@ -130,16 +142,45 @@ def _float64_view(x: np.ndarray) -> np.ndarray:
 
 def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regularizer(), *,
                 intercepts: np.ndarray | None = None, slopes: np.ndarray | None = None,
-                tolerance: float = 1e-12, threads: int = 1) -> LineResult:
+                order: np.ndarray | None = None, tolerance: float = 1e-12, threads: int = 1) -> LineResult:
     """Best point on the line w + γ·d (w, d: float64 [n_features]).
 
     ``intercepts``/``slopes`` (float64 [n_hyp]) may be passed when known (cached model
-    scores; a coordinate direction's slopes are a feature column), else computed.
-    ``threads``: threads of the sweep (any number gives the same result).
+    scores; a coordinate direction's slopes are a feature column), else computed; so may
+    the slopes' ``order`` (:func:`slope_orders`). ``threads``: threads of the sweep (any
+    number gives the same result).
     """
     a = corpus.scores(w, threads) if intercepts is None else intercepts
     b = corpus.scores(d, threads) if slopes is None else slopes
-    xs, scores, n_lines = sweep(corpus, a, b, threads=threads)
+    xs, scores, n_lines = sweep(corpus, a, b, threads=threads, order=order)
+    return _result(xs, scores, n_lines, w, d, reg, tolerance)
+
+
+def coordinate_line_searches(corpus, w: np.ndarray, columns: np.ndarray, reg: Regularizer = Regularizer(), *,
+                             intercepts: np.ndarray | None = None, orders: np.ndarray | None = None,
+                             tolerance: float = 1e-12, threads: int = 1) -> list[LineResult]:
+    """:func:`line_search` along the unit direction of each dense feature in ``columns``
+    (int [C]), from one shared pass over the sentences; the same results.
+
+    ``intercepts`` float64 [n_hyp] (w·f) when known; ``orders`` int32 [n_dense, n_hyp] as
+    :func:`slope_orders` gives them for every dense column, or None.
+    """
+    a = corpus.scores(w, threads) if intercepts is None else intercepts
+    columns = np.ascontiguousarray(columns, dtype=np.int64)
+    sweeps = _linesearch.coordinate_sweeps(
+        np.ascontiguousarray(a, dtype=np.float64), corpus.dense, columns, orders, corpus.sent_offsets,
+        corpus.stats, corpus.metric.kernel_spec(), _linesearch.ENVELOPE_METHODS["auto"], max(1, int(threads)))
+    results = []
+    for j, (xs, scores, n_lines) in zip(columns.tolist(), sweeps):
+        d = np.zeros(len(w))
+        d[j] = 1.0
+        results.append(_result(xs, scores, n_lines, w, d, reg, tolerance))
+    return results
+
+
+def _result(xs: np.ndarray, scores: np.ndarray, n_lines: int, w: np.ndarray, d: np.ndarray, reg: Regularizer,
+            tolerance: float) -> LineResult:
+    """The LineResult of a sweep along w + γ·d."""
     gamma, score, objective = best_point(xs, scores, w, d, reg, tolerance)
     base_score = float(scores[int(np.searchsorted(xs, 0.0, side="right"))]) if not _on_breakpoint(xs, 0.0) \
         else _score_at(xs, scores, 0.0)

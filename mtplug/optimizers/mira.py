@@ -326,7 +326,7 @@ class KbMira(Optimizer):
         bg = KBMIRA_BG0.copy()
         state = np.zeros(2, dtype=np.int64)
         if isinstance(corpus, ForestCorpus):
-            def one_pass(order):
+            def one_pass(order, eval_w=None):
                 return self._forest_pass(corpus, order, bg, w, u, state)
         elif not corpus.metric.is_bleu:
             reject_inapplicable((name, value, False, "a store of BLEU statistics (the pseudo-document background)")
@@ -336,29 +336,49 @@ class KbMira(Optimizer):
             feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
             scratch = np.empty(2 * int(np.diff(offsets).max()))
 
-            def one_pass(order):
+            def one_pass(order, eval_w=None):
                 return _mira.mira_pass(*feats, gains, offsets, order, 1.0, 1.0, 1.0, -1.0, self.c, w, u, scratch,
                                        state)
         else:
             feats, offsets = _features(corpus), np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
             stats = np.ascontiguousarray(corpus.stats, dtype=np.int32)
             scratch = np.empty(2 * int(np.diff(offsets).max()))
+            best_rows = np.empty(S, dtype=np.int64)
+            # each sentence's box of statistics bounds its gains (pyx/_mira.pyx)
+            box = (None, None) if self.safe_hope else \
+                (np.minimum.reduceat(stats, offsets[:-1], axis=0), np.maximum.reduceat(stats, offsets[:-1], axis=0))
 
-            def one_pass(order):
+            def one_pass(order, eval_w=None):
+                # the 1-best of the last pass's averaged weights comes out of this pass's sweep
                 return _mira.kbmira_pass(*feats, stats, float(corpus.ref_len_divisor), offsets, order, self.c,
-                                         self.decay, self.model_bg, self.safe_hope, bg, w, u, scratch, state)
+                                         self.decay, self.model_bg, self.safe_hope, bg, w, u, scratch, state,
+                                         eval_w, None if eval_w is None else best_rows, *box)
+
+            def evaluated():
+                return corpus.metric.objective(corpus.corpus_stats(best_rows))
         best_bleu, best_w, per_pass, steps, losses = -1.0, start.copy(), [], [], []
-        for _ in range(self.passes):
-            order = rng.permutation(S).astype(np.int64) if self.order == "shuffle" else np.arange(S, dtype=np.int64)
-            before = int(state[1])
-            losses.append(one_pass(order))
-            steps.append(int(state[1]) - before)
-            k = int(state[0])
-            avg = (w - u / k) if k else w.copy()
-            bleu = corpus.metric_of(avg)
+        fused = not isinstance(corpus, ForestCorpus) and corpus.metric.is_bleu
+        pending = None     # averaged weights of the last pass, scored during the next one
+
+        def score(avg, bleu):
+            nonlocal best_bleu, best_w
             per_pass.append(bleu)
             if bleu > best_bleu:
                 best_bleu, best_w = bleu, avg
+
+        for p in range(self.passes):
+            order = rng.permutation(S).astype(np.int64) if self.order == "shuffle" else np.arange(S, dtype=np.int64)
+            before = int(state[1])
+            losses.append(one_pass(order, pending))
+            if pending is not None:
+                score(pending, evaluated())
+            steps.append(int(state[1]) - before)
+            k = int(state[0])
+            avg = (w - u / k) if k else w.copy()
+            if fused and p + 1 < self.passes:
+                pending = avg
+            else:
+                score(avg, corpus.metric_of(avg))
             if progress is not None:
                 progress(1)
         if not np.all(np.isfinite(best_w)):

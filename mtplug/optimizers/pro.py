@@ -71,7 +71,8 @@ class PairSample:
 
 
 def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int = 50, beta: float = 0.05,
-                 lengths=None, length_z: float = 0.0, threads: int | None = None) -> PairSample:
+                 lengths=None, length_z: float = 0.0, threads: int | None = None,
+                 first_sentence: int = 0) -> PairSample:
     """Hopkins & May's sampler over the whole store (one compiled pass per thread).
 
     scores: float64 [n_hyp], the sentence metric of every hypothesis (finite);
@@ -82,7 +83,10 @@ def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int 
     differ by more than length_z standard deviations of the sentence's length differences
     (cdec's mr_pro_map uses 2; rules in pyx/_pro.pyx); 0: no length filter.
     threads: sentences are split into that many contiguous chunks (default: all cores);
-    the result is the same for any number.
+    the result is the same for any number. first_sentence: the store's number of the first
+    of these sentences (sentence s draws from stream (seed, first_sentence + s), so the
+    sentences of a store sampled block by block get the pairs of the whole store; the
+    rows stay numbered from 0 here).
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     offsets = np.ascontiguousarray(sent_offsets, dtype=np.int64)
@@ -118,10 +122,13 @@ def sample_pairs(scores, sent_offsets, *, seed: int, gamma: int = 5000, xi: int 
     above = np.zeros(S, dtype=np.int64)
     redrawn = np.zeros(S, dtype=np.int64)
     seed64 = int(seed) & _MASK64
+    first_sentence = int(first_sentence)
+    if first_sentence < 0:
+        raise ValueError(f"first_sentence must be >= 0, got {first_sentence}")
 
     def run(bounds):
         return _pro.sample_pairs(scores, offsets, bounds[0], bounds[1], seed64, gamma, cap, beta, lengths, length_z,
-                                 slots_b, slots_w, counts, above, redrawn)
+                                 slots_b, slots_w, counts, above, redrawn, first_sentence)
 
     threads = max(1, min(threads or os.cpu_count() or 1, S or 1))
     cuts = np.linspace(0, S, threads + 1).astype(np.int64)

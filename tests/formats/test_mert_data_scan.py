@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mtplug import fileio
 from mtplug.corpus import FeatureSpace, NbestCorpus
 from mtplug.errors import InputError
 from mtplug.formats import mert_data
@@ -27,12 +26,12 @@ ONE_SCORE_BLOCK = "SCORES_TXT_BEGIN_0 0 1 9 BLEU\n1 1 1 1 1 1 1 1 1 \nSCORES_TXT
 
 @contextlib.contextmanager
 def chunked(size):
-    """Make the readers see chunks of about ``size`` bytes (None: the default size), so
-    chunk boundaries fall inside lines' neighbourhoods and binary payloads."""
+    """Make the readers read ``size`` bytes at a time (None: the default size), so chunk
+    boundaries fall inside lines, CRLF pairs and binary payloads."""
     if size is None:
         yield
         return
-    with mock.patch.object(mert_data, "iter_chunks", lambda path: fileio.iter_chunks(path, size)):
+    with mock.patch.object(mert_data, "READ_BYTES", size):
         yield
 
 
@@ -317,7 +316,7 @@ def test_binary_round_trip(tmp_path, chunk):
 
 def test_binary_payload_with_newline_bytes_and_line_numbers_after_it(write):
     # float32 values whose bytes are newlines: the line count after the block counts them
-    # (as iter_chunks and an editor do)
+    # (as an editor does)
     nl = np.frombuffer(b"\n\n\n\x3f" * 2, dtype=np.float32)
     payload = np.concatenate([nl, nl[:1]]).astype(np.float32).tobytes()  # 3 hyps x 1 dense
     head = b"FEATURES_BIN_BEGIN_0 0 3 1 F_0 \n"

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mtplug._ext._nbest_scan import decode_hypotheses
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
 from mtplug.formats.nbest import write_nbest
@@ -187,6 +188,26 @@ def test_statistics_do_not_depend_on_threads(tmp_path_factory, seed, n_sent, ref
     low = (lambda t: [w.lower() for w in t]) if lowercase else (lambda t: t)
     want = [bleu_stats(low(h), [low(r.split()) for r in refs[s]], reflen) for s, hs in enumerate(hyps) for h in hs]
     assert rows[0].tolist() == want
+
+
+TOKEN_CHARS = st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), blacklist_characters="|")
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=st.lists(st.lists(st.text(TOKEN_CHARS, min_size=1, max_size=26), max_size=8), min_size=1, max_size=6),
+       seps=st.lists(st.sampled_from([" ", "\t", "  ", " \t "]), min_size=1, max_size=4))
+def test_tokens_and_their_ids(tmp_path_factory, lines, seps):
+    """Tokens are split at spaces and tabs and interned eight bytes at a time: each word comes
+    back as written, and its id is the one the vocabulary gives the word alone (lengths
+    around multiples of eight, multi-byte UTF-8)."""
+    d = tmp_path_factory.mktemp("w")
+    text = "".join(f"0 |||{seps[k % len(seps)]}{seps[(k + 1) % len(seps)].join(ws)} ||| F= {k} ||| 0\n"
+                   for k, ws in enumerate(lines))
+    (d / "nb").write_text(text, encoding="utf-8")
+    c = NbestCorpus.from_nbest([str(d / "nb")])
+    assert c.hypotheses(0, len(lines)) == [" ".join(ws) for ws in lines]
+    ptr, toks = decode_hypotheses(c.hyp_bytes, c.hyp_indptr, 0, len(lines))
+    assert toks.tolist() == [c.words.get(w.encode("utf-8")) for ws in lines for w in ws]
 
 
 # ------------------------------------------------------------------ bad input

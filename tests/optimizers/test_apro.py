@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize
 
-from mtplug._ext import _apro
+from mtplug._ext import _apro, _rows
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
 from mtplug.exact_sum import accumulator, rounded
@@ -167,6 +167,123 @@ def test_kernel_rejects_offsets_that_do_not_cover_the_scores():
         _apro.metric_ranks(np.zeros(3), offsets_of([2]), np.zeros(3, np.int32))
 
 
+@settings(max_examples=100, deadline=None)
+@given(sentences(), st.sampled_from([0.0, 0.5, -1.25, 3.0]))
+def test_step_along_the_direction_equals_shifted_scores(case, step):
+    # loss_gradient(h, v, step) works on NumPy's h + step * v: the same bits in every output
+    h, b, offsets, v = case
+    n = len(h)
+    ranks = np.empty(n, np.int32)
+    _apro.metric_ranks(b, offsets, ranks)
+    outs = []
+    for scores, s in ((h, step), (h + step * v if step else h, 0.0)):
+        g = np.empty(n)
+        state = [np.empty(n, np.int32) for _ in range(4)]
+        totals = accumulator(3)
+        res = _apro.loss_gradient(scores, v, ranks, offsets, g, *state, totals, 1, s)
+        outs.append((res, g, state, totals))
+    (r1, g1, s1, t1), (r2, g2, s2, t2) = outs
+    assert r1 == r2 and g1.tobytes() == g2.tobytes() and t1.tobytes() == t2.tobytes()
+    for a, b2 in zip(s1, s2):
+        np.testing.assert_array_equal(a, b2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sentences())
+def test_sentences_of_zero_scores_equal_the_sweeps(case):
+    # at w = 0 the kernel counts instead of sweeping (without a direction); with one it
+    # sweeps: the outputs they share must be the same bits
+    h, b, offsets, v = case
+    h = h.copy()
+    h[offsets[0]:offsets[1]] = 0.0
+    h[offsets[-2]:offsets[-1]] = -0.0
+    n = len(h)
+    ranks = np.empty(n, np.int32)
+    _apro.metric_ranks(b, offsets, ranks)
+    outs = []
+    for direction in (np.empty(0), v):
+        g = np.empty(n)
+        state = [np.empty(n, np.int32) for _ in range(4)]
+        totals = accumulator(3)
+        pairs, status, _ = _apro.loss_gradient(h, direction, ranks, offsets, g, *state, totals, 1)
+        outs.append((pairs, status, g, state, rounded(totals)[0]))
+    (p1, s1, g1, st1, l1), (p2, s2, g2, st2, l2) = outs
+    assert (p1, s1, l1) == (p2, s2, l2) and g1.tobytes() == g2.tobytes()
+    for a, b2 in zip(st1, st2):
+        np.testing.assert_array_equal(a, b2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sentences())
+def test_sort_order_is_score_then_row(case):
+    # the radix sort's order: by score, equal scores (0.0 and -0.0 too) in row order
+    h, b, offsets, _ = case
+    h = np.where(np.arange(len(h)) % 3 == 0, -0.0, h) if len(h) > 2 else h
+    n = len(h)
+    ranks = np.empty(n, np.int32)
+    _apro.metric_ranks(b, offsets, ranks)
+    order = np.empty(n, np.int32)
+    loss_kernel(h, np.empty(0), ranks, offsets, np.empty(n), order, *(np.empty(n, np.int32) for _ in range(3)))
+    np.testing.assert_array_equal(order, ref.sorted_rows(h, offsets))
+
+
+def test_metric_ranks_of_extreme_and_signed_zero_values():
+    b = np.array([0.0, -0.0, 5e-324, -5e-324, 1e308, -1e308, -2.5, 0.0])
+    ranks = np.empty(len(b), np.int32)
+    _apro.metric_ranks(b, offsets_of([len(b)]), ranks)
+    np.testing.assert_array_equal(ranks, [3, 3, 4, 2, 5, 0, 1, 3])
+
+
+@st.composite
+def csr_blocks(draw):
+    """Random CSR rows with values and coefficients over wide exponent ranges (terms that
+    cancel, subnormals, zero coefficients), and sometimes an infinite value."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, nf = draw(st.integers(1, 60)), draw(st.integers(1, 40))
+    counts = rng.integers(0, 6, n)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    ids = np.concatenate([np.sort(rng.choice(nf, size=min(k, nf), replace=False)) for k in counts] +
+                         [np.zeros(0, np.int64)]).astype(np.int32)
+    indptr = np.concatenate([[0], np.cumsum(np.minimum(counts, nf))]).astype(np.int64)
+    scale = draw(st.sampled_from([0, 30, 300]))
+    values = rng.normal(size=len(ids)) * 10.0 ** rng.integers(-scale, scale + 1, len(ids))
+    if draw(st.booleans()):
+        values = np.rint(values)
+    if len(values) and draw(st.integers(0, 9)) == 0:
+        values[rng.integers(len(values))] = np.inf
+    coef = rng.normal(size=n) * 10.0 ** rng.integers(-scale, scale + 1, n)
+    coef[rng.random(n) < 0.2] = 0.0
+    return indptr, ids, values, coef, nf
+
+
+@settings(max_examples=200, deadline=None)
+@given(csr_blocks(), st.integers(1, 3))
+def test_columns_and_their_sums_equal_the_reference(block, threads):
+    indptr, ids, values, coef, nf = block
+    cols = (np.empty(nf + 1, np.int64), np.empty(len(ids), np.int32), np.empty(len(ids)))
+    assert _apro.csc_from_csr(indptr, ids, values, *cols, threads) == -1
+    for got, want in zip(cols, ref.columns(indptr, ids, values, nf)):
+        np.testing.assert_array_equal(got, want)
+    out = np.full(nf, 7.0)
+    first = min(nf, 2)
+    _apro.transpose_columns(*cols, coef, out, first, threads)
+    want = ref.column_sums(indptr, ids, values, coef, nf)
+    assert np.all(out[:first] == 7.0)
+    np.testing.assert_array_equal(out[first:], want[first:])
+    # and what the row-wise exact transpose gives, rounded
+    acc = accumulator(nf)
+    _rows.transpose_exact(np.zeros((len(coef), 0)), indptr, ids, values, offsets_of([len(coef)]),
+                          np.zeros(1, np.int64), coef, acc, 1)
+    assert out[first:].tobytes() == rounded(acc)[first:].tobytes()
+
+
+def test_columns_report_an_id_out_of_range():
+    indptr = np.array([0, 2, 3], np.int64)
+    ids = np.array([0, 1, 4], np.int32)
+    cols = (np.empty(4, np.int64), np.empty(3, np.int32), np.empty(3))
+    assert _apro.csc_from_csr(indptr, ids, np.ones(3), *cols) == 2
+
+
 # ---------------------------------------------------------------- objective vs reference
 
 @st.composite
@@ -215,6 +332,62 @@ def test_objective_gradient_and_hessian_equal_the_reference(case, c):
     value, g2 = obj.value_and_grad(w)
     assert value == point.value
     np.testing.assert_array_equal(g2, point.grad)
+
+
+@settings(max_examples=50, deadline=None)
+@given(small_corpus(), st.integers(1, 3))
+def test_scores_of_two_vectors_in_one_read_equal_two_reads(case, threads):
+    corpus, _, w, d = case
+    args = (np.ascontiguousarray(corpus.dense), corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+            np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64))
+    n = corpus.n_hypotheses
+    h, v, h2, v2 = (np.empty(n) for _ in range(4))
+    _apro.centred_scores(*args, w, h, threads)
+    _apro.centred_scores(*args, d, v, threads)
+    _apro.centred_scores(*args, w, h2, threads, d, v2)
+    assert h.tobytes() == h2.tobytes() and v.tobytes() == v2.tobytes()
+
+
+@settings(max_examples=50, deadline=None)
+@given(small_corpus(), st.integers(1, 3))
+def test_fused_hessian_product_equals_its_three_steps(case, threads):
+    # hessian_transpose = centred_scores, hessian_product, then the dense rows of
+    # _rows.transpose_exact: the same bits, for any thread count
+    corpus, b, w, d = case
+    n, n_dense = corpus.n_hypotheses, corpus.n_dense
+    offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+    block = (np.ascontiguousarray(corpus.dense), corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+             offsets)
+    ranks = np.empty(n, np.int32)
+    _apro.metric_ranks(np.asarray(b, np.float64), offsets, ranks)
+    h = np.empty(n)
+    _apro.centred_scores(*block, w, h)
+    state = [np.empty(n, np.int32) for _ in range(4)]
+    _apro.loss_gradient(h, np.empty(0), ranks, offsets, np.empty(n), *state, accumulator(3))
+    v, hv = np.empty(n), np.empty(n)
+    _apro.centred_scores(*block, d, v)
+    _apro.hessian_product(v, ranks, offsets, *state, hv)
+    want = accumulator(corpus.n_features)
+    _rows.transpose_exact(*block, offsets[:-1], hv, want)
+    got_hv, got = np.empty(n), accumulator(n_dense)
+    _apro.hessian_transpose(*block, d, ranks, *state, got_hv, got, threads)
+    assert got_hv.tobytes() == hv.tobytes()
+    assert rounded(got).tobytes() == rounded(want)[:n_dense].tobytes()
+
+
+def test_released_buffers_serve_later_passes_without_changing_them(toy):
+    corpus, start = toy
+    obj = Apro().objective(corpus)
+    first = obj.at(start)
+    obj.release(first)
+    with pytest.raises(ValueError, match="released"):
+        obj.hessian_product(first, start)
+    obj.at(0.5 * start)                    # takes the buffers the first point gave back
+    again = obj.at(start)
+    assert again.value == first.value and again.grad.tobytes() == first.grad.tobytes()
+    fresh = Apro().objective(corpus)
+    d = np.linspace(-1.0, 1.0, len(start))
+    assert obj.hessian_product(again, d).tobytes() == fresh.hessian_product(fresh.at(start), d).tobytes()
 
 
 def test_gradient_matches_finite_differences_on_the_toy_set(toy):

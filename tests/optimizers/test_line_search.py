@@ -8,8 +8,17 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mtplug.corpus import NbestCorpus
-from mtplug.optimizers.line_search import EDGE_FRACTION, Regularizer, best_point, line_search, sweep
-from tests.reference.line_search_reference import intersections, metric_at, probe_points
+from mtplug.optimizers.line_search import (
+    EDGE_FRACTION,
+    Regularizer,
+    best_point,
+    coordinate_line_searches,
+    line_search,
+    slope_orders,
+    sweep,
+)
+from tests.reference.line_search_reference import intersections, metric_at, probe_points, slope_order
+from tests.reference.random_store import random_store
 
 
 @st.composite
@@ -135,11 +144,102 @@ def test_walk_and_sort_agree_on_long_envelopes():
     corpus = NbestCorpus.from_arrays(np.zeros(200, int), dense, ["A_0", "B_0"], stats, metric="linear",
                                      metric_norm=50)
     a, b = corpus.scores(np.array([1.0, 0.0])), corpus.scores(np.array([0.0, 2.0]))
+    order = slope_orders(corpus, np.array([1]))[0]   # the order of b = 2 * column 1
     results = [sweep(corpus, a, b, m) for m in ("auto", "walk", "sort")]
-    for xs, sc, n in results[1:]:
+    results += [sweep(corpus, a, b, m, order=order) for m in ("auto", "walk")]
+    for xs, sc, _ in results[1:]:
         np.testing.assert_array_equal(xs, results[0][0])
         np.testing.assert_array_equal(sc, results[0][1])
     assert results[0][2] == 200
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_sent=st.integers(1, 30), kind=st.sampled_from(["ties", "gaussian", "zeros"]),
+       threads=st.sampled_from([1, 3]))
+def test_slope_orders_equal_the_reference(seed, n_sent, kind, threads):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, n_sent)
+    n = int(sizes.sum())
+    if kind == "ties":
+        dense = rng.integers(-2, 3, size=(n, 4)) * 0.5
+    elif kind == "zeros":  # -0.0 and 0.0 are one slope
+        dense = rng.choice([-0.0, 0.0, 1.0], size=(n, 4))
+    else:
+        dense = rng.normal(size=(n, 4))
+    corpus = NbestCorpus.from_arrays(np.repeat(np.arange(n_sent), sizes), dense, [f"F{j}" for j in range(4)],
+                                     np.ones((n, 1), np.int32), metric="linear", metric_norm=1.0)
+    columns = np.array([3, 0, 2])
+    got = slope_orders(corpus, columns, threads)
+    for c, j in enumerate(columns):
+        np.testing.assert_array_equal(got[c], slope_order(corpus.dense[:, j], corpus.sent_offsets))
+
+
+def _unit_sweeps_agree(corpus, a, threads):
+    """Along every dense column: the sweep with the slopes' order, the sweep without, and
+    the one-pass coordinate sweeps give the same bits."""
+    from mtplug._ext import _linesearch
+
+    D = corpus.n_dense
+    orders = slope_orders(corpus, np.arange(D), threads)
+    spec = corpus.metric.kernel_spec()
+    columns = np.arange(D - 1, -1, -1, dtype=np.int64)  # any subset, any order
+    batches = [_linesearch.coordinate_sweeps(a, corpus.dense, columns, o, corpus.sent_offsets, corpus.stats, spec,
+                                             _linesearch.ENVELOPE_METHODS[m], threads)
+               for o in (orders, None) for m in ("auto", "walk")]
+    for c, j in enumerate(columns):
+        plain = sweep(corpus, a, corpus.dense[:, j], "auto", threads)
+        for method in ("auto", "walk"):
+            ordered = sweep(corpus, a, corpus.dense[:, j], method, threads, order=orders[j])
+            for other in [ordered] + [batch[c] for batch in batches]:
+                assert other[0].tobytes() == plain[0].tobytes() and other[1].tobytes() == plain[1].tobytes()
+                assert other[2] == plain[2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpus=st.one_of(small_corpus(), small_corpus(metric="linear")), w=vec, threads=st.sampled_from([1, 2]))
+def test_coordinate_sweeps_with_slope_orders_equal_the_sweep(corpus, w, threads):
+    # small-integer features: many equal slopes and intercepts, exact crossings
+    _unit_sweeps_agree(corpus, corpus.scores(w), threads)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gaussian=st.booleans(), threads=st.sampled_from([1, 2, 5]))
+def test_coordinate_sweeps_with_slope_orders_on_bigger_sentences(seed, gaussian, threads):
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 300, 12)), n_dense=4, gaussian=gaussian)
+    _unit_sweeps_agree(corpus, corpus.scores(rng.normal(size=corpus.n_features)), threads)
+
+
+def test_sweeps_of_no_hypotheses_and_bad_shapes():
+    from mtplug._ext import _linesearch
+    from mtplug.metrics.layer import bleu_metric
+
+    spec = bleu_metric(1).kernel_spec()
+    empty = (np.zeros(1, np.int64), np.zeros((0, 9), np.int32), spec)
+    xs, scores, n = _linesearch.line_sweep(np.zeros(0), np.zeros(0), *empty)
+    assert len(xs) == 0 and scores.tolist() == [0.0] and n == 0
+    (xs2, scores2, n2), = _linesearch.coordinate_sweeps(np.zeros(0), np.zeros((0, 2)), np.array([1]), None, *empty)
+    assert len(xs2) == 0 and scores2.tolist() == [0.0] and n2 == 0
+    corpus = random_store(1)
+    a = corpus.scores(np.ones(corpus.n_features))
+    with pytest.raises(ValueError, match="order has 3 entries"):
+        sweep(corpus, a, corpus.dense[:, 0], order=np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="orders must be"):
+        coordinate_line_searches(corpus, np.ones(corpus.n_features), np.array([0]), orders=np.zeros((1, 3), np.int32))
+    with pytest.raises(ValueError, match="not one of the 3 dense columns"):
+        coordinate_line_searches(corpus, np.ones(corpus.n_features), np.array([3]))
+
+
+def test_coordinate_line_searches_equal_line_searches():
+    corpus = random_store(5, sizes=tuple(range(1, 60)), gaussian=True)
+    w = np.array([0.3, -1.0, 0.5] + [0.1] * (corpus.n_features - 3))
+    reg = Regularizer("l2", 0.01, w0=np.zeros(corpus.n_features))
+    orders = slope_orders(corpus, np.arange(corpus.n_dense))
+    columns = np.array([2, 0])
+    for res, j in zip(coordinate_line_searches(corpus, w, columns, reg, orders=orders), columns):
+        d = np.zeros(corpus.n_features)
+        d[j] = 1.0
+        assert res == line_search(corpus, w, d, reg)
 
 
 def test_keeps_the_current_point_when_nothing_is_better():

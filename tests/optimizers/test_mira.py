@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtplug._ext import _mira
 from mtplug.corpus import NbestCorpus
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers.mira import FEAR, HOPE, KBMIRA_BG0, KbMira, Mira, select
 from mtplug.synthetic import cosine, make_synthetic
-from tests.reference.random_store import random_store
 from tests.reference import mira_reference as ref
+from tests.reference.random_store import random_store
 
 #: what Moses kbmira reached on the toy set (the task's bar)
 MOSES_KBMIRA_TOY_BLEU = 0.377161
@@ -238,3 +240,71 @@ def test_kbmira_synthetic_recovery():
     corpus, w_star = make_synthetic(100, 100, 100, seed=1)
     res = KbMira().optimize(corpus, np.zeros(100), 0)
     assert cosine(res.weights, w_star) > 0.95
+
+
+# ---------------------------------------------------------------- the pruned, evaluating kbmira pass
+
+def box_of(corpus):
+    o = corpus.sent_offsets[:-1]
+    return np.minimum.reduceat(corpus.stats, o, axis=0), np.maximum.reduceat(corpus.stats, o, axis=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("model_bg", [False, True])
+@pytest.mark.parametrize("decay", [0.0, 0.9, 0.999])
+def test_pruned_evaluating_pass_equals_the_plain_pass(seed, model_bg, decay):
+    corpus = random_store(seed, tuple(np.random.default_rng(seed).integers(1, 40, size=12)), 4, 5,
+                          gaussian=seed % 2 == 0)
+    F, S = corpus.n_features, corpus.n_sentences
+    rng = np.random.default_rng(seed)
+    lo, hi = box_of(corpus)
+    runs: list = []
+    for pruned in (False, True):
+        w, u, state = rng.normal(size=F) * 3 if not runs else runs[0][5].copy(), np.zeros(F), np.zeros(2, np.int64)
+        w0 = w.copy()
+        bg = KBMIRA_BG0.copy() if seed != 3 else np.zeros(9)   # a zero background: zero gains
+        losses = []
+        for p in range(4):
+            order = np.random.default_rng([seed, p]).permutation(S).astype(np.int64)
+            ev = rng.normal(size=F) if pruned else None
+            best = np.full(S, -7, np.int64)
+            extra = (ev, best, lo, hi) if pruned else ()
+            losses.append(_mira.kbmira_pass(*feats(corpus), corpus.stats, 1.0, corpus.sent_offsets, order, 0.01,
+                                            decay, model_bg, False, bg, w, u, np.empty(80), state, *extra))
+            if pruned:
+                np.testing.assert_array_equal(best, corpus.one_best(ev))
+        runs.append((w, u, bg, state, losses, w0))
+    (w1, u1, bg1, s1, l1, _), (w2, u2, bg2, s2, l2, _) = runs
+    assert w1.tobytes() == w2.tobytes() and u1.tobytes() == u2.tobytes() and bg1.tobytes() == bg2.tobytes()
+    assert s1.tolist() == s2.tolist() and l1 == l2
+
+
+@settings(max_examples=300, deadline=None)
+@given(bg=st.lists(st.floats(0, 1e5), min_size=9, max_size=9), rows=st.lists(
+    st.lists(st.integers(0, 60), min_size=9, max_size=9), min_size=1, max_size=6), div=st.sampled_from([1.0, 2.0, 3.0]))
+def test_gain_bounds_hold_for_every_row_of_the_box(bg, rows, div):
+    x = np.array(rows, dtype=np.int32)
+    bg = np.array(bg)
+    ok, g_lo, g_hi = _mira.py_gain_bounds(bg, x.min(axis=0), x.max(axis=0), div)
+    if not ok:
+        return
+    for r in x:
+        assert g_lo <= _mira.py_bg_gain(np.ascontiguousarray(r), bg, div) <= g_hi
+
+
+def test_kbmira_scores_every_pass_as_metric_of_would():
+    corpus = random_store(5, tuple(range(3, 30, 2)), 4, 6)
+    start = np.random.default_rng(0).normal(size=corpus.n_features)
+    res = KbMira(passes=7).optimize(corpus, start, 3)
+    # the plain loop: one pass, then score its averaged weights
+    rng = np.random.default_rng(3)
+    w, u, state, bg = start.copy(), np.zeros(corpus.n_features), np.zeros(2, np.int64), KBMIRA_BG0.copy()
+    want = []
+    for _ in range(7):
+        order = rng.permutation(corpus.n_sentences).astype(np.int64)
+        _mira.kbmira_pass(*feats(corpus), corpus.stats, 1.0, corpus.sent_offsets, order, 0.01, 0.999, False, False,
+                          bg, w, u, np.empty(64), state)
+        k = int(state[0])
+        want.append(corpus.metric_of(w - u / k if k else w.copy()))
+    assert res.info["bleu_per_pass"] == want
+    assert res.score == max(want)

@@ -506,3 +506,60 @@ def test_cli_generates_the_options(shared_data, tmp_path, capsys):
     assert rc == 0
     res = json.loads(capsys.readouterr().out)
     assert res["bleu"] > TOY_START_BLEU and res["seed"] == 1
+
+
+# ---------------------------------------------------------------- block by block (streaming pro)
+
+@pytest.mark.parametrize("seed", range(3))
+def test_blocks_of_sentences_draw_the_pairs_of_the_whole_store(seed):
+    sizes = np.random.default_rng(seed).integers(0, 30, size=23)
+    offsets = offsets_of(sizes)
+    scores = np.random.default_rng(seed + 1).integers(0, 5, size=int(offsets[-1])) / 4.0
+    whole = sample_pairs(scores, offsets, seed=seed, gamma=200, xi=7, beta=0.2)
+    better, worse = [], []
+    for s0, s1 in [(0, 5), (5, 6), (6, 23)]:
+        lo, hi = int(offsets[s0]), int(offsets[s1])
+        part = sample_pairs(scores[lo:hi], offsets[s0:s1 + 1] - lo, seed=seed, gamma=200, xi=7, beta=0.2,
+                            first_sentence=s0)
+        better.append(part.better + lo)
+        worse.append(part.worse + lo)
+    np.testing.assert_array_equal(np.concatenate(better), whole.better)
+    np.testing.assert_array_equal(np.concatenate(worse), whole.worse)
+    with pytest.raises(ValueError, match="first_sentence"):
+        sample_pairs(scores, offsets, seed=0, first_sentence=-1)
+
+
+def odd_values_store(seed: int) -> NbestCorpus:
+    """Sparse and dense values whose float32 differences hit Moses's cut-offs, cancel, round
+    to float32 zero, and print in every %g form."""
+    rng = np.random.default_rng(seed)
+    base = random_store(seed, (4, 6, 3), n_dense=4, n_sparse=6, gaussian=True)
+    picks = np.array([0.0, -0.0, 1e-5, -1e-5, 1.00001e-5, 9.99999e-6, 1e-46, 3.4e38, 123456.5, 0.1, 1 / 3, 2.5e-7])
+    dense = base.dense * 10.0 ** rng.integers(-6, 7, size=base.dense.shape)
+    mask = rng.random(dense.shape) < 0.3
+    dense[mask] = rng.choice(picks, size=int(mask.sum()))
+    values = base.sparse_values * 10.0 ** rng.integers(-6, 4, size=base.sparse_values.shape)
+    mask = rng.random(values.shape) < 0.3
+    values[mask] = rng.choice(picks[picks != 0], size=int(mask.sum()))
+    sids = np.repeat(np.arange(base.n_sentences), np.diff(base.sent_offsets))
+    ids = np.asarray(base.sparse_ids) - base.n_dense
+    return NbestCorpus.from_arrays(sids, dense, [f"D{j}" for j in range(base.n_dense)], base.stats,
+                                   sparse=(base.sparse_indptr, ids, values),
+                                   sparse_names=base.feature_names[base.n_dense:])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_pro_lines_equal_the_pro_data_writer(seed, tmp_path):
+    from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+
+    corpus = odd_values_store(seed)
+    rng = np.random.default_rng(seed)
+    n = corpus.n_hypotheses
+    better, worse = rng.integers(0, n, size=40), rng.integers(0, n, size=40)
+    write_pro_data(tmp_path / "want", pro_data_from_pairs(corpus, better, worse))
+    got = _pro.format_pro_lines(corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+                                better.astype(np.int64), worse.astype(np.int64), *corpus.space.names.to_arrays())
+    assert got == (tmp_path / "want").read_bytes()
+    assert _pro.format_pro_lines(corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+                                 np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                 *corpus.space.names.to_arrays()) == b""

@@ -40,3 +40,16 @@ def probe_points(cuts: np.ndarray) -> np.ndarray:
         return np.array([0.0])
     span = max(1.0, float(cuts[-1] - cuts[0]))
     return np.concatenate([[cuts[0] - span], 0.5 * (cuts[:-1] + cuts[1:]), [cuts[-1] + span]])
+
+
+def slope_order(values: np.ndarray, sent_offsets: np.ndarray) -> np.ndarray:
+    """int32 [n]: per sentence, the positions 0 .. m - 1 by ascending value, then ascending
+    position; a position p whose value equals the previous one's is stored as -1 - p."""
+    out = np.empty(len(values), dtype=np.int32)
+    for s in range(len(sent_offsets) - 1):
+        lo, hi = int(sent_offsets[s]), int(sent_offsets[s + 1])
+        pos = np.array(sorted(range(hi - lo), key=lambda p: (values[lo + p], p)), dtype=np.int64)
+        v = values[lo:hi][pos]
+        tie = np.concatenate([[False], v[1:] == v[:-1]]) if hi > lo else np.zeros(0, bool)
+        out[lo:hi] = np.where(tie, -1 - pos, pos)
+    return out

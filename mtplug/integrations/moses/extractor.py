@@ -71,7 +71,7 @@ def extract(args) -> int:
     """Read the n-best list(s) and references (merged with the earlier files), then write
     features.dat and scores.dat as Moses's extractor does; InputError for missing or bad input."""
     from ...errors import InputError
-    from ...formats.mert_data import extractor_store, write_features, write_scores
+    from ...formats.mert_data import extract_files
     from ...formats.references import read_references
 
     scorer = moses_scorer(args.sctype, args.scconfig)
@@ -82,11 +82,9 @@ def extract(args) -> int:
         raise InputError("no reference: give --reference REF0[,REF1...]")
     t = Timer()
     prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
-    corpus = extractor_store(nbests, read_references(refs), scorer.bleu, prev_f, prev_s, metric=scorer.metric())
-    log(f"{PROG}: {corpus.n_hypotheses} hypotheses of {corpus.n_sentences} sentences after Moses's duplicate "
-        f"removal ({corpus.n_dense} dense, {corpus.n_features - corpus.n_dense} sparse features; "
+    done = extract_files(nbests, read_references(refs), scorer.bleu, args.ffile, args.scfile, prev_f, prev_s,
+                         binary=args.binary, metric=scorer.metric())
+    log(f"{PROG}: wrote {args.ffile} and {args.scfile}: {done.n_hypotheses} hypotheses of {done.n_sentences} "
+        f"sentences after Moses's duplicate removal ({done.n_dense} dense, {done.n_sparse} sparse features; "
         f"{len(prev_f)} earlier file pair(s)) in {t}")
-    write_features(args.ffile, corpus, binary=args.binary)
-    write_scores(args.scfile, corpus, binary=args.binary)
-    log(f"{PROG}: wrote {args.ffile} and {args.scfile} ({corpus.n_hypotheses} hypotheses) in {t}")
     return 0

@@ -12,14 +12,26 @@ Scores files of another Moses scorer (``extractor --sctype TER``, ``BLEU,TER``, 
 ranked by its sentence-level score (BLEU parts with the sentence-BLEU variant): Moses's
 pro reads every scores file as BLEU and has no ``--sctype``; mtplug takes the scorer the
 files name, or ``--sctype``/``--scconfig`` when given (an interpolation's weights).
+
+Like Moses's, the program streams: it reads the files a block of sentences at a time
+(all files side by side, merged and de-duplicated as the whole store would be), samples
+and writes those sentences' pairs, and holds no more than a few blocks, so memory does
+not grow with the n-best lists. The pairs and bytes are those of sampling the whole
+store (each sentence draws from its own seeded stream). Files whose sentence blocks are
+out of order (Moses's extractor writes them in order) are read whole instead.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Sequence
 
+import numpy as np
+
 from ... import validation
-from .common import MosesArgumentParser, Timer, load_mert_data, log, run_program, split_list
+from ..._ext import _pro
+from .common import MosesArgumentParser, Timer, load_mert_data, log, moses_scorer, run_program, split_list
 
 PROG = "pro"
 
@@ -73,10 +85,9 @@ def sample(args) -> int:
     import sys
 
     from ...errors import InputError
-    from ...formats.pro_data import pro_data_from_pairs, write_pro_data
+    from ...fileio import atomic_output
+    from ...formats.mert_data import NotStreamable
     from ...metrics.bleu import SENTENCE_BLEU_VARIANTS
-    from ...metrics.sentence import hypothesis_scores
-    from ...optimizers.pro import sample_pairs
 
     metric = args.sentence_metric or ("nakov" if args.smooth_brevity_penalty else "moses-sentence-bleu")
     if metric not in SENTENCE_BLEU_VARIANTS:
@@ -85,36 +96,131 @@ def sample(args) -> int:
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
     t = Timer()
-    corpus = load_mert_data(split_list(args.ffile), split_list(args.scfile), args.sctype, args.scconfig)
-    b = hypothesis_scores(corpus, metric)
+    ffiles, scfiles = split_list(args.ffile), split_list(args.scfile)
+    if not ffiles:
+        raise InputError("no features file: give --ffile FILE (comma list or repeated)")
+    if len(ffiles) != len(scfiles):
+        raise InputError(f"{len(ffiles)} features files (--ffile) but {len(scfiles)} scores files "
+                         "(--scfile); expected one scores file per features file")
+    target = args.output_file or _stdout_copy()
     try:
-        pairs = sample_pairs(b, corpus.sent_offsets, seed=seed, gamma=args.gamma, xi=args.xi, beta=args.beta)
-    except ValueError as err:
-        raise InputError(f"{PROG}: {err}") from None
-    data = pro_data_from_pairs(corpus, pairs.better, pairs.worse)
-    if args.output_file:
-        write_pro_data(args.output_file, data)
-    else:
-        _write_stdout(data, write_pro_data)
-        sys.stdout.flush()
-    log(f"{PROG}: {pairs.n_pairs} pairs ({data.n_lines} lines) from {corpus.n_hypotheses} hypotheses of "
-        f"{corpus.n_sentences} sentences, metric {corpus.metric.name} (sentence BLEU: {metric}), seed {seed}, "
-        f"in {t}")
+        try:
+            with atomic_output(target, "wb") as out:
+                done = _stream(args, ffiles, scfiles, seed, metric, out)
+        except NotStreamable:
+            with atomic_output(target, "wb") as out:
+                done = _whole(args, ffiles, scfiles, seed, metric, out)
+        if not args.output_file:
+            with open(target, "rb") as fh:
+                shutil.copyfileobj(fh, sys.stdout.buffer)
+            sys.stdout.flush()
+    finally:
+        if not args.output_file and os.path.exists(target):
+            os.unlink(target)
+    n_pairs, n_hyp, n_sent, name = done
+    log(f"{PROG}: {n_pairs} pairs ({2 * n_pairs} lines) from {n_hyp} hypotheses of {n_sent} sentences, "
+        f"metric {name} (sentence BLEU: {metric}), seed {seed}, in {t}")
     return 0
 
 
-def _write_stdout(data, writer) -> None:
-    """pro.data to stdout (Moses's default), through a temporary file so the writer stays one."""
-    import os
-    import shutil
-    import sys
+def _stdout_copy() -> str:
+    """A temporary file for pro.data on its way to stdout (Moses's default): nothing
+    reaches stdout unless the whole file was written."""
     import tempfile
 
     fd, tmp = tempfile.mkstemp(suffix=".pro.data")
     os.close(fd)
-    try:
-        writer(tmp, data)
-        with open(tmp, "rb") as fh:
-            shutil.copyfileobj(fh, sys.stdout.buffer)
-    finally:
-        os.unlink(tmp)
+    return tmp
+
+
+class _Writer:
+    """Samples the pairs of blocks of sentences and writes their pro.data lines."""
+
+    def __init__(self, args, seed: int, variant: str, space, out):
+        self.args, self.seed, self.variant, self.space, self.out = args, seed, variant, space, out
+        self.n_pairs = 0
+        self._names = (np.zeros(0, np.uint8), np.zeros(1, np.int64))
+
+    def write(self, scores, offsets, first: int, dense, sp_indptr, sp_ids, sp_values) -> None:
+        """Pairs of the sentences first, first + 1, ... (rows by ``offsets``, int64 from 0),
+        whose metric scores are ``scores`` (float64 [n])."""
+        from ...errors import InputError
+        from ...optimizers.pro import sample_pairs
+
+        a = self.args
+        try:
+            pairs = sample_pairs(scores, offsets, seed=self.seed, gamma=a.gamma, xi=a.xi, beta=a.beta, threads=1,
+                                 first_sentence=first)
+        except ValueError as err:
+            raise InputError(f"{PROG}: {err}") from None
+        if len(self._names[1]) != len(self.space) + 1:
+            self._names = self.space.names.to_arrays()
+        self.out.write(_pro.format_pro_lines(dense, sp_indptr, sp_ids, sp_values, pairs.better, pairs.worse,
+                                             *self._names))
+        self.n_pairs += pairs.n_pairs
+
+
+def _stream(args, ffiles, scfiles, seed: int, variant: str, out):
+    """Read, sample and write block by block; (pairs, hypotheses, sentences, metric name)."""
+    from ...corpus import FeatureSpace
+    from ...errors import InputError
+    from ...formats.mert_data import NotStreamable, iter_mert_batches
+    from ...metrics.moses_scorers import sctype_of
+
+    bound: dict = {}
+
+    def on_metric(metric):
+        # as load_mert_data: the scorer of --sctype/--scconfig, its errors after the files'
+        # own and after a sentence without hypotheses
+        try:
+            scorer = moses_scorer(args.sctype or sctype_of(metric), args.scconfig)
+            try:
+                bound["metric"] = scorer.rebind(metric)
+            except ValueError as err:
+                raise InputError(f"{err} (--sctype must name the scorer of the extractor's --sctype)",
+                                 scfiles[0]) from None
+        except InputError as err:
+            bound["error"] = err
+            return
+        if any(p.name in ("ext", "linear") for p in bound["metric"].parts):
+            # their sentence scores scale with the number of sentences, unknown until the end
+            raise NotStreamable("the metric needs the whole store")
+
+    space = FeatureSpace()
+    writer = _Writer(args, seed, variant, space, out)
+    n_hyp = n_sent = 0
+    empty: list[int] = []
+    for batch in iter_mert_batches(ffiles, scfiles, space, on_metric=on_metric):
+        sizes = np.diff(batch.sent_offsets)
+        empty += (np.flatnonzero(sizes == 0) + batch.first).tolist()
+        n_hyp += batch.n_hypotheses
+        n_sent = batch.first + batch.n_sentences
+        if empty or "error" in bound:
+            continue   # an error comes; read on for the errors that come before it
+        scores = bound["metric"].row_objectives(batch.stats, variant, n_sentences=n_sent)
+        writer.write(scores, batch.sent_offsets, batch.first, batch.dense, batch.sparse_indptr, batch.sparse_ids,
+                     batch.sparse_values)
+    if empty:
+        raise InputError(f"sentence {empty[0]} has no hypotheses ({len(empty)} of {n_sent} sentences are empty)",
+                         ", ".join(ffiles))
+    if "error" in bound:
+        raise bound["error"]
+    return writer.n_pairs, n_hyp, n_sent, bound["metric"].name
+
+
+def _whole(args, ffiles, scfiles, seed: int, variant: str, out):
+    """The store read whole (blocks out of order), then sampled and written in blocks."""
+    from ...metrics.sentence import hypothesis_scores
+
+    corpus = load_mert_data(ffiles, scfiles, args.sctype, args.scconfig)
+    b = hypothesis_scores(corpus, variant)
+    writer = _Writer(args, seed, variant, corpus.space, out)
+    offsets = corpus.sent_offsets
+    step = 256
+    for s0 in range(0, corpus.n_sentences, step):
+        s1 = min(s0 + step, corpus.n_sentences)
+        lo, hi = int(offsets[s0]), int(offsets[s1])
+        a, z = int(corpus.sparse_indptr[lo]), int(corpus.sparse_indptr[hi])
+        writer.write(b[lo:hi], offsets[s0:s1 + 1] - lo, s0, corpus.dense[lo:hi],
+                     corpus.sparse_indptr[lo:hi + 1] - a, corpus.sparse_ids[a:z], corpus.sparse_values[a:z])
+    return writer.n_pairs, corpus.n_hypotheses, corpus.n_sentences, corpus.metric.name
