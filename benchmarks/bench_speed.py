@@ -58,9 +58,10 @@ def main(argv=None) -> int:
         rows.extend(section)
     print()
     print_rows(rows)
-    missed = [r.work for r in rows if r.met is False]
-    print(f"\n{sum(r.met is True for r in rows)} of {len(rows)} targets met" +
-          (f"; not met: {', '.join(missed)}" if missed else ""))
+    judged = [r for r in rows if r.met is not None]   # the others: a curve, or no anchor to judge by
+    missed = [r.work for r in judged if not r.met]
+    print(f"\n{len(judged) - len(missed)} of {len(judged)} targets met ({len(rows) - len(judged)} rows without "
+          "a verdict)" + (f"; not met: {', '.join(missed)}" if missed else ""))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump([r.to_json() for r in rows], fh, indent=1)
