@@ -9,8 +9,12 @@
 #
 # Determinism: candidate lines are sorted stably by (slope ascending, intercept
 # descending), so among lines equal in both the first edge (in edge order) wins.
-# Within one edge the Minkowski sum already comes out in strictly increasing slope
-# order, so sorting is a merge of one run per edge.
+# Within one edge the Minkowski sum already comes out in non-decreasing slope order, so
+# sorting is a merge of one run per edge. Not always in intercept order among equal
+# slopes, though: a tail's envelope may hold two lines an ulp apart in slope (equal
+# features summed in another order), the steeper higher, and adding the edge's slope can
+# round both to one value, the lower line first. The hull therefore keeps the higher of
+# parallel lines itself rather than trusting the order.
 
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
@@ -46,7 +50,8 @@ cdef inline bint _before(const Cand* c, int64_t i, int64_t j) noexcept nogil:
 cdef void _merge_runs(const Cand* c, int64_t* idx, int64_t* tmp, int64_t* runs, int64_t n_runs) noexcept nogil:
     """Stable merge of the sorted runs idx[runs[r]:runs[r+1]] (r < n_runs; runs[n_runs] = n)
     into one sorted idx. Each edge's Minkowski sum comes out sorted by slope, so the runs
-    are the edges and the cost is n·log(edges) rather than n·log(n)."""
+    are the edges and the cost is n·log(edges) rather than n·log(n) (a run's equal slopes
+    may be out of intercept order: the hull in _node allows for it)."""
     cdef int64_t* src = idx
     cdef int64_t* dst = tmp
     cdef int64_t* t
@@ -171,7 +176,9 @@ cdef int _node(Py_ssize_t v, const int64_t[::1] node_edges, const int64_t[::1] t
     for j in range(n_cand):
         c = order[j]
         if n_stack > 0 and cs[stack[n_stack - 1]].m == cs[c].m:
-            continue  # parallel to the line kept, and no higher
+            if cs[c].b <= cs[stack[n_stack - 1]].b:
+                continue  # parallel to the line kept, and no higher
+            n_stack -= 1  # parallel and higher (rounding, see the top): it replaces the top
         x = -INFINITY
         while n_stack > 0:
             top = stack[n_stack - 1]
@@ -234,7 +241,8 @@ cdef int _inside(const int64_t[::1] node_edges, const int64_t[::1] tail_indptr, 
 cdef int _derivation(const Seg* S, const int64_t* bp_pool, int64_t seg,
                      const int64_t[::1] tail_indptr, const int64_t[::1] rhs_indptr, const int32_t[::1] rhs,
                      GrowBuf* words, GrowBuf* edges, GrowBuf* stack) noexcept nogil:
-    """Append the string (word ids) and the edges (pre-order) of segment ``seg``'s derivation."""
+    """Append the string (word ids) and the edges of segment ``seg``'s derivation: pre-order,
+    an edge's children in the order of their variables on its target side (not tail order)."""
     cdef int64_t frame[2]
     cdef int64_t* top
     cdef int64_t s, p, e
@@ -280,7 +288,8 @@ def goal_envelope(const int64_t[::1] node_edges, const int64_t[::1] tail_indptr,
     intercept (w·f) and slope (d·f). Returns ``(x, m, b, word_ptr, words, edge_ptr, edges)``:
     segment i covers γ in [x[i], x[i+1]) (x[0] = −inf), its line is b[i] + γ·m[i], its string
     is words[word_ptr[i]:word_ptr[i+1]] (int32 word ids) and its derivation's edges are
-    edges[edge_ptr[i]:edge_ptr[i+1]] (int32, pre-order from the goal's edge). Edges that
+    edges[edge_ptr[i]:edge_ptr[i+1]] (int32, pre-order from the goal's edge, children in
+    target-side order: not the tail order that ForestCorpus.derivation reads). Edges that
     are never reached from the goal do not matter; a node without edges is an error the
     caller rules out (Hypergraph.check).
     """

@@ -11,14 +11,14 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memchr, memcmp, memmove, memset, memcpy
+from libc.string cimport memchr, memmove, memset, memcpy
 from libc.math cimport isfinite
 
 import numpy as np
 
 include "_growbuf.pxi"
 
-from _intern cimport InternTable, intern_add, intern_free, intern_init
+from _intern cimport InternTable, intern_add, intern_find, intern_free, intern_init
 from _numtext cimport parse_double, scan_decimal
 from _ngram cimport NgramTable, ngram_hyp_stats, ngram_table_build, ngram_table_free, ngram_table_init
 from _runs cimport check_runs
@@ -130,25 +130,6 @@ cdef inline Py_ssize_t token_end(const char* p, Py_ssize_t i, Py_ssize_t stop, u
     return j
 
 
-cdef inline bint same_bytes(const char* a, const char* b, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t x, y
-    while n >= 8:
-        memcpy(&x, a, 8)
-        memcpy(&y, b, 8)
-        if x != y:
-            return False
-        a += 8
-        b += 8
-        n -= 8
-    while n > 0:
-        if a[0] != b[0]:
-            return False
-        a += 1
-        b += 1
-        n -= 1
-    return True
-
-
 cdef class Vocabulary:
     """Interns byte strings to consecutive int32 ids (0, 1, ...); exact, hash + compare.
 
@@ -169,20 +150,8 @@ cdef class Vocabulary:
         return self.tab.n
 
     cdef inline int32_t find(self, const char* s, Py_ssize_t n, uint64_t h) noexcept nogil:
-        """Id of ``s[:n]`` (``h = word_hash(s, n)``), or -1. intern_find's probe with the
-        bytes compared inline: a call to memcmp per token cost more than the comparing."""
-        cdef const InternTable* t = &self.tab
-        cdef Py_ssize_t slot = <Py_ssize_t>(h & <uint64_t>t.mask)
-        cdef int32_t sid
-        cdef const int64_t* offs = <const int64_t*>t.offsets.data
-        cdef const uint64_t* hs = <const uint64_t*>t.hashes.data
-        while True:
-            sid = t.slots[slot]
-            if sid < 0:
-                return -1
-            if hs[sid] == h and offs[sid + 1] - offs[sid] == n and same_bytes(t.arena.data + offs[sid], s, n):
-                return sid
-            slot = (slot + 1) & t.mask
+        """Id of ``s[:n]`` (``h = word_hash(s, n)``), or -1."""
+        return intern_find(&self.tab, s, n, h)
 
     cdef inline int32_t intern(self, const char* s, Py_ssize_t n) except -2 nogil:
         """Id of the word ``s[:n]``, adding it if new."""

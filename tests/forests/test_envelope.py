@@ -11,12 +11,13 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mtplug.corpus import NbestCorpus
 from mtplug.formats.references import References
 from mtplug.forests.corpus import ForestCorpus, envelope
+from mtplug.hypergraph import HypergraphBuilder
 from mtplug.optimizers.line_search import line_search, sweep
 from mtplug.optimizers.mert import Mert
 from tests.reference.forest_brute import enumerate_derivations
@@ -155,3 +156,42 @@ def test_regularised_forest_mert_equals_nbest_mert(tmp_path, reg):
     a, b = opt.optimize(fc, start, seed=1), opt.optimize(nbest, start, seed=1)
     assert a.score == pytest.approx(b.score, abs=1e-12)
     np.testing.assert_allclose(a.weights, b.weights, rtol=1e-9, atol=1e-12)
+
+
+# ---------------------------------------------------------------------- rounding in ⊗
+def test_lines_made_parallel_by_rounding_keep_the_higher():
+    """A tail whose envelope holds two lines one ulp apart in slope, the steeper higher
+    (as derivations with equal features summed in another order give in real forests):
+    adding the edge's slope rounds both to one slope, so the edge's Minkowski sum holds
+    two parallel lines, the lower first. The goal must keep the higher one."""
+    bld = HypergraphBuilder("ulp")
+    bld.edge("t", [], ["low"])
+    bld.edge("t", [], ["high"])
+    bld.edge("goal", ["t"], [0])
+    hg = bld.build("goal")
+    slope = np.nextafter(1.0, 2.0)
+    assert slope + 1.0 == 2.0
+    env = envelope(hg, np.array([0.0, 1.0, 0.0]), np.array([1.0, slope, 1.0]))
+    assert env.b.tolist() == [1.0] and env.m.tolist() == [2.0]
+    assert [hg.words[t] for t in env.words] == ["high"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+@example(seed=17)
+def test_goal_envelope_is_the_upper_envelope_when_slopes_round(seed):
+    """Edge slopes 1 and 1 + ulp: derivations' slopes then differ by an ulp or round to one
+    value depending on the order of the additions, so lines that should be parallel are
+    not quite, or lines that are not become so: the envelope must still dominate every
+    derivation (about one forest in ten went wrong when the hull trusted the order)."""
+    hg = _forest(seed, lattice=False)
+    rng = random.Random(seed + 1)
+    b = np.array([rng.randint(-4, 4) / 4 for _ in range(hg.n_edges)])
+    m = np.array([rng.choice([1.0, np.nextafter(1.0, 2.0)]) for _ in range(hg.n_edges)])
+    env = envelope(hg, b, m)
+    derivs = [list(edges) for edges, _, _ in enumerate_derivations(hg)]
+    lines_b = np.array([b[edges].sum() for edges in derivs])
+    lines_m = np.array([m[edges].sum() for edges in derivs])
+    for g in [-1e3, 1e3] + list(np.linspace(-10, 10, 81)):
+        i = int(np.searchsorted(env.x, g, side="right")) - 1
+        assert env.b[i] + g * env.m[i] == pytest.approx(np.max(lines_b + g * lines_m), abs=1e-9)
