@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # after setuptools, as its build_ext imports them: the compiler classes and their errors
 from distutils.ccompiler import new_compiler  # noqa: E402
@@ -68,6 +69,22 @@ def openmp_flags(environ=os.environ, compiler=None) -> list:
     return []
 
 
+class BuildExt(build_ext):
+    """build_ext whose copies into the source tree (``pip install -e .``) replace a module
+    file by rename: rewriting a loaded shared object in place crashes every process that
+    has it loaded (a test run during a rebuild died so)."""
+
+    def copy_file(self, infile, outfile, *args, **kwargs):
+        tmp = f"{outfile}.{os.getpid()}.tmp"
+        try:
+            _, copied = super().copy_file(infile, tmp, *args, **kwargs)
+            os.replace(tmp, outfile)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return outfile, copied
+
+
 def extensions() -> list:
     import numpy
     from Cython.Build import cythonize
@@ -96,4 +113,4 @@ def extensions() -> list:
 
 # setuptools runs this file as __main__; tests import it for the OpenMP test alone
 if __name__ == "__main__":
-    setup(ext_modules=extensions())
+    setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

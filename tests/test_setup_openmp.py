@@ -70,3 +70,19 @@ def test_installed_kernels_are_the_build_setup_py_chooses(setup_py):
     assert _build_info.OPENMP == expected, (
         f"the installed kernels were built with OpenMP={_build_info.OPENMP}, but setup.py now chooses "
         f"OpenMP={expected} (MTPLUG_OPENMP={os.environ.get('MTPLUG_OPENMP')!r}): rebuild with pip install -e .")
+
+
+def test_in_place_copies_replace_a_loaded_module_by_rename(setup_py, tmp_path):
+    """``pip install -e .`` copies each built module into mtplug/_ext: a process that has
+    the old file mapped must keep reading the old bytes (a new file, not a rewrite)."""
+    from setuptools.dist import Distribution
+
+    built, target = tmp_path / "new.so", tmp_path / "module.so"
+    built.write_bytes(b"new build")
+    target.write_bytes(b"old build")
+    with open(target, "rb") as loaded:
+        cmd = setup_py.BuildExt(Distribution())
+        assert cmd.copy_file(str(built), str(target)) == (str(target), 1)
+        assert loaded.read() == b"old build"
+    assert target.read_bytes() == b"new build"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["module.so", "new.so"]
