@@ -102,7 +102,7 @@ def main(argv=None) -> None:
                   f"(+ BLEU of the result); {i['draws'] / sec:,.0f} candidate pairs/s, {n / sec:,.0f} hyp/s; "
                   f"BLEU {res.score:.6f}")
     if args.write_pro_data:
-        from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+        from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
 
         t0 = time.perf_counter()
         write_pro_data(args.write_pro_data, pro_data_from_pairs(corpus, sample.better, sample.worse))

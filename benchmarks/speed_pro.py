@@ -50,7 +50,7 @@ def best_of(repeat: int, *commands) -> list[tuple[float, float]]:
 def whole_store_bytes(ff: str, sf: str, path: str) -> tuple[bytes, float]:
     """pro.data of sampling the whole store at once (mtplug before streaming), and the
     seconds it took."""
-    from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+    from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
     from mtplug.integrations.moses.common import load_mert_data
     from mtplug.metrics.sentence import hypothesis_scores
     from mtplug.optimizers.pro import sample_pairs

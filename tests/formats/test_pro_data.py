@@ -10,7 +10,8 @@ import pytest
 from mtplug.corpus import NbestCorpus
 from mtplug.errors import InputError
 from mtplug.formats import mert_data
-from mtplug.formats.pro_data import ProData, pro_data_from_pairs, read_pro_data, write_pro_data
+from mtplug.formats.pro_data import ProData, read_pro_data
+from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers import classifiers
 from mtplug.optimizers.pro import pair_differences, sample_pairs

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
 from mtplug.integrations.moses.common import load_mert_data
 from mtplug.integrations.moses.pro import main
 from mtplug.metrics.sentence import hypothesis_scores

@@ -236,7 +236,7 @@ def _dense_init(tmp_path: Path) -> Path:
 def test_pro_ranks_by_the_files_scorer(tmp_path, capfd, toy_nbest):
     """Moses's pro reads every scores file as BLEU; mtplug's samples pairs by the files'
     scorer: its pro.data is what the sampler makes of Moses's PER sentence scores."""
-    from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+    from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
     from mtplug.optimizers.pro import sample_pairs
 
     nbest, ref = toy_nbest

@@ -550,7 +550,7 @@ def odd_values_store(seed: int) -> NbestCorpus:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_compiled_pro_lines_equal_the_pro_data_writer(seed, tmp_path):
-    from mtplug.formats.pro_data import pro_data_from_pairs, write_pro_data
+    from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
 
     corpus = odd_values_store(seed)
     rng = np.random.default_rng(seed)
