@@ -832,3 +832,255 @@ cdef double objective_of_nothing(Py_ssize_t ns, spec_arrays) except? -1:
     for k in range(ns):
         totals[k] = 0
     return metric_objective(totals, &spec)
+
+
+# Directions with sparse support. Along a direction d the slope of hypothesis h is d.f_h,
+# which is 0 wherever none of d's features fires. A sentence without such a hypothesis
+# has one flat envelope (its 1-best at 0, the first hypothesis of highest intercept, as
+# every envelope method picks it) and no breakpoint, so the corpus sweep needs only the
+# sentences that some hypothesis with a nonzero slope touches: their envelopes are built
+# exactly as line_sweep builds them (the same walk or sort over the sentence's lines,
+# untouched lines flat), and the statistics of all other sentences enter as the corpus
+# totals at 0 less the touched sentences' share. The breakpoints, their statistics
+# changes and so every score are those of line_sweep, bit for bit.
+
+cdef struct SupportWork:
+    # one thread's scratch for support sweeps
+    Line* lines
+    int64_t* cand
+    int64_t* env_hyp
+    double* env_start
+    double* slopes
+    ThreadSlot slot
+    Keyed* keys
+    Breakpoint* scratch
+    int64_t sort_capacity
+    uint32_t* hist
+    int64_t heads[1]
+
+
+cdef int support_work_init(SupportWork* w, Py_ssize_t max_m) noexcept nogil:
+    memset(w, 0, sizeof(SupportWork))
+    w.lines = <Line*>malloc(max_m * sizeof(Line))
+    w.cand = <int64_t*>malloc(max_m * sizeof(int64_t))
+    w.env_hyp = <int64_t*>malloc((max_m + 1) * sizeof(int64_t))
+    w.env_start = <double*>malloc((max_m + 1) * sizeof(double))
+    w.slopes = <double*>malloc(max_m * sizeof(double))
+    w.hist = <uint32_t*>malloc(8 * 256 * sizeof(uint32_t))
+    return 0 if (w.lines != NULL and w.cand != NULL and w.env_hyp != NULL and w.env_start != NULL
+                 and w.slopes != NULL and w.hist != NULL) else -1
+
+
+cdef void support_work_free(SupportWork* w) noexcept nogil:
+    free(w.lines)
+    free(w.cand)
+    free(w.env_hyp)
+    free(w.env_start)
+    free(w.slopes)
+    free(w.hist)
+    free(w.slot.brk)
+    free(w.keys)
+    free(w.scratch)
+
+
+cdef int support_sweep_one(const double* a, const int64_t* hyps, const double* vals, Py_ssize_t nnz,
+                           const int32_t* hyp_sent, const int64_t* sent_offsets, const int64_t* base_totals,
+                           const int64_t* onebest, const int32_t* stats, Py_ssize_t ns, const MetricSpec* spec,
+                           int method, Py_ssize_t max_m, SupportWork* w, double** xs_out, double** sc_out,
+                           Py_ssize_t* K_out, int64_t* lines_out) noexcept nogil:
+    """The sweep along one direction whose nonzero slopes are vals[i] for hypothesis hyps[i]
+    (hyps ascending; a hypothesis listed twice gets the sum, in list order). Writes
+    malloc'd xs [K] and scores [K + 1] (the caller frees them), K, and the envelope
+    segments summed over all sentences less the number of sentences. Returns 0, or -1
+    when out of memory."""
+    cdef Py_ssize_t i = 0, k, j, nseg, m
+    cdef int64_t h, s, lo, n_extra = 0
+    cdef Direction dr
+    cdef int64_t n = 0
+    dr.slopes = w.slopes
+    dr.stride = 1
+    dr.order = NULL
+    w.slot.count = 0
+    w.slot.failed = 0
+    for k in range(ns):
+        w.slot.totals[k] = base_totals[k]
+    while i < nnz:
+        s = hyp_sent[hyps[i]]
+        lo = sent_offsets[s]
+        m = sent_offsets[s + 1] - lo
+        for j in range(m):
+            w.slopes[j] = 0.0
+        while i < nnz and hyps[i] < lo + m:
+            w.slopes[hyps[i] - lo] += vals[i]
+            i += 1
+        nseg = sentence_envelope(a + lo, &dr, 0, m, 0.0, method, max_m, w.lines, w.cand, w.env_hyp,
+                                 w.env_start)
+        for j in range(nseg):
+            w.env_hyp[j] += lo
+        for k in range(ns):
+            w.slot.totals[k] -= stats[onebest[s] * ns + k]
+        add_envelope(&w.slot, stats, ns, nseg, w.env_hyp, w.env_start)
+        if w.slot.failed:
+            return -1
+        n_extra += nseg - 1
+    # add_envelope counted every segment; the caller adds one per sentence
+    n = w.slot.count
+    if n + 1 > w.sort_capacity:
+        free(w.keys)
+        free(w.scratch)
+        w.sort_capacity = 2 * (n + 1)
+        w.keys = <Keyed*>malloc(2 * w.sort_capacity * sizeof(Keyed))
+        w.scratch = <Breakpoint*>malloc(w.sort_capacity * sizeof(Breakpoint))
+        if w.keys == NULL or w.scratch == NULL:
+            w.sort_capacity = 0
+            return -1
+    sort_breakpoints(&w.slot, w.keys, w.scratch, w.hist)
+    xs_out[0] = <double*>malloc((n if n > 0 else 1) * sizeof(double))
+    sc_out[0] = <double*>malloc((n + 1) * sizeof(double))
+    if xs_out[0] == NULL or sc_out[0] == NULL:
+        return -1
+    K_out[0] = sweep_merged(&w.slot, 1, 1, w.heads, stats, ns, spec, xs_out[0], sc_out[0])
+    lines_out[0] = n_extra
+    return 0
+
+
+def support_sweeps(const double[::1] intercepts, const int64_t[::1] col_ptr, const int64_t[::1] col_hyp,
+                   const double[::1] col_val, const int64_t[::1] columns, const int32_t[::1] hyp_sent,
+                   const int64_t[::1] sent_offsets, const int32_t[:, ::1] stats, spec_arrays,
+                   int method=ENVELOPE_AUTO, int n_threads=1):
+    """line_sweep along each of C directions with sparse support, touching only the
+    sentences where a direction's slope is nonzero somewhere (see above).
+
+    Direction c's nonzero slopes: col_val[p] for hypothesis col_hyp[p], p in col_ptr[k] ..
+    col_ptr[k + 1] - 1 with k = columns[c] (hypotheses ascending within a column; a
+    hypothesis listed twice gets the sum in list order, as the model score sums a row).
+    For the unit direction of a sparse feature the column is that feature's values;
+    for any other direction the slopes d.f of the hypotheses it touches.
+    intercepts float64 [n_hyp]; hyp_sent int32 [n_hyp] (each hypothesis's sentence);
+    sent_offsets int64 [S + 1], no empty sentence; stats, spec_arrays, method as line_sweep.
+    n_threads: OpenMP threads over directions (the same result for any number).
+
+    Returns ``(xs, scores, k_ptr, n_lines, best, at_zero)``: direction c's breakpoints
+    xs[k_ptr[c]:k_ptr[c + 1]] (K_c) and its scores scores[k_ptr[c] + c:k_ptr[c + 1] + c + 1]
+    (K_c + 1), equal to line_sweep's; n_lines int64 [C] as line_sweep counts them; best
+    float64 [C] the highest score; at_zero float64 [C] the score at gamma = 0 (on a
+    breakpoint, the lower side).
+    """
+    cdef Py_ssize_t C = columns.shape[0], n = intercepts.shape[0], S = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t ns = stats.shape[1], c, s, k, max_m = 1, T, tid, total
+    cdef int64_t h, col, bh
+    cdef MetricSpec spec
+    cdef int64_t base_totals[MAX_STATS]
+    cdef SupportWork* works = NULL
+    cdef double** xs_of = NULL
+    cdef double** sc_of = NULL
+    cdef Py_ssize_t* K_of = NULL
+    cdef int64_t[::1] onebest
+    cdef int64_t[::1] lines_v
+    cdef int64_t[::1] kptr_v
+    cdef double[::1] xs_v
+    cdef double[::1] sc_v
+    cdef double[::1] best_v
+    cdef double[::1] zero_v
+    cdef int* status = NULL
+    cdef bint ok = True
+    cdef const int32_t* st = &stats[0, 0] if stats.shape[0] > 0 and ns > 0 else NULL
+    cdef double top, x
+    kinds, offsets, widths, weights, params, constant = spec_arrays
+    if fill_spec(&spec, kinds, offsets, widths, weights, params, constant, ns) != 0:
+        raise ValueError(f"the metric spec does not fit {ns} statistics columns (at most {MAX_STATS})")
+    if hyp_sent.shape[0] != n or stats.shape[0] != n or S < 1 or sent_offsets[S] != n \
+            or col_hyp.shape[0] != col_val.shape[0]:
+        raise ValueError("support_sweeps: intercepts, hyp_sent, stats, sent_offsets and the columns disagree")
+    for c in range(C):
+        if not 0 <= columns[c] < col_ptr.shape[0] - 1:
+            raise ValueError(f"column {columns[c]} is not one of the {col_ptr.shape[0] - 1} columns")
+    for s in range(S):
+        if sent_offsets[s + 1] - sent_offsets[s] > max_m:
+            max_m = sent_offsets[s + 1] - sent_offsets[s]
+    onebest = np.empty(S, dtype=np.int64)
+    lines_v = np.zeros(C, dtype=np.int64)
+    best_v = np.empty(C, dtype=np.float64)
+    zero_v = np.empty(C, dtype=np.float64)
+    T = n_threads if n_threads > 1 else 1
+    if T > C:
+        T = C if C > 0 else 1
+    try:
+        with nogil:
+            for k in range(ns):
+                base_totals[k] = 0
+            for s in range(S):
+                bh = sent_offsets[s]
+                for h in range(sent_offsets[s] + 1, sent_offsets[s + 1]):
+                    if intercepts[h] > intercepts[bh]:
+                        bh = h
+                onebest[s] = bh
+                for k in range(ns):
+                    base_totals[k] += st[bh * ns + k]
+            works = <SupportWork*>calloc(T, sizeof(SupportWork))
+            xs_of = <double**>calloc(C + 1, sizeof(double*))
+            sc_of = <double**>calloc(C + 1, sizeof(double*))
+            K_of = <Py_ssize_t*>calloc(C + 1, sizeof(Py_ssize_t))
+            status = <int*>calloc(C + 1, sizeof(int))
+            ok = works != NULL and xs_of != NULL and sc_of != NULL and K_of != NULL and status != NULL
+            if ok:
+                for tid in range(T):
+                    if support_work_init(&works[tid], max_m) != 0:
+                        ok = False
+            if ok:
+                for c in prange(C, num_threads=T, schedule="dynamic", chunksize=1):
+                    col = columns[c]
+                    status[c] = support_sweep_one(
+                        &intercepts[0], &col_hyp[col_ptr[col]] if col_ptr[col + 1] > col_ptr[col] else NULL,
+                        &col_val[col_ptr[col]] if col_ptr[col + 1] > col_ptr[col] else NULL,
+                        col_ptr[col + 1] - col_ptr[col], &hyp_sent[0], &sent_offsets[0], base_totals,
+                        &onebest[0], st, ns, &spec, method, max_m, &works[threadid()], &xs_of[c], &sc_of[c],
+                        &K_of[c], &lines_v[c])
+                for c in range(C):
+                    ok = ok and status[c] == 0
+        if not ok:
+            raise MemoryError()
+        kptr = np.zeros(C + 1, dtype=np.int64)
+        kptr_v = kptr
+        for c in range(C):
+            kptr_v[c + 1] = kptr_v[c] + K_of[c]
+        xs_all = np.empty(kptr_v[C], dtype=np.float64)
+        sc_all = np.empty(kptr_v[C] + C, dtype=np.float64)
+        xs_v = xs_all
+        sc_v = sc_all
+        with nogil:
+            for c in range(C):
+                if K_of[c] > 0:
+                    memcpy(&xs_v[kptr_v[c]], xs_of[c], K_of[c] * sizeof(double))
+                memcpy(&sc_v[kptr_v[c] + c], sc_of[c], (K_of[c] + 1) * sizeof(double))
+                lines_v[c] += S
+                top = sc_of[c][0]
+                for k in range(1, K_of[c] + 1):
+                    if sc_of[c][k] > top:
+                        top = sc_of[c][k]
+                best_v[c] = top
+                # the score at 0: the interval right of the last breakpoint below 0; exactly
+                # on a breakpoint the lower of its two sides
+                k = 0
+                while k < K_of[c] and xs_of[c][k] < 0.0:
+                    k += 1
+                x = sc_of[c][k]
+                if k < K_of[c] and xs_of[c][k] == 0.0 and sc_of[c][k + 1] < x:
+                    x = sc_of[c][k + 1]
+                zero_v[c] = x
+        return xs_all, sc_all, kptr, np.asarray(lines_v), np.asarray(best_v), np.asarray(zero_v)
+    finally:
+        if works != NULL:
+            for tid in range(T):
+                support_work_free(&works[tid])
+            free(works)
+        if xs_of != NULL:
+            for c in range(C):
+                free(xs_of[c])
+            free(xs_of)
+        if sc_of != NULL:
+            for c in range(C):
+                free(sc_of[c])
+            free(sc_of)
+        free(K_of)
+        free(status)

@@ -13,6 +13,21 @@ from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_merge, exact_
 import numpy as np
 
 
+cdef inline double row_score(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
+                             const int32_t[::1] sp_ids, const double[::1] sp_values,
+                             const double[::1] weights, Py_ssize_t h) noexcept nogil:
+    """Hypothesis h's model score, summed in one fixed order (dense block, then the sparse
+    entries of its row): hyp_scores and hyp_scores_rows give the same bits."""
+    cdef Py_ssize_t k
+    cdef int64_t j
+    cdef double s = 0.0
+    for k in range(dense.shape[1]):
+        s = s + dense[h, k] * weights[k]
+    for j in range(sp_indptr[h], sp_indptr[h + 1]):
+        s = s + sp_values[j] * weights[sp_ids[j]]
+    return s
+
+
 def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
                const int32_t[::1] sp_ids, const double[::1] sp_values,
                const double[::1] weights, double[::1] out, int n_threads=1):
@@ -22,19 +37,22 @@ def hyp_scores(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
     (n_features > every sparse id), out [n_hyp]. n_threads: OpenMP threads over rows
     (each row is summed on its own, so the result does not depend on it).
     """
-    cdef Py_ssize_t n = dense.shape[0], d = dense.shape[1], h, k
-    cdef int64_t j
-    cdef double s
+    cdef Py_ssize_t n = dense.shape[0], h
     cdef int T = n_threads if n_threads > 1 else 1
     with nogil:
         for h in prange(n, num_threads=T, schedule="static"):
-            s = 0.0
-            # "s = s + …", not "+=": in a prange, += would make s a reduction
-            for k in range(d):
-                s = s + dense[h, k] * weights[k]
-            for j in range(sp_indptr[h], sp_indptr[h + 1]):
-                s = s + sp_values[j] * weights[sp_ids[j]]
-            out[h] = s
+            out[h] = row_score(dense, sp_indptr, sp_ids, sp_values, weights, h)
+
+
+def hyp_scores_rows(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
+                    const int32_t[::1] sp_ids, const double[::1] sp_values,
+                    const double[::1] weights, const int64_t[::1] rows, double[::1] out):
+    """out[i] = hyp_scores' value of row rows[i] (the same bits), for rows int64 [m], each
+    in 0 .. n_hyp - 1 (checked by the caller); out float64 [m]."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(rows.shape[0]):
+            out[i] = row_score(dense, sp_indptr, sp_ids, sp_values, weights, rows[i])
 
 
 #: the most memory (bytes) transpose_exact spends on per-thread copies of the sparse

@@ -10,6 +10,15 @@ def hyp_scores(
     out: np.ndarray,  # double[::1] [n_hyp]
     n_threads: int = ...,  # OpenMP threads over rows; the result does not depend on it
 ) -> None: ...
+def hyp_scores_rows(
+    dense: np.ndarray,  # const double[:, ::1] [n_hyp, n_dense]
+    sp_indptr: np.ndarray,  # const int64_t[::1] [n_hyp + 1]
+    sp_ids: np.ndarray,  # const int32_t[::1]
+    sp_values: np.ndarray,  # const double[::1]
+    weights: np.ndarray,  # const double[::1] [n_features]
+    rows: np.ndarray,  # const int64_t[::1] [m], each < n_hyp
+    out: np.ndarray,  # double[::1] [m], written: hyp_scores' value of each row (the same bits)
+) -> None: ...
 def transpose_exact(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
     sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]

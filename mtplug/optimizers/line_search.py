@@ -26,13 +26,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._ext import _linesearch
+from .._ext import _linesearch, _rows
 
 #: an edge optimum is taken this fraction of the interval's width inside the interval
 EDGE_FRACTION = 1e-3
 #: how far out (times the largest breakpoint) the limit of a scale-invariant
 #: regulariser along an unbounded interval is taken
 FAR_FACTOR = 1e6
+
+#: objectives within this of the best are equally good when the point on a line is
+#: chosen (the nearest to the current point wins)
+POINT_TOLERANCE = 1e-12
 
 REGULARIZERS = ("none", "l2", "l2-fixed", "l2-l1norm", "l0")
 
@@ -133,6 +137,127 @@ def slope_orders(corpus, columns: np.ndarray, threads: int = 1) -> np.ndarray:
     return out
 
 
+def has_sparse_columns(corpus) -> bool:
+    """Whether ``corpus`` is an n-best store with sparse features, whose unit directions
+    :class:`SparseColumns` sweeps over the sentences they touch only."""
+    ids = getattr(corpus, "sparse_ids", None)
+    return ids is not None and len(ids) > 0 and getattr(corpus, "line_sweep", None) is None
+
+
+@dataclass(frozen=True)
+class SparseColumns:
+    """The sparse features of an NbestCorpus by column: which hypotheses each fires in.
+
+    col_ptr int64 [n_features + 1] (dense ids have empty columns); col_hyp int64 [nnz]
+    (ascending within a column, a row's repeated id in row order) and col_val float64
+    [nnz]: feature j fires with value col_val[p] in hypothesis col_hyp[p] for p in
+    col_ptr[j] .. col_ptr[j + 1] - 1; hyp_sent int32 [n_hyp], each hypothesis's sentence.
+    """
+
+    col_ptr: np.ndarray
+    col_hyp: np.ndarray
+    col_val: np.ndarray
+    hyp_sent: np.ndarray
+
+    @classmethod
+    def of(cls, corpus) -> SparseColumns | None:
+        """The columns of ``corpus`` (an NbestCorpus), or None for a store without sparse
+        features or a corpus of another kind (forests)."""
+        if not has_sparse_columns(corpus):
+            return None
+        ids = corpus.sparse_ids
+        order = np.argsort(ids, kind="stable")
+        rows = np.repeat(np.arange(corpus.n_hypotheses, dtype=np.int64), np.diff(corpus.sparse_indptr))
+        counts = np.bincount(ids, minlength=corpus.n_features)
+        col_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        hyp_sent = np.repeat(np.arange(corpus.n_sentences, dtype=np.int32), np.diff(corpus.sent_offsets))
+        return cls(col_ptr, np.ascontiguousarray(rows[order]), np.ascontiguousarray(corpus.sparse_values[order]),
+                   hyp_sent)
+
+    def hypotheses(self, features: np.ndarray) -> np.ndarray:
+        """int64 [m]: the hypotheses (ascending, once each) where any of ``features`` fires."""
+        parts = [self.col_hyp[self.col_ptr[j]:self.col_ptr[j + 1]] for j in features.tolist()]
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+def support_line_search(corpus, columns: SparseColumns, w: np.ndarray, d: np.ndarray, support: np.ndarray,
+                        reg: Regularizer = Regularizer(), *, intercepts: np.ndarray,
+                        tolerance: float = POINT_TOLERANCE) -> LineResult:
+    """:func:`line_search` along d (float64 [n_features]) whose nonzero entries are all
+    sparse features, ``support`` (int [k]): only the sentences those features touch are
+    swept (on one thread), with the same result bit for bit."""
+    touched = columns.hypotheses(support)
+    slopes = np.empty(len(touched))
+    _rows.hyp_scores_rows(corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+                          np.ascontiguousarray(d, dtype=np.float64), touched, slopes)
+    xs, sc, _, n_lines, _, _ = _linesearch.support_sweeps(
+        np.ascontiguousarray(intercepts, dtype=np.float64), np.array([0, len(touched)], dtype=np.int64), touched,
+        slopes, np.zeros(1, dtype=np.int64), columns.hyp_sent, corpus.sent_offsets, corpus.stats,
+        corpus.metric.kernel_spec(), _linesearch.ENVELOPE_METHODS["auto"], 1)
+    return _result(xs, sc, int(n_lines[0]), w, d, reg, tolerance)
+
+
+def rescore_rows(corpus, w: np.ndarray, rows: np.ndarray, scores: np.ndarray) -> None:
+    """scores[rows] = the model scores of hypotheses ``rows`` (int64 [m]) under w, the same
+    bits as ``corpus.scores(w)`` gives them (after a move that changed only those)."""
+    fresh = np.empty(len(rows))
+    _rows.hyp_scores_rows(corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values,
+                          np.ascontiguousarray(w, dtype=np.float64), np.ascontiguousarray(rows, dtype=np.int64), fresh)
+    scores[rows] = fresh
+
+
+def best_sparse_unit_move(corpus, columns: SparseColumns, w: np.ndarray, features: np.ndarray,
+                          reg: Regularizer = Regularizer(), *, intercepts: np.ndarray, tolerance: float,
+                          threads: int = 1) -> tuple[int, LineResult | None, int, int]:
+    """The best of the line searches along the unit direction of each sparse feature in
+    ``features`` (int [C], ids >= n_dense), as :func:`line_search` would find them one by
+    one: ``(position in features, its result, C, envelope segments summed)``, or
+    ``(-1, None, C, segments)`` when no search gains more than ``tolerance``. Ties go to the
+    earliest position.
+
+    One compiled pass sweeps every feature over the sentences it touches; each sweep's
+    best score less its score at 0, plus what the regulariser can give back along one
+    coordinate, bounds that search's gain from above, so the exact result (the same
+    function as :func:`line_search`'s) is computed only for the features whose bound
+    can still win.
+    """
+    features = np.ascontiguousarray(features, dtype=np.int64)
+    if len(features) == 0:
+        return -1, None, 0, 0
+    xs, sc, kptr, n_lines, best, at_zero = _linesearch.support_sweeps(
+        np.ascontiguousarray(intercepts, dtype=np.float64), columns.col_ptr, columns.col_hyp, columns.col_val,
+        features, columns.hyp_sent, corpus.sent_offsets, corpus.stats, corpus.metric.kernel_spec(),
+        _linesearch.ENVELOPE_METHODS["auto"], max(1, int(threads)))
+    bound = (best - at_zero) + _unit_reg_slack(w, features, reg)
+    chosen, chosen_res = -1, None
+    for c in np.argsort(-bound, kind="stable").tolist():
+        if bound[c] <= tolerance or (chosen_res is not None and bound[c] < chosen_res.gain):
+            break
+        k0, k1 = int(kptr[c]), int(kptr[c + 1])
+        d = np.zeros(len(w))
+        d[features[c]] = 1.0
+        res = _result(xs[k0:k1], sc[k0 + c:k1 + c + 1], int(n_lines[c]), w, d, reg, POINT_TOLERANCE)
+        if res.gain > tolerance and (chosen_res is None or res.gain > chosen_res.gain
+                                     or (res.gain == chosen_res.gain and c < chosen)):
+            chosen, chosen_res = c, res
+    return chosen, chosen_res, len(features), int(n_lines.sum())
+
+
+def _unit_reg_slack(w: np.ndarray, features: np.ndarray, reg: Regularizer) -> np.ndarray:
+    """float64 [C]: the most the regulariser term can add to the gain along each unit
+    direction (what it gives back by moving that one weight), plus room for rounding."""
+    if not reg.active:
+        return np.zeros(len(features))
+    room = 1e-9 * (1.0 + abs(reg.value(w)))
+    if reg.kind == "l2" and reg.w0 is not None:
+        return reg.strength * (w[features] - reg.w0[features]) ** 2 + room
+    if reg.kind == "l2-fixed":
+        return reg.strength * w[features] ** 2 + room
+    if reg.kind == "l0":
+        return reg.strength * (w[features] != 0) + room
+    return np.full(len(features), reg.value(w) + room)   # l2-l1norm: R >= 0
+
+
 def _float64_view(x: np.ndarray) -> np.ndarray:
     """x itself if it is a float64 vector with a whole-element stride, else a contiguous copy."""
     if x.dtype == np.float64 and x.ndim == 1 and x.strides[0] % 8 == 0:
@@ -142,7 +267,7 @@ def _float64_view(x: np.ndarray) -> np.ndarray:
 
 def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regularizer(), *,
                 intercepts: np.ndarray | None = None, slopes: np.ndarray | None = None,
-                order: np.ndarray | None = None, tolerance: float = 1e-12, threads: int = 1) -> LineResult:
+                order: np.ndarray | None = None, tolerance: float = POINT_TOLERANCE, threads: int = 1) -> LineResult:
     """Best point on the line w + γ·d (w, d: float64 [n_features]).
 
     ``intercepts``/``slopes`` (float64 [n_hyp]) may be passed when known (cached model
@@ -158,7 +283,7 @@ def line_search(corpus, w: np.ndarray, d: np.ndarray, reg: Regularizer = Regular
 
 def coordinate_line_searches(corpus, w: np.ndarray, columns: np.ndarray, reg: Regularizer = Regularizer(), *,
                              intercepts: np.ndarray | None = None, orders: np.ndarray | None = None,
-                             tolerance: float = 1e-12, threads: int = 1) -> list[LineResult]:
+                             tolerance: float = POINT_TOLERANCE, threads: int = 1) -> list[LineResult]:
     """:func:`line_search` along the unit direction of each dense feature in ``columns``
     (int [C]), from one shared pass over the sentences; the same results.
 
@@ -220,7 +345,7 @@ def _interval_points(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def best_point(xs: np.ndarray, scores: np.ndarray, w: np.ndarray, d: np.ndarray,
-               reg: Regularizer = Regularizer(), tolerance: float = 1e-12) -> tuple[float, float, float]:
+               reg: Regularizer = Regularizer(), tolerance: float = POINT_TOLERANCE) -> tuple[float, float, float]:
     """``(gamma, score, objective)`` maximising metric − λ·R along w + γ·d.
 
     xs float64 [K] (sorted breakpoints), scores float64 [K + 1] (metric per interval).

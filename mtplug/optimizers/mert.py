@@ -26,15 +26,27 @@ import numpy as np
 
 from ..errors import InputError
 from .base import Optimizer, Result, reject_inapplicable
-from .line_search import REGULARIZERS, LineResult, Regularizer, coordinate_line_searches, line_search, slope_orders
+from .line_search import (
+    REGULARIZERS,
+    LineResult,
+    Regularizer,
+    SparseColumns,
+    best_sparse_unit_move,
+    coordinate_line_searches,
+    has_sparse_columns,
+    line_search,
+    rescore_rows,
+    slope_orders,
+    support_line_search,
+)
 
 if TYPE_CHECKING:
     from ..metrics.expected_bleu import ExpectedBleu
 
 DIRECTION_FINDERS = ("coordinate", "random", "powell", "expbleu")
 SCALE_FREE = ("none", "l2-l1norm", "l0")
-#: more features than this with coordinate directions: warn before the search (a round
-#: is one line search per feature, so sparse feature sets take hours)
+#: more features than this, each swept over every sentence, with coordinate directions:
+#: warn before the search (a round is one line search per feature)
 MANY_COORDINATES = 1000
 #: each sentence's hypotheses are put in order of every dense feature once (int32 per
 #: hypothesis and feature) up to this size (bytes): a coordinate line search then walks
@@ -57,6 +69,7 @@ class _Search:
     threads: int = 1            # of the line-search kernels
     expected: ExpectedBleu | None = None  # on the corpus (n-best, expbleu directions)
     orders: np.ndarray | None = None    # int32 [n_dense, n_hyp]: slope_orders of every dense column, or None
+    columns: SparseColumns | None = None  # the sparse features by column (n-best stores with sparse features)
     objective: float = -math.inf
     line_searches: int = 0
     lines: int = 0
@@ -84,15 +97,64 @@ class _Search:
         return self.corpus.scores(self.unit(j), self.threads)
 
     def search(self, d: np.ndarray, slopes: np.ndarray | None = None, unit: int = -1) -> LineResult:
-        """Line search along d; ``unit``: d is the unit direction of that dense feature."""
+        """Line search along d; ``unit``: d is the unit direction of that dense feature. A
+        direction that moves sparse features only sweeps the sentences they touch."""
         t = time.perf_counter()
-        order = self.orders[unit] if self.orders is not None and unit >= 0 else None
-        res = line_search(self.corpus, self.w, d, self.reg, intercepts=self.intercepts(), slopes=slopes,
-                          order=order, threads=self.threads)
+        support = self.sparse_support(d)
+        if support is not None and self.columns is not None:
+            res = support_line_search(self.corpus, self.columns, self.w, d, support, self.reg,
+                                      intercepts=self.intercepts())
+        else:
+            order = self.orders[unit] if self.orders is not None and unit >= 0 else None
+            res = line_search(self.corpus, self.w, d, self.reg, intercepts=self.intercepts(), slopes=slopes,
+                              order=order, threads=self.threads)
         self.seconds_in_line_search += time.perf_counter() - t
         self.line_searches += 1
         self.lines += res.lines
         return res
+
+    def sparse_support(self, d: np.ndarray) -> np.ndarray | None:
+        """The features d moves, when they are all sparse and touch at most half of the
+        hypotheses (a sweep over the touched sentences pays then); else None."""
+        if self.columns is None:
+            return None
+        support = np.flatnonzero(d)
+        if len(support) == 0 or support[0] < self.corpus.n_dense:
+            return None
+        ptr = self.columns.col_ptr
+        if int(np.sum(ptr[support + 1] - ptr[support])) > self.corpus.n_hypotheses // 2:
+            return None
+        return support
+
+    def best_unit_move(self, features: np.ndarray) -> tuple[int, LineResult | None]:
+        """The best line search along the unit direction of each of ``features`` (int [C]):
+        ``(feature, result)`` of the largest gain above the tolerance (ties: the earliest
+        in ``features``), or ``(-1, None)``. Dense features in one pass over the sentences;
+        sparse ones, with their columns, in one pass over the sentences each touches."""
+        sparse = features >= self.corpus.n_dense
+        if self.columns is None:
+            sparse[:] = False
+        dense_pos = np.flatnonzero(~sparse)
+        best: tuple[float, int, LineResult] | None = None   # (gain, position, result)
+        if len(dense_pos):
+            for pos, res in zip(dense_pos.tolist(), self.unit_searches(features[dense_pos])):
+                if res.gain > self.tolerance and (best is None or res.gain > best[0]):
+                    best = (res.gain, pos, res)
+        sparse_pos = np.flatnonzero(sparse)
+        if len(sparse_pos) and self.columns is not None:
+            t = time.perf_counter()
+            c, found, searched, lines = best_sparse_unit_move(
+                self.corpus, self.columns, self.w, features[sparse_pos], self.reg, intercepts=self.intercepts(),
+                tolerance=self.tolerance, threads=self.threads)
+            self.seconds_in_line_search += time.perf_counter() - t
+            self.line_searches += searched
+            self.lines += lines
+            if found is not None and (best is None or found.gain > best[0]
+                                      or (found.gain == best[0] and sparse_pos[c] < best[1])):
+                best = (found.gain, int(sparse_pos[c]), found)
+        if best is None:
+            return -1, None
+        return int(features[best[1]]), best[2]
 
     def unit_searches(self, features: np.ndarray) -> list[LineResult]:
         """Line searches along the unit direction of each feature in ``features`` (in that
@@ -113,22 +175,25 @@ class _Search:
         return [found[j] for j in features.tolist()]
 
     def move(self, res: LineResult, d: np.ndarray) -> None:
+        """Move to the point ``res`` found along d: when d moves sparse features only, only
+        the model scores of the hypotheses they fire in are computed again."""
         if res.gamma != 0.0:
             self.w = res.apply(self.w, d)
-            self._intercepts = None
+            support = self.sparse_support(d)
+            if support is not None and self._intercepts is not None and self.columns is not None:
+                rescore_rows(self.corpus, self.w, self.columns.hypotheses(support), self._intercepts)
+            else:
+                self._intercepts = None
         self.objective = res.objective
 
     # ------------------------------------------------------------------ direction finders
     def coordinate_round(self) -> float:
         """Line-search every active feature, take the single best move; returns its gain."""
-        best: tuple[float, int, LineResult] | None = None
-        for j, res in zip(self.active.tolist(), self.unit_searches(self.active)):
-            if best is None or res.gain > best[0]:
-                best = (res.gain, j, res)
-        if best is None or best[0] <= self.tolerance:
+        j, res = self.best_unit_move(self.active)
+        if res is None:
             return 0.0
-        self.move(best[2], self.unit(best[1]))
-        return best[0]
+        self.move(res, self.unit(j))
+        return res.gain
 
     def coordinate(self) -> None:
         while self.iterations < self.max_iterations:
@@ -166,8 +231,8 @@ class _Search:
             largest, largest_i = 0.0, -1
             for i, d in enumerate(dirs):
                 unit = int(np.flatnonzero(d)[0]) if np.count_nonzero(d) == 1 and np.max(d) == 1.0 else -1
-                res = self.search(d, self.slopes_of_unit(unit), unit if unit < self.corpus.n_dense else -1) \
-                    if unit >= 0 else self.search(d)
+                res = self.search(d, self.slopes_of_unit(unit), unit) \
+                    if 0 <= unit < self.corpus.n_dense else self.search(d)
                 if res.gain > self.tolerance:
                     self.move(res, d)
                     if res.gain > largest:
@@ -342,13 +407,20 @@ class Mert(Optimizer):
 
     # ------------------------------------------------------------------ set-up
     def advice(self, corpus) -> list[str]:
-        n = len(self._active(corpus))
-        if self.directions != "coordinate" or n <= MANY_COORDINATES:
+        """A warning when coordinate rounds will be slow: more than MANY_COORDINATES
+        features each swept over every sentence (dense columns, or features of forests;
+        an n-best store's sparse features are swept over the sentences they touch only)."""
+        if self.directions != "coordinate":
+            return []
+        active = self._active(corpus)
+        if has_sparse_columns(corpus):
+            active = active[active < corpus.n_dense]
+        n = len(active)
+        if n <= MANY_COORDINATES:
             return []
         return [(f"mert: coordinate directions over {n} features: every round of each of the "
-                 f"{self.restarts + 1} start points runs {n} line searches (over a real cdec k-best store "
-                 "with 12,622 sparse features one search had not ended after 15 minutes); for many sparse "
-                 "features use --directions expbleu or random, or pro, apro, mira, kbmira or rampion")]
+                 f"{self.restarts + 1} start points runs {n} line searches over every sentence; "
+                 "--directions expbleu or random, or pro, apro, mira, kbmira or rampion take far fewer")]
 
     def _active(self, corpus) -> np.ndarray:
         names = corpus.feature_names
@@ -403,8 +475,10 @@ class Mert(Optimizer):
         return points
 
     # ------------------------------------------------------------------ run
-    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1, expected=None, orders=None) -> _Search:
-        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected, orders)
+    def _run_one(self, corpus, w0, reg, active, rng, threads: int = 1, expected=None, orders=None,
+                 columns=None) -> _Search:
+        s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected, orders,
+                    columns)
         s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
         if len(active) == 0:
             return s
@@ -454,10 +528,12 @@ class Mert(Optimizer):
         if self.directions in ("coordinate", "powell") and dense is not None and dense.ndim == 2 \
                 and dense.shape[1] > 0 and dense.size * 4 <= ORDERS_MAX_BYTES:
             orders = slope_orders(corpus, np.arange(dense.shape[1]), threads)
+        columns = SparseColumns.of(corpus)
         t_orders = time.perf_counter() - t_orders
 
         def run(i):
-            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads, expected, orders)
+            search = self._run_one(corpus, points[i], reg, active, streams[i], kernel_threads, expected, orders,
+                                   columns)
             if progress is not None:
                 progress(1)
             return search
@@ -473,7 +549,7 @@ class Mert(Optimizer):
             w = best.w.copy()
             scale = np.abs(w[active]).mean() or 1.0
             w[active] += walk_rng.normal(scale=scale, size=len(active))
-            s = self._run_one(corpus, w, reg, active, walk_rng, threads, expected, orders)
+            s = self._run_one(corpus, w, reg, active, walk_rng, threads, expected, orders, columns)
             if progress is not None:
                 progress(1)
             searches.append(s)

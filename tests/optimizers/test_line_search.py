@@ -11,10 +11,14 @@ from mtplug.corpus import NbestCorpus
 from mtplug.optimizers.line_search import (
     EDGE_FRACTION,
     Regularizer,
+    SparseColumns,
     best_point,
+    best_sparse_unit_move,
     coordinate_line_searches,
     line_search,
+    rescore_rows,
     slope_orders,
+    support_line_search,
     sweep,
 )
 from tests.reference.line_search_reference import intersections, metric_at, probe_points, slope_order
@@ -280,3 +284,84 @@ def test_regularizer_validation():
 def test_best_point_without_breakpoints():
     gamma, score, obj = best_point(np.array([]), np.array([0.4]), np.array([1.0]), np.array([1.0]))
     assert (gamma, score, obj) == (0.0, 0.4, 0.4)
+
+
+# ---------------------------------------------------------------- directions with sparse support
+def _sparse_store(seed: int, gaussian: bool):
+    rng = np.random.default_rng(seed)
+    return random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 40, int(rng.integers(1, 12)))),
+                        n_sparse=8, gaussian=gaussian), rng
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), gaussian=st.booleans(), threads=st.sampled_from([1, 2, 3]))
+def test_support_sweeps_equal_the_full_sweep(seed, gaussian, threads):
+    """Along each sparse feature (and along a mix of them) the sweep over the touched
+    sentences gives line_sweep's breakpoints, scores and segment count, bit for bit."""
+    from mtplug._ext import _linesearch
+
+    corpus, rng = _sparse_store(seed, gaussian)
+    columns = SparseColumns.of(corpus)
+    w = rng.normal(size=corpus.n_features) if gaussian else rng.integers(-2, 3, corpus.n_features).astype(float)
+    a = corpus.scores(w)
+    features = rng.permutation(np.arange(corpus.n_dense, corpus.n_features))
+    xs, sc, kptr, n_lines, best, at_zero = _linesearch.support_sweeps(
+        a, columns.col_ptr, columns.col_hyp, columns.col_val, features, columns.hyp_sent, corpus.sent_offsets,
+        corpus.stats, corpus.metric.kernel_spec(), _linesearch.ENVELOPE_METHODS["auto"], threads)
+    for c, j in enumerate(features.tolist()):
+        d = np.zeros(corpus.n_features)
+        d[j] = 1.0
+        full = sweep(corpus, a, corpus.scores(d))
+        mine = xs[kptr[c]:kptr[c + 1]], sc[kptr[c] + c:kptr[c + 1] + c + 1]
+        assert mine[0].tobytes() == full[0].tobytes() and mine[1].tobytes() == full[1].tobytes()
+        assert n_lines[c] == full[2]
+        assert best[c] == full[1].max()
+        assert at_zero[c] == probe_score_at_zero(full[0], full[1])
+    d = np.zeros(corpus.n_features)
+    support = features[: max(1, len(features) // 2)]
+    d[support] = rng.normal(size=len(support))
+    assert support_line_search(corpus, columns, w, d, np.sort(support), intercepts=a) == line_search(corpus, w, d)
+
+
+def probe_score_at_zero(xs, scores):
+    """The score at gamma = 0, the lower side exactly on a breakpoint (written out plainly)."""
+    for k, x in enumerate(xs):
+        if x == 0.0:
+            return min(scores[k], scores[k + 1])
+        if x > 0.0:
+            return scores[k]
+    return scores[len(xs)]
+
+
+@pytest.mark.parametrize("reg", [Regularizer(), Regularizer("l2", 0.01, w0=np.zeros(11)), Regularizer("l0", 0.002),
+                                 Regularizer("l2-l1norm", 0.01)], ids=lambda r: r.kind)
+@pytest.mark.parametrize("seed", range(12))
+def test_best_sparse_unit_move_is_the_best_line_search(seed, reg):
+    """The bounded search picks the move that line-searching every feature picks (the
+    earliest of equal gains), with the same result."""
+    corpus, rng = _sparse_store(seed, bool(seed % 2))
+    columns = SparseColumns.of(corpus)
+    w = rng.normal(size=corpus.n_features)
+    features = np.arange(corpus.n_dense, corpus.n_features)
+    pos, res, searched, _ = best_sparse_unit_move(corpus, columns, w, features, reg,
+                                                  intercepts=corpus.scores(w), tolerance=1e-6)
+    every = []
+    for j in features:
+        d = np.zeros(corpus.n_features)
+        d[j] = 1.0
+        every.append(line_search(corpus, w, d, reg))
+    gains = [r.gain for r in every]
+    expect = next((i for i, g in enumerate(gains) if g > 1e-6 and g == max(gains)), -1)
+    assert searched == len(features)
+    assert pos == expect
+    assert res == (every[expect] if expect >= 0 else None)
+
+
+def test_rescored_rows_equal_the_model_scores():
+    corpus, rng = _sparse_store(3, True)
+    w = rng.normal(size=corpus.n_features)
+    scores = np.zeros(corpus.n_hypotheses)
+    rows = np.arange(0, corpus.n_hypotheses, 2)
+    rescore_rows(corpus, w, rows, scores)
+    assert scores[rows].tobytes() == corpus.scores(w)[rows].tobytes()
+    assert not scores[1::2].any()

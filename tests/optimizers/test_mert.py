@@ -166,8 +166,8 @@ def test_restarts_cover_named_features(example_data, tmp_path):
 
 
 def test_coordinate_search_over_many_features_is_announced():
-    """On the real sparse cdec set (12,622 features) coordinate MERT had not ended one search
-    after 15 minutes; the user hears so before the search starts, with what to use instead."""
+    """More than MANY_COORDINATES dense features, each swept over every sentence in every
+    round: the user hears so before the search starts, with what to use instead."""
     corpus, _ = make_synthetic(3, 4, MANY_COORDINATES + 1, seed=1)
     (note,) = Mert(restarts=4).advice(corpus)
     assert f"over {MANY_COORDINATES + 1} features" in note and "5 start points" in note and "expbleu" in note
@@ -175,6 +175,14 @@ def test_coordinate_search_over_many_features_is_announced():
     assert Mert(activate_features=",".join(corpus.feature_names[:2])).advice(corpus) == []
     few, _ = make_synthetic(3, 4, MANY_COORDINATES, seed=1)
     assert Mert().advice(few) == []
+
+
+def test_many_sparse_features_need_no_warning():
+    """Sparse features are swept over the sentences they touch: no warning for them."""
+    from tests.reference.random_store import random_store
+
+    corpus = random_store(1, n_sparse=MANY_COORDINATES + 5)
+    assert corpus.n_features > MANY_COORDINATES and Mert().advice(corpus) == []
 
 
 def test_cli_announces_a_long_coordinate_search_before_it(shared_data, tmp_path, capsys, monkeypatch):
@@ -188,3 +196,32 @@ def test_cli_announces_a_long_coordinate_search_before_it(shared_data, tmp_path,
     err = capsys.readouterr().err
     warning = err.index("mtplug: warning: mert: coordinate directions over 8 features")
     assert warning < err.index("mert: ", warning + 10) and "end: BLEU" in err[warning:]
+
+
+SPARSE_SEARCHES = [dict(directions="coordinate"), dict(directions="powell"), dict(directions="expbleu"),
+                   dict(directions="coordinate", reg="l0", reg_strength=0.01),
+                   dict(directions="coordinate", reg="l2", reg_strength=0.01),
+                   dict(directions="coordinate", reg="l2-l1norm", reg_strength=0.01),
+                   dict(directions="random", activate_features="S_0,S_1,S_2,S_3,S_4,S_5,S_6,S_7")]
+
+
+@pytest.mark.parametrize("options", SPARSE_SEARCHES, ids=lambda o: "-".join(str(v)[:10] for v in o.values()))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sparse_searches_change_no_bit(options, seed, monkeypatch):
+    """Searches that touch only the sentences a sparse direction moves give the weights,
+    line-search counts and objectives of sweeping every sentence, on 1 and 2 threads."""
+    import mtplug.optimizers.mert as mert_module
+    from tests.reference.random_store import random_store
+
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed, sizes=tuple(int(x) for x in rng.integers(1, 30, 10)), n_sparse=8,
+                          gaussian=bool(seed % 2))
+    start = rng.normal(size=corpus.n_features)
+    sparse = Mert(restarts=2, **options).optimize(corpus, start, seed, threads=1)
+    sparse2 = Mert(restarts=2, **options).optimize(corpus, start, seed, threads=2)
+    monkeypatch.setattr(mert_module.SparseColumns, "of", staticmethod(lambda corpus: None))
+    full = Mert(restarts=2, **options).optimize(corpus, start, seed, threads=2)
+    for run in (sparse, sparse2):
+        assert run.weights.tobytes() == full.weights.tobytes()
+        assert run.info["line_searches"] == full.info["line_searches"]
+        assert run.info["start_objectives"] == full.info["start_objectives"]

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Fixed sparse-feature k-best pools for a reproduction of Galley et al. (2013), Tables 2-3.
+
+    python benchmarks/reproductions/make_galley_pools.py --cdec /path/to/cdec/build \\
+        --system DIR --out OUT [--k 500] [--jobs 2] [--iterations 8] [--nbest 100] [--optimizer mert]
+
+The reranking protocol of the paper: the dense features are tuned with the decoder in the
+loop (the "dense-tuned weights" w0), then the tuning, dev and test sets are decoded once
+with the sparse features switched on (sparse weights 0) and the k-best lists are kept
+fixed; the optimizers then rerank these pools only. The steps run here:
+
+1. ``mtplug tune --decoder cdec --config SYSTEM/cdec.ini --weights SYSTEM/weights.start
+   --input SYSTEM/tune.de --ref SYSTEM/tune.en ... --workdir OUT/dense-tune``; its final
+   weights (``OUT/dense-tune/final``) are w0, copied to ``OUT/weights.w0``. A workdir that
+   already holds the run is continued with ``--resume`` (a finished run is not re-run);
+2. ``cdec -c SYSTEM/cdec-sparse.ini -w OUT/weights.w0 -k K -r`` on tune, dev and test, in
+   ``--jobs`` processes on contiguous shards, concatenated in order with the sentence ids
+   renumbered 0-based per set: ``OUT/pools/{tune,dev,test}.kbest``, next to copies of the
+   references (``OUT/pools/{tune,dev,test}.en``);
+3. ``OUT/pools/provenance.json``: every command, its wall time, k, and per pool the number
+   of sentences, hypotheses and distinct (sparse) features.
+
+A system folder holds ``tune.de tune.en dev.de dev.en test.de test.en``, ``cdec.ini``,
+``cdec-sparse.ini`` (cdec.ini plus the sparse feature functions) and ``weights.start``
+(docs/real-systems.md, "cdec de-en, sparse"). Nothing of cdec is built or fetched here:
+the script runs the programs of the build it is given (as benchmarks/real_systems.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MTPLUG = [sys.executable, "-m", "mtplug"]
+SETS = ("tune", "dev", "test")
+DENSE = ("PhraseModel_", "Glue", "PassThrough", "WordPenalty", "LanguageModel")
+
+
+def run(cmd: list[str], log: Path) -> float:
+    """Run ``cmd`` (stdout+stderr to ``log``); its wall time. Raises on failure."""
+    t0 = time.perf_counter()
+    with open(log, "ab") as fh:
+        fh.write(("$ " + shlex.join(cmd) + "\n").encode())
+        fh.flush()
+        p = subprocess.run(cmd, check=False, stdout=fh, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        raise RuntimeError(f"exit {p.returncode}: {shlex.join(cmd)} (see {log})")
+    return time.perf_counter() - t0
+
+
+def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[list[str], float]:
+    """Unique k-best of ``src`` (``jobs`` processes on contiguous shards) into ``out``, the
+    sentence ids renumbered to the 0-based input line; the shard commands and wall time."""
+    t0 = time.perf_counter()
+    lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
+    jobs = max(1, min(jobs, len(lines)))
+    cut = [len(lines) * j // jobs for j in range(jobs + 1)]
+    procs, cmds = [], []
+    with contextlib.ExitStack() as files:
+        for j in range(jobs):
+            part = out.with_name(f"{out.name}.part{j}.in")
+            part.write_text("".join(lines[cut[j]:cut[j + 1]]), encoding="utf-8")
+            cmds.append(shlex.join(cdec) + f" < {part} > {out}.part{j}")
+            with open(log, "ab") as fh:
+                fh.write(("$ " + cmds[-1] + "\n").encode())
+            stdin, stdout = files.enter_context(open(part, "rb")), files.enter_context(open(f"{out}.part{j}", "wb"))
+            procs.append(subprocess.Popen(cdec, stdin=stdin, stdout=stdout, stderr=files.enter_context(open(log, "ab"))))
+        failed = [p.wait() for p in procs]
+    if any(failed):
+        raise RuntimeError(f"cdec failed on {src} (see {log})")
+    with open(out, "w", encoding="utf-8") as fh:
+        for j in range(jobs):
+            part_out = Path(f"{out}.part{j}")
+            for line in part_out.read_text(encoding="utf-8").splitlines(keepends=True):
+                sid, rest = line.split(" ||| ", 1)
+                fh.write(f"{int(sid) + cut[j]} ||| {rest}")
+            part_out.unlink()
+            out.with_name(f"{out.name}.part{j}.in").unlink()
+    return cmds, time.perf_counter() - t0
+
+
+def pool_stats(path: Path, n: int) -> dict:
+    """Sentences, hypotheses and distinct features of a k-best file (checks the ids 0..n-1)."""
+    per, feats = {}, set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        sid, _, fv, _ = line.split(" ||| ")
+        per[int(sid)] = per.get(int(sid), 0) + 1
+        feats.update(x.rsplit("=", 1)[0] for x in fv.split())
+    missing = sorted(set(range(n)) - set(per))
+    if missing:
+        raise RuntimeError(f"{path}: no k-best entries for sentence(s) {missing[:10]}")
+    dense = {f for f in feats if f.startswith(DENSE)}
+    return {"sentences": len(per), "hypotheses": sum(per.values()), "min_per_sentence": min(per.values()),
+            "features": len(feats), "dense_features": len(dense), "sparse_features": len(feats - dense)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cdec", required=True, help="the cdec build folder (holding decoder/cdec)")
+    p.add_argument("--system", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--k", type=int, default=500, help="k-best size of the pools (unique, -r)")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--iterations", type=int, default=8)
+    p.add_argument("--nbest", type=int, default=100)
+    p.add_argument("--optimizer", default="mert")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--nice", type=int, default=0, help="run the programs under nice -n N")
+    p.add_argument("--mtplug", default=shlex.join(MTPLUG), help="the mtplug command")
+    a = p.parse_args()
+
+    system, out = Path(a.system).resolve(), Path(a.out).resolve()
+    cdec = str(Path(a.cdec).resolve() / "decoder" / "cdec")
+    nice = ["nice", "-n", str(a.nice)] if a.nice else []
+    pools = out / "pools"
+    pools.mkdir(parents=True, exist_ok=True)
+    log = out / "make_galley_pools.log"
+    record: dict = {"cdec": cdec, "system": str(system), "k": a.k, "unique": True, "jobs": a.jobs, "steps": []}
+
+    # 1. dense tuning: w0
+    workdir = out / "dense-tune"
+    tune = nice + shlex.split(a.mtplug) + [
+        "tune", "--decoder", "cdec", "--decoder-bin", cdec, "--config", str(system / "cdec.ini"),
+        "--weights", str(system / "weights.start"), "--input", str(system / "tune.de"),
+        "--ref", str(system / "tune.en"), "--iterations", str(a.iterations), "--nbest", str(a.nbest),
+        "--jobs", str(a.jobs), "--seed", str(a.seed), "--optimizer", a.optimizer, "--workdir", str(workdir)]
+    resumed = (workdir / "state.json").exists()
+    seconds = run(tune + (["--resume"] if resumed else []), log)
+    w0 = out / "weights.w0"
+    shutil.copyfile(workdir / "final", w0)
+    state = json.loads((workdir / "state.json").read_text())
+    record["steps"].append({"step": "dense tune", "command": shlex.join(tune), "resumed": resumed,
+                            "seconds": round(seconds, 1), "w0": str(w0),
+                            "tune_bleu_per_iteration": [h["bleu"] for h in state["history"]],
+                            "stop": state.get("stop")})
+    print(json.dumps(record["steps"][-1]), flush=True)
+
+    # 2. the pools
+    decoder = nice + [cdec, "-c", str(system / "cdec-sparse.ini"), "-w", str(w0), "-k", str(a.k), "-r"]
+    record["pools"] = {}
+    for name in SETS:
+        src, ref = system / f"{name}.de", system / f"{name}.en"
+        shutil.copyfile(ref, pools / f"{name}.en")
+        cmds, seconds = kbest(decoder, src, pools / f"{name}.kbest", a.jobs, log)
+        n = len(src.read_text(encoding="utf-8").splitlines())
+        stats = pool_stats(pools / f"{name}.kbest", n)
+        record["pools"][name] = {"kbest": str(pools / f"{name}.kbest"), "ref": str(pools / f"{name}.en"),
+                                 "commands": cmds, "seconds": round(seconds, 1),
+                                 "seconds_per_sentence": round(seconds / n, 3), **stats}
+        print(json.dumps({name: {k: v for k, v in record["pools"][name].items() if k != "commands"}}), flush=True)
+    (pools / "provenance.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
