@@ -84,6 +84,22 @@ class Regularizer:
             return self.strength * (float(np.sum(w ** 2)) / l1 ** 2 if l1 > 0 else 0.0)
         return self.strength * float(np.count_nonzero(w))
 
+    def gradient(self, w: np.ndarray) -> np.ndarray:
+        """∇(λ·R)(w), float64 [D]; zero for ``none`` and for ℓ0 (flat almost everywhere)."""
+        if not self.active or self.kind == "l0":
+            return np.zeros(len(w))
+        if self.kind == "l2" and self.w0 is not None:
+            return 2.0 * self.strength * (w - self.w0)
+        if self.kind == "l2-fixed":
+            g = 2.0 * self.strength * w
+            g[self.fixed] = 0.0
+            return g
+        # l2-l1norm: Q / L² with Q = |w|², L = |w|_1 → (2w L - 2Q sign(w)) / L³
+        l1 = float(np.sum(np.abs(w)))
+        if l1 == 0:
+            return np.zeros(len(w))
+        return self.strength * (2.0 * w * l1 - 2.0 * float(w @ w) * np.sign(w)) / l1 ** 3
+
 
 @dataclass
 class LineResult:

@@ -251,30 +251,22 @@ class _Search:
                 dirs[largest_i] = d_new
 
     def expbleu(self, mu_start: float, mu_max: float) -> None:
-        """Galley et al. (2013, §4): line searches along the gradient of the Taylor
-        approximation of expected log-BLEU under p ∝ exp(μ·w·f), with μ doubling from
-        ``mu_start`` whenever a search gains less than the tolerance, until μ > ``mu_max``;
-        the cooling pass repeats while it improves, then one coordinate round, and the
-        gradient passes go on if that round helped (their footnote 8). Over forests the
+        """Galley et al. (2013, §4): line searches along the gradient of the (regularised)
+        objective with the 1-best replaced by expected statistics under p ∝ exp(μ·v·f),
+        v = w/‖w‖₁ (see :meth:`gradient_direction`). μ starts at ``mu_start`` and doubles
+        whenever a search gains less than the tolerance, until μ > ``mu_max``; the cooling
+        pass repeats while it improves. At its end one coordinate round, and the gradient
+        passes go on as soon as that round improved (their footnote 8). Over forests the
         expectation is taken over each forest's 100 best distinct strings at the current point."""
-        from ..metrics.expected_bleu import ExpectedBleu
-
         while self.iterations < self.max_iterations:
             pass_start = self.objective
             mu = mu_start
             while mu <= mu_max and self.iterations < self.max_iterations:
                 self.iterations += 1
-                scale = float(np.sum(np.abs(self.w))) or 1.0
-                # forests: the gradient over their k-best lists at the current point
-                expected = self.expected or ExpectedBleu(self.corpus.kbest_corpus(self.w), threads=self.threads)
-                _, grad = _quiet_gradient(expected, self.w / scale, mu)
-                d = np.zeros(len(self.w))
-                d[self.active] = grad[self.active]
-                norm = np.linalg.norm(d)
-                if norm == 0 or not np.isfinite(norm):
+                d = self.gradient_direction(mu)
+                if d is None:
                     mu *= 2
                     continue
-                d /= norm
                 res = self.search(d)
                 if res.gain > self.tolerance:
                     self.move(res, d)
@@ -284,6 +276,30 @@ class _Search:
                 continue                      # the cooling pass helped: cool again
             if self.coordinate_round() <= self.tolerance:
                 break                         # an optimum for coordinate moves too
+
+    def gradient_direction(self, mu: float) -> np.ndarray | None:
+        """The unit direction (float64 [D], zero off the active features) of steepest ascent
+        of  J_μ(w/‖w‖₁) − λ·R(w): J_μ the expected metric at scaling μ, taken at the
+        L1-normalised weights so that μ means the same whatever the scale the line
+        searches leave w at (MERT's metric and the ℓ0 and ``l2-l1norm`` objectives are
+        scale-invariant), differentiated through the normalisation, and R the
+        regulariser (ℓ2 kinds: its gradient; ℓ0 has none). None where the point offers
+        no direction (a degenerate expectation, or a zero gradient)."""
+        from ..metrics.expected_bleu import ExpectedBleu
+
+        l1 = float(np.sum(np.abs(self.w))) or 1.0
+        v = self.w / l1
+        # forests: the gradient over their k-best lists at the current point
+        expected = self.expected or ExpectedBleu(self.corpus.kbest_corpus(self.w), threads=self.threads)
+        _, g = _quiet_gradient(expected, v, mu)
+        # d J(w/|w|_1) / dw = (g - (g.v) sign(w)) / |w|_1
+        grad = (g - float(g @ v) * np.sign(self.w)) / l1 - self.reg.gradient(self.w)
+        d = np.zeros(len(self.w))
+        d[self.active] = grad[self.active]
+        norm = np.linalg.norm(d)
+        if norm == 0 or not np.isfinite(norm):
+            return None
+        return d / norm
 
 
 def _quiet_gradient(expected, w, mu):

@@ -365,3 +365,15 @@ def test_rescored_rows_equal_the_model_scores():
     rescore_rows(corpus, w, rows, scores)
     assert scores[rows].tobytes() == corpus.scores(w)[rows].tobytes()
     assert not scores[1::2].any()
+
+
+@pytest.mark.parametrize("kind", ["l2", "l2-fixed", "l2-l1norm", "l0", "none"])
+def test_regularizer_gradient_equals_finite_differences(kind):
+    rng = np.random.default_rng(4)
+    w = rng.normal(size=7)
+    reg = Regularizer(kind, 0.3 if kind != "none" else 0.0, w0=rng.normal(size=7), fixed=2)
+    h = 1e-6
+    numeric = np.array([(reg.value(w + h * e) - reg.value(w - h * e)) / (2 * h) for e in np.eye(7)])
+    if kind == "l0":
+        numeric[:] = 0.0     # R counts non-zero weights: flat away from 0
+    np.testing.assert_allclose(reg.gradient(w), numeric, atol=1e-6)
