@@ -401,8 +401,10 @@ def cmd_optimize(args) -> int:
     # with the weights on stdout (--out - or /dev/stdout), the JSON line goes to stderr
     scores = {"bleu": result.score} if metric.is_bleu else {"metric": metric.name, "score": value,
                                                              "metric_objective": result.score}
+    # MERT's convergence trace stays in the Python Result: one line per run here
+    info = {k: v for k, v in result.info.items() if k != "trace"}
     print(json_line({"algorithm": args.algorithm, **scores, "seed": result.seed,
-                     "out": args.out, "files": written, **result.info}),
+                     "out": args.out, "files": written, **info}),
           file=sys.stderr if is_stdout(args.out) else sys.stdout)
     return 0
 

@@ -95,7 +95,7 @@ def vector(corpus, weights: dict[str, float]) -> np.ndarray:
 
 def methods(w0: dict[str, float], lambdas: dict[str, float]) -> dict[str, tuple[str, dict, dict]]:
     """name -> (optimizer, start weights by name, options)."""
-    uniform = {n: 1.0 for n in DENSE}
+    uniform = dict.fromkeys(DENSE, 1.0)
     table = {
         "mert-dense-uniform": ("mert", uniform, dict(directions="coordinate", activate_features=",".join(DENSE))),
         "mert-uniform": ("mert", uniform, dict(directions="expbleu")),

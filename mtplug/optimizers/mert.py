@@ -71,6 +71,9 @@ class _Search:
     orders: np.ndarray | None = None    # int32 [n_dense, n_hyp]: slope_orders of every dense column, or None
     columns: SparseColumns | None = None  # the sparse features by column (n-best stores with sparse features)
     objective: float = -math.inf
+    #: (seconds since the search began, line searches so far, objective) after each move
+    trace: list = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
     line_searches: int = 0
     lines: int = 0
     iterations: int = 0
@@ -185,6 +188,7 @@ class _Search:
             else:
                 self._intercepts = None
         self.objective = res.objective
+        self.trace.append((round(time.perf_counter() - self.started, 6), self.line_searches, self.objective))
 
     # ------------------------------------------------------------------ direction finders
     def coordinate_round(self) -> float:
@@ -497,6 +501,7 @@ class Mert(Optimizer):
         s = _Search(corpus, reg, active, self.tolerance, self.max_iterations, w0.copy(), threads, expected, orders,
                     columns)
         s.objective = s.search(np.zeros(len(w0)), np.zeros(corpus.n_hypotheses)).objective
+        s.trace.append((round(time.perf_counter() - s.started, 6), s.line_searches, s.objective))
         if len(active) == 0:
             return s
         if self.directions == "coordinate":
@@ -584,6 +589,8 @@ class Mert(Optimizer):
             "directions": self.directions, "restarts": self.restarts, "best_start": best_i,
             "start_objectives": [searches[i].objective for i in range(len(points))],
             "objective": best.objective, "iterations": sum(s.iterations for s in searches),
+            # the best start's (seconds, line searches, objective) after each move: how it converged
+            "trace": best.trace,
             "line_searches": n_ls, "random_walks_improved": walks_won,
             "seconds": time.perf_counter() - t0,
             "seconds_per_line_search": ls_time / n_ls if n_ls else 0.0,

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Galley et al. (2013), Figures 2 and 3: Hopkins & May's synthetic set, every optimizer.
+
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS [--dims 10 100 500 1000]
+        [--noise 0 200] [--seeds 0 1 2] [--sentences 1000] [--nbest 500] [--optimizers ...]
+
+Each (D, noise, seed) draws a set with mtplug.synthetic.make_synthetic (S sentences × M
+hypotheses, features uniform in [0, 500], gold weights w* ~ N(0, I), pseudo-BLEU the
+per-sentence rescaled w*·f; with noise the tuner sees the features plus N(0, noise²))
+and runs every optimizer once from uniform weights (all 1) with its defaults (MERT: one
+start point, no restarts): pseudo-BLEU of the 1-best and the cosine of the weights to w*.
+Rows go to ``RESULTS/synthetic.jsonl`` (a finished row is not run again); ``--plot``
+draws ``RESULTS/figure2.png`` (pseudo-BLEU against D) and ``figure3.png`` (cosine
+against D), one line per optimizer, mean over seeds, for each noise level.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+
+OPTIMIZERS = {
+    "mert-coordinate": ("mert", dict(directions="coordinate", restarts=0)),
+    "mert-random": ("mert", dict(directions="random", restarts=0)),
+    "mert-powell": ("mert", dict(directions="powell", restarts=0)),
+    "mert-expbleu": ("mert", dict(directions="expbleu", restarts=0)),
+    "pro": ("pro", {}),
+    "apro": ("apro", {}),
+    "rampion": ("rampion", {}),
+    "kbmira": ("kbmira", {}),
+}
+
+
+def run(args) -> None:
+    from mtplug.optimizers.registry import get_optimizer
+    from mtplug.synthetic import cosine, make_synthetic
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_file = out / "synthetic.jsonl"
+    done = set()
+    if rows_file.exists():
+        for line in rows_file.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["dims"], r["noise"], r["seed"], r["optimizer"]))
+    for dims in args.dims:
+        for noise in args.noise:
+            for seed in args.seeds:
+                todo = [o for o in args.optimizers if (dims, noise, seed, o) not in done]
+                if not todo:
+                    continue
+                corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, noise=noise, seed=seed)
+                for name in todo:
+                    kind, options = OPTIMIZERS[name]
+                    t = time.perf_counter()
+                    res = get_optimizer(kind)(**options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
+                    row = {"dims": dims, "noise": noise, "seed": seed, "optimizer": name,
+                           "pseudo_bleu": res.score, "cosine": cosine(res.weights, w_star),
+                           "seconds": round(time.perf_counter() - t, 2)}
+                    with open(rows_file, "a") as fh:
+                        fh.write(json.dumps(row) + "\n")
+                    print(json.dumps(row), flush=True)
+                del corpus
+
+
+def table(out: Path) -> str:
+    rows = [json.loads(x) for x in (out / "synthetic.jsonl").read_text().splitlines()]
+    keys = sorted({(r["noise"], r["dims"]) for r in rows})
+    names = [n for n in OPTIMIZERS if any(r["optimizer"] == n for r in rows)]
+    lines = ["| noise | D | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for noise, dims in keys:
+        cells = []
+        for n in names:
+            sel = [r for r in rows if (r["noise"], r["dims"], r["optimizer"]) == (noise, dims, n)]
+            if not sel:
+                cells.append("")
+                continue
+            cos = np.array([r["cosine"] for r in sel])
+            bleu = np.array([r["pseudo_bleu"] for r in sel])
+            cells.append(f"{cos.mean():.4f} / {bleu.mean():.4f} ({len(sel)})")
+        lines.append(f"| {noise:g} | {dims} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [json.loads(x) for x in (out / "synthetic.jsonl").read_text().splitlines()]
+    for field, name in (("pseudo_bleu", "figure2"), ("cosine", "figure3")):
+        noises = sorted({r["noise"] for r in rows})
+        fig, axes = plt.subplots(1, len(noises), figsize=(6 * len(noises), 4), squeeze=False)
+        for ax, noise in zip(axes[0], noises):
+            for opt in OPTIMIZERS:
+                sel = [r for r in rows if r["noise"] == noise and r["optimizer"] == opt]
+                dims = sorted({r["dims"] for r in sel})
+                if not dims:
+                    continue
+                ys = [np.mean([r[field] for r in sel if r["dims"] == d]) for d in dims]
+                ax.plot(dims, ys, marker="o", label=opt)
+            ax.set_xscale("log")
+            ax.set_xlabel("features D")
+            ax.set_ylabel(field.replace("_", "-"))
+            ax.set_title(f"noise {noise:g}")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / f"{name}.png", dpi=100)
+        plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--dims", type=int, nargs="+", default=[10, 100, 500, 1000])
+    ap.add_argument("--noise", type=float, nargs="+", default=[0.0, 200.0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--sentences", type=int, default=1000)
+    ap.add_argument("--nbest", type=int, default=500)
+    ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=list(OPTIMIZERS))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--plot", action="store_true", help="only write the table and the plots of the rows so far")
+    a = ap.parse_args()
+    if not a.plot:
+        run(a)
+    (Path(a.out) / "table.md").write_text(table(Path(a.out)))
+    plot(Path(a.out))
+    print(table(Path(a.out)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+"""benchmarks/bench_sparse_mert.py and the Galley et al. synthetic study run end to end on
+tiny made-up data (no timing asserted: the figures come from running them by hand,
+docs/speed.md and docs/reproductions/galley-2013.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+
+
+def _run(script: str, argv: list[str], monkeypatch) -> None:
+    import runpy
+
+    monkeypatch.setattr(sys, "argv", [script, *argv])
+    runpy.run_path(os.path.join(BENCH, script), run_name="__main__")
+
+
+def test_bench_sparse_mert_rows(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "rows.json"
+    _run("bench_sparse_mert.py", ["--random", "6,8,120", "--full-round", "--threads", "2", "--json", str(out)],
+         monkeypatch)
+    rows = json.loads(out.read_text())["rows"]
+    works = [r["work"] for r in rows]
+    assert works[0] == "one coordinate round over 120 sparse features"
+    assert rows[1]["identical"] is True          # the touched-sentence round makes the full round's move
+    assert {"PRO (defaults)", "coordinate MERT, one start point"} <= set(works)
+    assert all(r["seconds"] >= 0 for r in rows) and all(isinstance(r["met"], bool) for r in rows if "met" in r)
+    assert "targets met" in capsys.readouterr().out
+
+
+def test_galley_synthetic_study(tmp_path, monkeypatch):
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--dims", "4", "--noise", "0", "--seeds", "0", "--sentences", "12", "--nbest", "6",
+          "--optimizers", "mert-coordinate", "pro", "--threads", "1"], monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "synthetic.jsonl").read_text().splitlines()]
+    assert [r["optimizer"] for r in rows] == ["mert-coordinate", "pro"]
+    assert all(-1 <= r["cosine"] <= 1 and 0 <= r["pseudo_bleu"] <= 1 for r in rows)
+    assert (tmp_path / "figure3.png").stat().st_size > 0 and "| 0 | 4 |" in (tmp_path / "table.md").read_text()
+    # a second run finds every row done and runs nothing again
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--dims", "4", "--noise", "0", "--seeds", "0", "--sentences", "12", "--nbest", "6",
+          "--optimizers", "mert-coordinate", "pro"], monkeypatch)
+    assert len((tmp_path / "synthetic.jsonl").read_text().splitlines()) == 2
