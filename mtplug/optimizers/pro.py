@@ -15,8 +15,8 @@ One PRO step on the accumulated n-best lists:
    (:mod:`mtplug.optimizers.classifiers`; logistic regression by default), under the
    ℓ2 penalty ‖w‖²/(2C) and a pull toward the start, ‖w - w_t‖²/(2·c_start) (cdec's
    ``mr_pro_reduce -C -y``; c_start = ∞ turns it off): one Gaussian prior of precision
-   1/C + 1/c_start centred on w_t / (1 + c_start/C). Here w_t is the start brought to the
-   pairs' scale: divided by the mean |w·x| of the start over the sampled differences x
+   1/C + 1/c_start centred on w_t / (1 + c_start/C). Here w_t is the start, shrunk to a
+   mean |w·x| of 1 over the sampled differences x when it ranks them with larger margins
    (a 1-best ranking ignores the scale of the weights; a pull does not);
 4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and that w_t.
 
@@ -187,8 +187,8 @@ class Pro(Optimizer):
     difference (at least ``beta``; pairs whose lengths differ too much are drawn again,
     ``length_z``), trains a linear classifier without bias (``classifier``: logistic
     regression, perceptron or linear SVM) on the feature differences under an ℓ2 prior
-    (``c``) and a pull toward the start (``c_start``; the start taken at the scale where
-    it ranks the sampled pairs with a mean margin of 1), and returns ``psi``·(classifier
+    (``c``) and a pull toward the start (``c_start``; a start that ranks the sampled pairs
+    with a mean margin above 1 is first shrunk to 1), and returns ``psi``·(classifier
     weights) + (1 − ``psi``)·(that start), not normalised. Sampling is
     compiled and seeded per (seed, sentence): the pairs do not depend on the number of
     threads. With no pair at all, the start weights come back with a warning.
@@ -214,8 +214,8 @@ class Pro(Optimizer):
                   help="inverse ℓ2 strength: logistic and svm minimise Σ loss over both orientations of "
                        "every pair + ‖w‖²/(2C) (default 1, megam's prior; not with the perceptron)"),
         "c_start": dict(type=float, default=None, metavar="C",
-                        help="inverse strength of an ℓ2 pull toward the start weights, taken at the scale "
-                             "where they rank the sampled pairs with a mean margin of 1: adds "
+                        help="inverse strength of an ℓ2 pull toward the start weights (shrunk to a mean "
+                             "margin of 1 on the sampled pairs when larger): adds "
                              "‖w − start‖²/(2·c_start) to the classifier's objective; inf: none (default "
                              "0.001; evidence on the synthetic set and real cdec pools with dense and sparse "
                              "features: docs/reproductions/galley-2013.md; cdec's pro.pl is c 0.001, "
@@ -276,16 +276,17 @@ class Pro(Optimizer):
         return 2   # sampling, then the classifier
 
     def start_at_pair_scale(self, start: np.ndarray, X) -> np.ndarray:
-        """The start weights (float64 [n_features]) divided by their mean |margin| over the
-        sampled pair differences ``X``, so that the start ranks the pairs at the scale the
-        classifier fits (a mean margin of 1). A 1-best ranking does not depend on the scale
-        of the weights, but a pull toward them does: from uniform weights on Hopkins &
-        May's synthetic set (features in [0, 500]) the unscaled pull held a one-shot run at
-        its start (cosine 0.75 to the gold weights at D = 100); scaled, it reaches 0.998,
-        and on the real cdec pools of docs/reproductions/galley-2013.md it gains test BLEU
-        with dense and with sparse features. A start that ranks no pair apart is kept."""
+        """The start weights (float64 [n_features]) the pull aims at: the start itself, or,
+        when it ranks the sampled pair differences ``X`` with a mean |margin| above 1, the
+        start shrunk to a mean margin of 1 (the scale the classifier fits). A 1-best
+        ranking does not depend on the scale of the weights, but a pull toward them does:
+        from uniform weights on Hopkins & May's synthetic set (features in [0, 500], mean
+        margin in the thousands) the unscaled pull held a one-shot run at its start
+        (cosine 0.746 to the gold weights at D = 100; shrunk, 0.997). A start at a smaller
+        scale is kept: scaling it up held a poor start in the decoder loop (sparse cdec
+        system, docs/reproductions/galley-2013.md)."""
         margin = float(np.mean(np.abs(X.matvec(start)))) if X.n_rows else 0.0
-        return start / margin if margin > 0 and np.isfinite(margin) else start
+        return start / margin if margin > 1.0 and np.isfinite(margin) else start
 
     def prior(self, start: np.ndarray) -> tuple[float, np.ndarray | None]:
         """The classifier's (C, center) for a start already at the pairs' scale
