@@ -2,7 +2,7 @@
 PNG of every replica's score.
 
 Text and LaTeX follow MultEval 0.5.1's layout (tests/golden/multeval): a 15-character
-system column, 23-character metric cells ``mean (s_sel/s_opt/p)`` (s_opt is s_dev, the
+system column (wider for a longer name, which MultEval runs into its scores), 23-character metric cells ``mean (s_sel/s_opt/p)`` (s_opt is s_dev, the
 spread across optimizer replicas), scores and spreads to one decimal and p-values to two,
 rounded half up from the shortest decimal form of the number as Java prints them. With one
 replica ``*`` stands for s_dev, and the p-value is printed (MultEval leaves it out). The
@@ -27,14 +27,16 @@ def text_table(report: Report) -> str:
     """MultEval's table: one row per system, per metric ``mean (s_sel/s_opt/p)``; notes on
     the tests (and, with one replica, the paired bootstrap's p-values) follow it."""
     one = report.n_replicas == 1
-    lines = [f"{'n=' + str(report.n_replicas):<15}"
+    # MultEval's 15 characters, wider when a system's name would run into its scores
+    width = max(15, *(len(s.name) + 1 for s in report.systems))
+    lines = [f"{'n=' + str(report.n_replicas):<{width}}"
              + "".join(f"{m.label + ' (s_sel/s_opt/p)':<23}" for m in report.metrics)]
     for s in report.systems:
         cells = []
         for m in report.metrics:
             r = s.metrics[m.label]
             cells.append(f"{_num(r.mean, 1)} ({_num(r.s_sel, 1)}/{_num(r.s_dev, 1, '*')}/{_num(r.p, 2)})")
-        lines.append(f"{s.name:<15}" + "".join(f"{c:<23}" for c in cells))
+        lines.append(f"{s.name:<{width}}" + "".join(f"{c:<23}" for c in cells))
     if one:
         lines.append("  *  no estimate of optimizer instability from a single optimizer run; consider several")
     lines.append("")

@@ -244,7 +244,10 @@ def best_sparse_unit_move(corpus, columns: SparseColumns, w: np.ndarray, feature
         np.ascontiguousarray(intercepts, dtype=np.float64), columns.col_ptr, columns.col_hyp, columns.col_val,
         features, columns.hyp_sent, corpus.sent_offsets, corpus.stats, corpus.metric.kernel_spec(),
         _linesearch.ENVELOPE_METHODS["auto"], max(1, int(threads)))
-    bound = (best - at_zero) + _unit_reg_slack(w, features, reg)
+    if reg.active and reg.kind in ("l2", "l2-fixed"):
+        bound = _unit_l2_bound(xs, sc, kptr, at_zero, w, features, reg)
+    else:
+        bound = (best - at_zero) + _unit_reg_slack(w, features, reg)
     chosen, chosen_res = -1, None
     for c in np.argsort(-bound, kind="stable").tolist():
         if bound[c] <= tolerance or (chosen_res is not None and bound[c] < chosen_res.gain):
@@ -257,6 +260,29 @@ def best_sparse_unit_move(corpus, columns: SparseColumns, w: np.ndarray, feature
                                      or (res.gain == chosen_res.gain and c < chosen)):
             chosen, chosen_res = c, res
     return chosen, chosen_res, len(features), int(n_lines.sum())
+
+
+def _unit_l2_bound(xs: np.ndarray, sc: np.ndarray, kptr: np.ndarray, at_zero: np.ndarray, w: np.ndarray,
+                   features: np.ndarray, reg: Regularizer) -> np.ndarray:
+    """float64 [C]: for the ℓ2 kinds, the most each unit search can gain: over every
+    interval (closed) of its sweep, its score less the score at 0 plus what the penalty
+    λ(δ + γ)² (δ the weight's distance from its centre) gives back at the interval's
+    point nearest to γ = −δ; plus room for rounding. Flat over all features at once."""
+    C = len(features)
+    K = np.diff(kptr)
+    owner = np.repeat(np.arange(C), K + 1)
+    k = np.arange(len(sc)) - (kptr[owner] + owner)
+    lo = np.where(k > 0, xs[np.clip(kptr[owner] + k - 1, 0, max(len(xs) - 1, 0))] if len(xs) else 0.0, -np.inf)
+    hi = np.where(k < K[owner], xs[np.clip(kptr[owner] + k, 0, max(len(xs) - 1, 0))] if len(xs) else 0.0, np.inf)
+    centre = reg.w0[features] if reg.kind == "l2" and reg.w0 is not None else np.zeros(C)
+    delta = w[features] - centre
+    vertex = -delta[owner]
+    dist = np.maximum(np.maximum(lo - vertex, vertex - hi), 0.0)
+    # l2-fixed leaves the fixed weight out of R: no penalty along it
+    lam = np.where(features == reg.fixed, 0.0, reg.strength) if reg.kind == "l2-fixed" else np.full(C, reg.strength)
+    gain = sc - at_zero[owner] + lam[owner] * (delta[owner] ** 2 - dist ** 2)
+    room = 1e-9 * (1.0 + abs(reg.value(w)))
+    return np.maximum.reduceat(gain, kptr[:-1] + np.arange(C)) + room
 
 
 def _unit_reg_slack(w: np.ndarray, features: np.ndarray, reg: Regularizer) -> np.ndarray:

@@ -188,3 +188,18 @@ def test_a_system_against_itself(study):
     m = report.systems[1].metrics["BLEU"]
     assert m.p == 1.0 and m.p_bootstrap == 1.0 and m.bootstrap_wins == 0.0
     assert math.isclose(m.mean, report.systems[0].metrics["BLEU"].mean)
+
+
+def test_text_table_widens_the_system_column_for_long_names():
+    from types import SimpleNamespace
+
+    from mtplug.experiments.report_format import text_table
+
+    metric = SimpleNamespace(label="BLEU")
+    cell = SimpleNamespace(mean=27.11, s_sel=1.0, s_dev=1.7, p=0.08, bootstrap_wins=None)
+    report = SimpleNamespace(n_replicas=3, metrics=[metric], ar_shuffles=10, boot_samples=10, seed=0, signature="",
+                             systems=[SimpleNamespace(name="baseline", metrics={"BLEU": cell}),
+                                      SimpleNamespace(name="mert-dense-uniform", metrics={"BLEU": cell})])
+    lines = text_table(report).splitlines()
+    assert lines[2].startswith("mert-dense-uniform 27.1 (1.0/1.7/0.08)")
+    assert lines[1].startswith("baseline           27.1")

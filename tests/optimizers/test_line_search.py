@@ -334,7 +334,8 @@ def probe_score_at_zero(xs, scores):
 
 
 @pytest.mark.parametrize("reg", [Regularizer(), Regularizer("l2", 0.01, w0=np.zeros(11)), Regularizer("l0", 0.002),
-                                 Regularizer("l2-l1norm", 0.01)], ids=lambda r: r.kind)
+                                 Regularizer("l2-l1norm", 0.01), Regularizer("l2", 0.3, w0=np.ones(11)),
+                                 Regularizer("l2-fixed", 0.05, fixed=4)], ids=lambda r: f"{r.kind}-{r.strength}")
 @pytest.mark.parametrize("seed", range(12))
 def test_best_sparse_unit_move_is_the_best_line_search(seed, reg):
     """The bounded search picks the move that line-searching every feature picks (the
