@@ -33,6 +33,7 @@ from .line_search import (
     SparseColumns,
     best_sparse_unit_move,
     coordinate_line_searches,
+    dot,
     has_sparse_columns,
     line_search,
     rescore_rows,
@@ -223,7 +224,7 @@ class _Search:
     def random_direction(self, rng: np.random.Generator) -> np.ndarray:
         d = np.zeros(len(self.w))
         d[self.active] = rng.standard_normal(len(self.active))
-        return d / np.linalg.norm(d)
+        return d / math.sqrt(dot(d, d))
 
     def powell(self) -> None:
         """Powell's conjugate directions: sweep the direction set, then search along the
@@ -244,7 +245,7 @@ class _Search:
             if self.objective - obj_start <= self.tolerance:
                 break
             d_new = self.w - w_start
-            norm = np.linalg.norm(d_new)
+            norm = math.sqrt(dot(d_new, d_new))
             if norm == 0:
                 break
             d_new = d_new / norm
@@ -301,7 +302,7 @@ class _Search:
         grad = g / l1 - self.reg.gradient(self.w)
         d = np.zeros(len(self.w))
         d[self.active] = grad[self.active]
-        norm = np.linalg.norm(d)
+        norm = math.sqrt(dot(d, d))
         if norm == 0 or not np.isfinite(norm):
             return None
         return d / norm
