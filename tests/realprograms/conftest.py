@@ -35,7 +35,8 @@ def moses_dir() -> Path:
 @pytest.fixture(scope="session")
 def cdec_dir() -> Path:
     return _build("MTPLUG_CDEC_DIR", ["decoder/cdec", "training/dtrain/dtrain", "training/dpmert/mr_dpmert_map",
-                                      "training/dpmert/mr_dpmert_reduce", "klm/lm/builder/lmplz",
+                                      "training/dpmert/mr_dpmert_reduce",
+                                      "training/dpmert/mr_dpmert_generate_mapper_input", "klm/lm/builder/lmplz",
                                       "mteval/fast_score"])
 
 
