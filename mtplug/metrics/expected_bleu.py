@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from mtplug._ext import _expbleu, _rows
-from mtplug.exact_sum import Packed, accumulator, pack, rounded_sum
+from mtplug.exact_sum import Packed, accumulator, pack, rounded, rounded_sum
 from mtplug.metrics.bleu import N_STATS, NGRAM_ORDER, STATS_LAYOUT, _check_divisor, _validated_stats
 
 #: metric name -> kernel code: the one list. Mirrors the C enum in pyx/_expbleu.pyx.
@@ -142,15 +142,17 @@ def _public(result):
     return result[1]
 
 
-def _part_gradient(part, result, slope: np.ndarray, n_features: int, threads: int) -> Packed:
-    """Pass 2 on one partition: the exact partial X^T c, a packed accumulator of n_features rows."""
+def _part_gradient(part, result, slope: np.ndarray, n_features: int, packed: bool,
+                   threads: int) -> Packed | np.ndarray:
+    """Pass 2 on one partition: the exact partial X^T c, an accumulator of n_features rows,
+    :func:`pack`ed when it travels to another process (``packed``)."""
     sent_best, sent_dev, _, prob = result[0]
     coef = np.empty(prob.shape[0])
     _expbleu.hypothesis_coefficients(prob, part.offsets, part.stats, sent_best, sent_dev, slope, coef, threads)
     acc = accumulator(n_features)
     _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, sent_best, coef,
                           acc, threads)
-    return pack(acc)
+    return pack(acc) if packed else acc
 
 
 class ExpectedBleu:
@@ -229,8 +231,11 @@ class ExpectedBleu:
                 f"{' '.join(f'{k}={v:.6g}' for k, v in zip(STATS_LAYOUT, totals))}): "
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
-        parts = pool.run(_part_gradient, results, pool.each(slope), pool.each(self.n_features))
-        gradient = mu * rounded_sum(pool.engine.fetch(parts))
+        # in this process one partition's accumulator is rounded as it is (no pack and unpack)
+        local = pool.engine.address is None
+        parts = pool.engine.fetch(pool.run(_part_gradient, results, pool.each(slope), pool.each(self.n_features),
+                                           pool.each(not local)))
+        gradient = mu * (rounded(parts[0]) if local and len(parts) == 1 else rounded_sum(parts))
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
                                      f"mu = {mu:g}); the features or mu are too large")
