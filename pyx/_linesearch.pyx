@@ -894,7 +894,7 @@ cdef int support_sweep_one(const double* a, const int64_t* hyps, const double* v
     segments summed over all sentences less the number of sentences. Returns 0, or -1
     when out of memory."""
     cdef Py_ssize_t i = 0, k, j, nseg, m
-    cdef int64_t h, s, lo, n_extra = 0
+    cdef int64_t s, lo, n_extra = 0
     cdef Direction dr
     cdef int64_t n = 0
     dr.slopes = w.slopes

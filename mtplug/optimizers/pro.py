@@ -20,7 +20,7 @@ One PRO step on the accumulated n-best lists:
    (a 1-best ranking ignores the scale of the weights; a pull does not);
 4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and that w_t.
 
-Weights are returned as interpolated (not normalised), at the classifier's scale.
+Weights are returned as interpolated (not normalised).
 """
 
 from __future__ import annotations
