@@ -181,6 +181,8 @@ cdef inline double _bg_gain(const int32_t* x, const double* bg, double ref_divis
             return 0.0
         num *= t
         den *= bg[2 * n + 1] + x[2 * n + 1]
+    if num <= 0.0:
+        return 0.0      # the product of tiny positive matches underflowed: no precision (0/0 was NaN)
     bleu = sqrt(sqrt(num / den))
     r = (bg[8] + x[8]) / ref_divisor
     h = bg[1] + x[1]
@@ -197,15 +199,17 @@ def py_bg_gain(const int32_t[::1] x, const double[::1] bg, double ref_divisor):
 cdef inline double _gain(const int32_t* x, const double* bg, double ref_divisor) noexcept nogil:
     """_bg_gain with the same operations in the same order (bg: a local copy the loop
     can keep in registers)."""
-    cdef double t0, t1, t2, t3, bleu, r, h
+    cdef double t0, t1, t2, t3, num, bleu, r, h
     t0 = bg[0] + x[0]
     t1 = bg[2] + x[2]
     t2 = bg[4] + x[4]
     t3 = bg[6] + x[6]
     if t0 <= 0.0 or t1 <= 0.0 or t2 <= 0.0 or t3 <= 0.0:
         return 0.0
-    bleu = sqrt(sqrt((((t0 * t1) * t2) * t3) /
-                     ((((bg[1] + x[1]) * (bg[3] + x[3])) * (bg[5] + x[5])) * (bg[7] + x[7]))))
+    num = ((t0 * t1) * t2) * t3
+    if num <= 0.0:
+        return 0.0
+    bleu = sqrt(sqrt(num / ((((bg[1] + x[1]) * (bg[3] + x[3])) * (bg[5] + x[5])) * (bg[7] + x[7]))))
     r = (bg[8] + x[8]) / ref_divisor
     h = bg[1] + x[1]
     if h < r:

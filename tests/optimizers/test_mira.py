@@ -292,6 +292,15 @@ def test_gain_bounds_hold_for_every_row_of_the_box(bg, rows, div):
         assert g_lo <= _mira.py_bg_gain(np.ascontiguousarray(r), bg, div) <= g_hi
 
 
+def test_gain_of_matches_whose_product_underflows_is_zero():
+    """Positive matches whose product underflows to 0 with zero totals gave 0/0 = NaN
+    (found by the property test above); the bounds already said 0."""
+    bg = np.array([1.0, 0.0, 1.1125369292536007e-308, 0.0, 1.7415233798786857e-192, 0.0, 1.0, 0.0, 0.0])
+    x = np.zeros(9, dtype=np.int32)
+    assert _mira.py_bg_gain(x, bg, 1.0) == 0.0
+    assert _mira.py_gain_bounds(bg, x, x, 1.0) == (True, 0.0, 0.0)
+
+
 def test_kbmira_scores_every_pass_as_metric_of_would():
     corpus = random_store(5, tuple(range(3, 30, 2)), 4, 6)
     start = np.random.default_rng(0).normal(size=corpus.n_features)
