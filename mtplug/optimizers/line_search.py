@@ -293,14 +293,11 @@ def _unit_l2_bound(xs: np.ndarray, sc: np.ndarray, kptr: np.ndarray, at_zero: np
 
 def _unit_reg_slack(w: np.ndarray, features: np.ndarray, reg: Regularizer) -> np.ndarray:
     """float64 [C]: the most the regulariser term can add to the gain along each unit
-    direction (what it gives back by moving that one weight), plus room for rounding."""
+    direction (what it gives back by moving that one weight), plus room for rounding; ℓ0
+    and ``l2-l1norm`` (the ℓ2 kinds are bounded per interval by :func:`_unit_l2_bound`)."""
     if not reg.active:
         return np.zeros(len(features))
     room = 1e-9 * (1.0 + abs(reg.value(w)))
-    if reg.kind == "l2" and reg.w0 is not None:
-        return reg.strength * (w[features] - reg.w0[features]) ** 2 + room
-    if reg.kind == "l2-fixed":
-        return reg.strength * w[features] ** 2 + room
     if reg.kind == "l0":
         return reg.strength * (w[features] != 0) + room
     return np.full(len(features), reg.value(w) + room)   # l2-l1norm: R >= 0
