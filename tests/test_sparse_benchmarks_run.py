@@ -8,6 +8,8 @@ import json
 import os
 import sys
 
+import pytest
+
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
 
 
@@ -44,3 +46,17 @@ def test_galley_synthetic_study(tmp_path, monkeypatch):
          ["--out", str(tmp_path), "--dims", "4", "--noise", "0", "--seeds", "0", "--sentences", "12", "--nbest", "6",
           "--optimizers", "mert-coordinate", "pro"], monkeypatch)
     assert len((tmp_path / "synthetic.jsonl").read_text().splitlines()) == 2
+
+
+def test_galley_convergence_plot(tmp_path, monkeypatch):
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--convergence", "5", "--noise", "0", "--seeds", "0", "--sentences", "12",
+          "--nbest", "6", "--coordinate-rounds", "3", "--threads", "1"], monkeypatch)
+    record = json.loads((tmp_path / "convergence-5.json").read_text())
+    coordinate, gradient = record["runs"]["coordinate"], record["runs"]["expected BLEU"]
+    assert coordinate["iterations"] <= 3
+    for run in (coordinate, gradient):
+        objectives = [t[2] for t in run["trace"]]
+        # the trace is the 1-best objective after each move: it never falls, and ends at the result
+        assert objectives == sorted(objectives) and objectives[-1] == pytest.approx(run["pseudo_bleu"])
+    assert (tmp_path / "convergence-5.png").stat().st_size > 0

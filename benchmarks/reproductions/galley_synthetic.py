@@ -12,6 +12,15 @@ start point, no restarts): pseudo-BLEU of the 1-best and the cosine of the weigh
 Rows go to ``RESULTS/synthetic.jsonl`` (a finished row is not run again); ``--plot``
 draws ``RESULTS/figure2.png`` (pseudo-BLEU against D) and ``figure3.png`` (cosine
 against D), one line per optimizer, mean over seeds, for each noise level.
+
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --convergence 500 \
+        [--coordinate-rounds 25] [--noise 0] [--seeds 0]
+
+is the paper's convergence plot instead: coordinate-ascent MERT against the expected-BLEU
+direction finder on one set of that D, the 1-best objective after every move against
+seconds and against line searches (``Result.info["trace"]``), in
+``RESULTS/convergence-D.json`` and ``convergence-D.png``. Coordinate ascent stops after
+``--coordinate-rounds`` rounds (each is D line searches).
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ OPTIMIZERS = {
     "apro": ("apro", {}),
     "rampion": ("rampion", {}),
     "kbmira": ("kbmira", {}),
+    "mira": ("mira", {}),
 }
 
 
@@ -68,6 +78,50 @@ def run(args) -> None:
                         fh.write(json.dumps(row) + "\n")
                     print(json.dumps(row), flush=True)
                 del corpus
+
+
+def convergence(args) -> None:
+    """Coordinate ascent and the gradient finder on one set: their traces and cosines."""
+    from mtplug.optimizers.registry import get_optimizer
+    from mtplug.synthetic import cosine, make_synthetic
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dims, noise, seed = args.convergence, args.noise[0], args.seeds[0]
+    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, noise=noise, seed=seed)
+    runs = {}
+    for name, options in (("coordinate", dict(directions="coordinate", max_iterations=args.coordinate_rounds)),
+                          ("expected BLEU", dict(directions="expbleu"))):
+        t = time.perf_counter()
+        res = get_optimizer("mert")(restarts=0, **options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
+        runs[name] = {"options": options, "seconds": round(time.perf_counter() - t, 2), "pseudo_bleu": res.score,
+                      "cosine": cosine(res.weights, w_star), "iterations": res.info.get("iterations"),
+                      "trace": res.info["trace"]}
+        print(name, json.dumps({k: v for k, v in runs[name].items() if k != "trace"}), flush=True)
+    record = {"dims": dims, "noise": noise, "seed": seed, "sentences": args.sentences, "nbest": args.nbest,
+              "threads": args.threads, "runs": runs}
+    (out / f"convergence-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name, run_ in runs.items():
+        trace = np.array(run_["trace"], dtype=float).reshape(-1, 3)
+        for ax, col in zip(axes, (0, 1)):
+            keep = trace[:, col] > 0          # a log axis
+            ax.plot(trace[keep, col], trace[keep, 2], marker=".", label=f"{name} (cosine {run_['cosine']:.4f})")
+    for ax, label in zip(axes, ("seconds", "line searches")):
+        ax.set_xlabel(label)
+        ax.set_xscale("log")
+        ax.set_ylabel("pseudo-BLEU of the 1-best")
+        ax.set_title(f"D = {dims}, noise {noise:g}, {args.sentences} x {args.nbest}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / f"convergence-{dims}.png", dpi=100)
+    plt.close(fig)
 
 
 def table(out: Path) -> str:
@@ -128,7 +182,14 @@ def main() -> None:
     ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=list(OPTIMIZERS))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--plot", action="store_true", help="only write the table and the plots of the rows so far")
+    ap.add_argument("--convergence", type=int, metavar="D",
+                    help="the convergence plot at this D instead (first --noise and --seeds value)")
+    ap.add_argument("--coordinate-rounds", type=int, default=25, metavar="N",
+                    help="with --convergence: coordinate ascent's rounds at most (default 25)")
     a = ap.parse_args()
+    if a.convergence:
+        convergence(a)
+        return
     if not a.plot:
         run(a)
     (Path(a.out) / "table.md").write_text(table(Path(a.out)))

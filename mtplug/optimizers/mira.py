@@ -33,7 +33,7 @@ from ..distributed import LocalEngine
 from ..forests.corpus import ForestCorpus
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, reject_inapplicable, unchanged_warnings
+from .base import Optimizer, Result, reject_inapplicable, start_at_unit_margin, start_margin, unchanged_warnings
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
 HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
@@ -42,6 +42,10 @@ FEAR = {"pb": lambda a: (1.0, 0.0), "mc": lambda a: (0.0, -1.0), "fear": lambda 
 
 #: Moses kbmira's initial background: 4 4 3 3 2 2 1 1 4 (matches/totals of orders 1..4, ref length)
 KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
+#: a start whose mean pair margin exceeds this is shrunk to 1 (base.start_at_unit_margin):
+#: MIRA's and kbmira's weights grow over a tuning loop (margins 1.1-1.85 after 4 runs on
+#: the real cdec pools), Hopkins & May's synthetic set starts at 500-1600
+MIRA_MARGIN_ABOVE = 10.0
 #: the cost choice of online MIRA that uses pseudo-document BLEU instead of a sentence metric
 PSEUDO_DOC = "pseudo-doc"
 
@@ -200,6 +204,8 @@ class Mira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
+        margin = start_margin(corpus, start)
+        start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
         metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric.is_bleu else "bleu+1")
         pseudo = metric == PSEUDO_DOC
         if pseudo and not corpus.metric.is_bleu:
@@ -253,7 +259,7 @@ class Mira(Optimizer):
             weights = w
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError("MIRA produced non-finite weights")
-        info = {"passes": self.passes, "sentence_metric": metric, "steps": steps, "background": bg if pseudo else None,
+        info = {"passes": self.passes, "sentence_metric": metric, "start_margin": margin, "steps": steps, "background": bg if pseudo else None,
                 "steps_per_pass": per_pass, "total_loss": loss,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
         return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info,
@@ -320,6 +326,8 @@ class KbMira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
+        margin = start_margin(corpus, start)
+        start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
         S, F = corpus.n_sentences, corpus.n_features
         rng = np.random.default_rng(int(seed) & ((1 << 64) - 1))
         w, u = start.copy(), np.zeros(F)
@@ -383,7 +391,7 @@ class KbMira(Optimizer):
                 progress(1)
         if not np.all(np.isfinite(best_w)):
             raise FloatingPointError("kbmira produced non-finite weights")
-        info = {"passes": self.passes, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
+        info = {"passes": self.passes, "start_margin": margin, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
                 "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
                 "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
         return Result(weights=best_w, score=best_bleu, seed=seed, info=info,

@@ -37,7 +37,7 @@ from .._ext import _pro
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS, STATS_LAYOUT
 from ..metrics.sentence import hypothesis_scores
 from . import classifiers
-from .base import Optimizer, Result, reject_inapplicable
+from .base import Optimizer, Result, reject_inapplicable, start_at_unit_margin
 from .classifiers import CLASSIFIERS, PairMatrix
 
 _MASK64 = (1 << 64) - 1
@@ -276,17 +276,12 @@ class Pro(Optimizer):
         return 2   # sampling, then the classifier
 
     def start_at_pair_scale(self, start: np.ndarray, X) -> np.ndarray:
-        """The start weights (float64 [n_features]) the pull aims at: the start itself, or,
-        when it ranks the sampled pair differences ``X`` with a mean |margin| above 1, the
-        start shrunk to a mean margin of 1 (the scale the classifier fits). A 1-best
-        ranking does not depend on the scale of the weights, but a pull toward them does:
-        from uniform weights on Hopkins & May's synthetic set (features in [0, 500], mean
-        margin in the thousands) the unscaled pull held a one-shot run at its start
-        (cosine 0.746 to the gold weights at D = 100; shrunk, 0.997). A start at a smaller
-        scale is kept: scaling it up held a poor start in the decoder loop (sparse cdec
-        system, docs/reproductions/galley-2013.md)."""
+        """:func:`start_at_unit_margin` measured on what the classifier sees: the mean
+        |margin| of the start on the sampled pair differences ``X``. Shrunk, a one-shot run
+        from uniform weights on Hopkins & May's synthetic set reaches cosine 0.997 to the
+        gold weights at D = 100 (0.746 unshrunk, the pull holding it at its start)."""
         margin = float(np.mean(np.abs(X.matvec(start)))) if X.n_rows else 0.0
-        return start / margin if margin > 1.0 and np.isfinite(margin) else start
+        return start_at_unit_margin(start, margin)
 
     def prior(self, start: np.ndarray) -> tuple[float, np.ndarray | None]:
         """The classifier's (C, center) for a start already at the pairs' scale

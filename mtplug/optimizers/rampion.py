@@ -50,7 +50,7 @@ import numpy as np
 from .._ext import _hopefear, _rampion
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, largest_weight, unchanged_warnings
+from .base import Optimizer, Result, largest_weight, start_at_unit_margin, start_margin, unchanged_warnings
 
 LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
 
@@ -203,6 +203,8 @@ class Rampion(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
+        margin = start_margin(corpus, start)
+        start = start_at_unit_margin(start, margin)
         threads = max(1, threads or os.cpu_count() or 1)
         N = corpus.n_sentences
         if self.eta * self.c / N >= 1.0:
@@ -235,6 +237,7 @@ class Rampion(Optimizer):
         score = corpus.metric_of(weights)
         info = {
             "loss": self.loss,
+            "start_margin": margin,
             "objective_start": objective_start,
             "objective": objective,
             "seconds_per_epoch": float(np.mean(epoch_seconds)),

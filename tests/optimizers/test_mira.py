@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from mtplug._ext import _mira
 from mtplug.corpus import NbestCorpus
 from mtplug.metrics.sentence import hypothesis_scores
-from mtplug.optimizers.mira import FEAR, HOPE, KBMIRA_BG0, KbMira, Mira, select
+from mtplug.optimizers.base import start_at_unit_margin, start_margin
+from mtplug.optimizers.mira import FEAR, HOPE, KBMIRA_BG0, MIRA_MARGIN_ABOVE, KbMira, Mira, select
 from mtplug.synthetic import cosine, make_synthetic
 from tests.reference import mira_reference as ref
 from tests.reference.random_store import random_store
@@ -305,7 +306,8 @@ def test_kbmira_scores_every_pass_as_metric_of_would():
     corpus = random_store(5, tuple(range(3, 30, 2)), 4, 6)
     start = np.random.default_rng(0).normal(size=corpus.n_features)
     res = KbMira(passes=7).optimize(corpus, start, 3)
-    # the plain loop: one pass, then score its averaged weights
+    # the plain loop from the start at unit margin: one pass, then score its averaged weights
+    start = start_at_unit_margin(start, start_margin(corpus, start), above=MIRA_MARGIN_ABOVE)
     rng = np.random.default_rng(3)
     w, u, state, bg = start.copy(), np.zeros(corpus.n_features), np.zeros(2, np.int64), KBMIRA_BG0.copy()
     want = []

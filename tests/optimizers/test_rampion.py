@@ -9,11 +9,12 @@ import pytest
 from mtplug.corpus import NbestCorpus
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers import rampion
+from mtplug.optimizers.base import start_at_unit_margin, start_margin
 from mtplug.optimizers.rampion import LOSSES, Rampion, loss_sides, ramp_objective
 from mtplug.synthetic import cosine, make_synthetic
-from tests.reference.random_store import random_store
 from tests.reference import rampion_reference as ref
 from tests.reference.expected_bleu_reference import feature_matrix
+from tests.reference.random_store import random_store
 
 #: shared/data/moses-toy/README.md: corpus BLEU of the start weights (run1.init.opt)
 TOY_START_BLEU = 0.265757
@@ -73,6 +74,8 @@ def test_optimize_equals_reference(loss):
     kw = dict(cccp_iterations=3, epochs=2, eta=0.05, c=2.0, alpha=3.0)
     res = Rampion(loss=loss, **kw).optimize(corpus, start, seed=0)
     gains = hypothesis_scores(corpus, "bleu+1")
+    # the algorithm starts from the start at unit margin (tests/optimizers/test_start_scale.py)
+    start = start_at_unit_margin(start, start_margin(corpus, start))
     theta, objectives = ref.rampion(corpus, start, gains, loss, **kw)
     np.testing.assert_allclose(res.weights, theta, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(res.info["objective"], objectives, rtol=1e-10, atol=1e-10)
