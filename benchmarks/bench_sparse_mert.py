@@ -5,6 +5,7 @@ in the same run.
     python benchmarks/bench_sparse_mert.py --store POOL.store [--start w0] [--threads 2] [--json OUT]
     python benchmarks/bench_sparse_mert.py --random 100,100,10000        # a made-up pool instead
     python benchmarks/bench_sparse_mert.py ... --recovery                # + the synthetic targets
+    python benchmarks/bench_sparse_mert.py ... --repeat 5                # medians of 5 timings in turns
 
 Rows (each against PRO with its defaults, timed in this process on the same store):
 
@@ -103,7 +104,10 @@ def one_round(corpus, w: np.ndarray, threads: int, full: bool) -> list[dict]:
     return rows
 
 
-def optimizer_rows(corpus, w: np.ndarray, threads: int, strength: float) -> list[dict]:
+def optimizer_rows(corpus, w: np.ndarray, threads: int, strength: float, repeat: int = 1) -> list[dict]:
+    """PRO and the three MERT rows, each timed ``repeat`` times in turns (PRO, coordinate,
+    ℓ0, ℓ2, PRO, ...) so that a passing load touches them alike; a row's seconds are the
+    median of its timings, every ratio is a median over PRO's median."""
     import mtplug
 
     def run(name, **options):
@@ -111,20 +115,31 @@ def optimizer_rows(corpus, w: np.ndarray, threads: int, strength: float) -> list
             warnings.simplefilter("ignore")
             return timed(lambda: mtplug.optimize(name, corpus, w, 1, threads=threads, **options))
 
-    (pro, t_pro) = run("pro")
-    rows = [{"work": "PRO (defaults)", "seconds": t_pro, "tune_bleu": pro.score}]
-    (mert, t_mert) = run("mert", restarts=0)
+    jobs = {"pro": dict(name="pro"), "coordinate": dict(name="mert", restarts=0)}
+    for reg in ("l0", "l2"):
+        jobs[reg] = dict(name="mert", restarts=0, directions="expbleu", reg=reg, reg_strength=strength)
+    results, times = {}, {k: [] for k in jobs}
+    for _ in range(repeat):
+        for key, job in jobs.items():
+            options = dict(job)
+            results[key], t = run(options.pop("name"), **options)
+            times[key].append(t)
+    median = {k: float(np.median(v)) for k, v in times.items()}
+    spread = {k: f"timings {' '.join(f'{t:.2f}' for t in v)} s" if repeat > 1 else "" for k, v in times.items()}
+    pro, t_pro = results["pro"], median["pro"]
+    rows = [{"work": "PRO (defaults)", "seconds": t_pro, "tune_bleu": pro.score, "note": spread["pro"]}]
+    mert, t_mert = results["coordinate"], median["coordinate"]
     rows.append({"work": "coordinate MERT, one start point", "seconds": t_mert, "tune_bleu": mert.score,
                  "ratio_to_pro": t_mert / t_pro, "target": "<= 10x PRO, BLEU >= PRO's",
                  "met": t_mert <= 10 * t_pro and mert.score >= pro.score,
                  "note": f"{mert.info['iterations']} rounds, {mert.info['seconds_in_line_searches']:.2f} s in "
-                         "line searches"})
+                         f"line searches; {spread['coordinate']}"})
     for reg in ("l0", "l2"):
-        (res, t) = run("mert", restarts=0, directions="expbleu", reg=reg, reg_strength=strength)
+        res, t = results[reg], median[reg]
         rows.append({"work": f"expected-BLEU MERT, {reg} (λ {strength:g})", "seconds": t, "tune_bleu": res.score,
                      "ratio_to_pro": t / t_pro, "target": "<= 3x PRO", "met": t <= 3 * t_pro,
                      "note": f"{res.info['iterations']} iterations, {res.info['seconds_in_line_searches']:.2f} s "
-                             "in line searches"})
+                             f"in line searches; {spread[reg]}"})
     return rows
 
 
@@ -161,6 +176,8 @@ def main() -> None:
     ap.add_argument("--full-round", action="store_true", help="also time the round that sweeps every sentence")
     ap.add_argument("--recovery", action="store_true", help="also the synthetic targets (minutes, ~5 GB)")
     ap.add_argument("--mu-max", type=float, default=None, help="expbleu's mu_max in the recovery row")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="time PRO and the MERT rows N times in turns and report medians (default 1)")
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
     import mtplug
@@ -173,7 +190,7 @@ def main() -> None:
     w = start_vector(corpus, a.start, 0)
     print(f"pool: {corpus.n_sentences} sentences, {corpus.n_hypotheses} hypotheses, {corpus.n_features} features "
           f"({corpus.n_dense} dense), {len(corpus.sparse_ids)} sparse entries; {a.threads} threads", flush=True)
-    rows = one_round(corpus, w, a.threads, a.full_round) + optimizer_rows(corpus, w, a.threads, a.reg_strength)
+    rows = one_round(corpus, w, a.threads, a.full_round) + optimizer_rows(corpus, w, a.threads, a.reg_strength, a.repeat)
     if a.recovery:
         rows += recovery_rows(a.threads, a.mu_max)
     for r in rows:
@@ -184,7 +201,8 @@ def main() -> None:
     print(f"{sum(verdicts)} of {len(verdicts)} targets met")
     if a.json:
         with open(a.json, "w") as fh:
-            json.dump({"pool": a.store or a.random, "threads": a.threads, "rows": rows}, fh, indent=1)
+            json.dump({"pool": a.store or a.random, "threads": a.threads, "repeat": a.repeat, "rows": rows}, fh,
+                      indent=1)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,21 @@ def _run(script: str, argv: list[str], monkeypatch) -> None:
 
 def test_bench_sparse_mert_rows(tmp_path, monkeypatch, capsys):
     out = tmp_path / "rows.json"
-    _run("bench_sparse_mert.py", ["--random", "6,8,120", "--full-round", "--threads", "2", "--json", str(out)],
-         monkeypatch)
-    rows = json.loads(out.read_text())["rows"]
+    _run("bench_sparse_mert.py", ["--random", "6,8,120", "--full-round", "--threads", "2", "--repeat", "3",
+                                  "--json", str(out)], monkeypatch)
+    record = json.loads(out.read_text())
+    rows = record["rows"]
+    assert record["repeat"] == 3
     works = [r["work"] for r in rows]
     assert works[0] == "one coordinate round over 120 sparse features"
     assert rows[1]["identical"] is True          # the touched-sentence round makes the full round's move
     assert {"PRO (defaults)", "coordinate MERT, one start point"} <= set(works)
     assert all(r["seconds"] >= 0 for r in rows) and all(isinstance(r["met"], bool) for r in rows if "met" in r)
     assert "targets met" in capsys.readouterr().out
+    # each timed row is the median of its three timings
+    for r in rows[2:]:
+        timings = [float(t) for t in r["note"].split("timings ")[1].split(" s")[0].split()]
+        assert len(timings) == 3 and r["seconds"] == pytest.approx(sorted(timings)[1], abs=0.006)
 
 
 def test_galley_synthetic_study(tmp_path, monkeypatch):
