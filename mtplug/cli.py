@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Callable
@@ -770,10 +772,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (what SLURM, SGE, ``timeout`` and a closed terminal send), raised
+    where the program is, as Ctrl-C raises KeyboardInterrupt: the same cleanup runs (the
+    tuning loop kills its decoders' process groups) and the same exit status follows."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    for sig in (signal.SIGTERM, signal.SIGHUP):   # one is enough: a second cannot cut the cleanup short
+        signal.signal(sig, signal.SIG_IGN)
+    raise Terminated(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _terminate_like_interrupt():
+    """SIGTERM and SIGHUP end the command as SIGINT does while it runs (in the main thread
+    only; a signal ignored when mtplug started, as nohup ignores SIGHUP, stays ignored)."""
+    installed: dict = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                installed[sig] = signal.signal(sig, _raise_terminated)
+    try:
+        yield
+    finally:
+        for sig, handler in installed.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``mtplug`` command on ``argv`` (default: ``sys.argv[1:]``) and return its exit
     status: 0 on success, 2 for a usage error or bad input (one ``mtplug: error: ...`` line
-    on stderr, no traceback), 141 when stdout's reader went away, 130 on Ctrl-C."""
+    on stderr, no traceback), 141 when stdout's reader went away, 130 on Ctrl-C, SIGTERM
+    or SIGHUP (one ``mtplug: interrupted`` line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["evaluate"]:
         from .experiments.evaluate_command import named_hyps_argv
@@ -784,8 +815,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:   # --help, --version, or a usage error already printed
         return int(exit_.code or 0)
     try:
-        rc = args.func(args)
-        sys.stdout.flush()
+        with _terminate_like_interrupt():
+            rc = args.func(args)
+            sys.stdout.flush()
         return rc
     except BrokenPipeError:
         # the reader of stdout went away (| head): stop quietly, as Unix tools do
@@ -795,8 +827,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # FloatingPointError: an optimizer overflowed on the values it was given
         print(f"mtplug: error: {err}", file=sys.stderr)
         return EXIT_INPUT_ERROR
-    except KeyboardInterrupt:
-        print("mtplug: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print("mtplug: interrupted" + (f" by {exc}" if isinstance(exc, Terminated) else ""), file=sys.stderr)
         return 130
 
 

@@ -45,6 +45,10 @@ TUNE_OPTIONS: dict[str, tuple] = {
     "nbest": (100, dict(type=int, metavar="K", help="n-best size per sentence (default 100)")),
     "jobs": (1, dict(type=int, metavar="J", help="decoder processes at once, each on one shard of the input "
                                                  "(default 1; the result does not depend on it)")),
+    "decoder_timeout": (86400.0, dict(type=float, metavar="SECONDS",
+                                      help="stop a decoder process that runs longer than SECONDS on one shard "
+                                           "(with its whole process group) and end the run with an error naming "
+                                           "the shard (default 86400: 24 hours; the result does not depend on it)")),
     "workdir": (None, dict(metavar="DIR", help="working directory: one folder per iteration, the store, the "
                                                "state and DIR/final")),
     "seed": (0, dict(type=int, help="base seed; iteration i's optimizer seed is derived from (seed, i) (default 0)")),
@@ -101,6 +105,7 @@ class TuneConfig:
     iterations: int = 10
     nbest: int = 100
     jobs: int = 1
+    decoder_timeout: float = 86400.0
     seed: int = 0
     min_change: float = 1e-5
     patience: int = 0
@@ -117,7 +122,8 @@ class TuneConfig:
 
     def fingerprint(self) -> dict:
         """What must not change between a run and its ``--resume`` (jobs, threads, the
-        scheduler and the iteration limit may; a test set's scores are part of the history)."""
+        scheduler, the decoder timeout and the iteration limit may; a test set's scores are
+        part of the history)."""
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
                 "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
@@ -376,6 +382,8 @@ def config_from_args(args) -> TuneConfig:
     for name in ("iterations", "nbest", "jobs"):
         if values[name] < 1:
             raise fail(name, f"must be >= 1, got {values[name]}")
+    if not 0.0 < values["decoder_timeout"] < math.inf:
+        raise fail("decoder_timeout", f"must be a number of seconds > 0, got {show_value(values['decoder_timeout'])}")
     if values["patience"] < 0:
         raise fail("patience", f"must be >= 0, got {values['patience']}")
     if not 0.0 < values["interpolate"] <= 1.0:
@@ -447,6 +455,7 @@ optimizer_options:             # the optimizer's own options (see: mtplug optimi
 iterations: 10                 # decoder runs at most
 nbest: 100                     # n-best size per sentence
 jobs: 1                        # decoder processes at once (input split into this many shards)
+decoder_timeout: 86400         # seconds one decoder process (one shard) may run before the run stops with an error
 seed: 0                        # base seed; iteration i uses a seed derived from (seed, i)
 min_change: 1.0e-5             # converged when no weight moves this much
 patience: 0                    # stop after this many iterations without a better decoded BLEU (0: never)

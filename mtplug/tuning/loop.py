@@ -29,10 +29,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
+import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
@@ -123,10 +127,11 @@ def _positions(ids: list[int], where: str) -> dict[int, int]:
     return position
 
 
-def run_shard_remotely(job) -> tuple[int, str]:
+def run_shard_remotely(job) -> tuple[int, str, bool]:
     """Run one decoder shard where this is called (a dask worker): job = (ShardRun, stderr
-    path). Returns (exit status, the end of its stderr or why it could not start)."""
-    run, err_path = job
+    path, timeout in seconds). Returns (exit status, the end of its stderr or why it could
+    not start, whether it ran out of time: then its process group was killed)."""
+    run, err_path, timeout = job
     import socket
 
     try:
@@ -134,62 +139,144 @@ def run_shard_remotely(job) -> tuple[int, str]:
             stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
             out = files.enter_context(open(run.stdout, "wb"))
             err = files.enter_context(open(err_path, "wb"))
-            rc = subprocess.run(run.argv, stdin=stdin, stdout=out, stderr=err, check=False).returncode
+            proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
     except OSError as exc:
         return -1, (f"on worker {socket.gethostname()}: {exc} (is the working directory on a file system "
-                    f"every worker shares, and the decoder installed there?)")
+                    f"every worker shares, and the decoder installed there?)"), False
+    deadline = time.monotonic() + timeout
+    try:
+        while not _has_ended(proc):
+            if time.monotonic() >= deadline:
+                return -signal.SIGKILL, "", True    # the finally kills its process group
+            time.sleep(POLL_SECONDS)
+        _kill_group(proc)   # whatever the decoder left running in its group
+    finally:
+        _stop([proc])
     with open(err_path, encoding="utf-8", errors="replace") as fh:
-        return rc, fh.read()[-2000:].strip()
+        return int(proc.returncode), fh.read()[-2000:].strip(), False
 
 
-def _shard_failed(k: int, run, rc: int, tail: str) -> InputError:
-    return InputError(f"the decoder exited with status {rc} on shard {k}: {' '.join(run.argv)}\n{tail}")
+def _shard_failed(k: int, run, rc: int, tail: str, err_path: str | None = None) -> InputError:
+    """The one line of a decoder process that failed: status or signal, command, the last
+    line of its stderr and where all of it is."""
+    try:
+        how = f"was killed by {signal.Signals(-rc).name}" if rc < 0 else f"exited with status {rc}"
+    except ValueError:
+        how = f"exited with status {rc}"
+    said = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    said_text = f"; its stderr ends {said[-1][-300:]!r}" if said else "; nothing on its stderr"
+    where = f" (all of it in {err_path})" if said and err_path else ""
+    return InputError(f"the decoder {how} on shard {k}: {shlex.join(run.argv)}{said_text}{where}")
 
 
-def _decode_on(engine, runs: list, tmp: str, update) -> None:
+def _shard_timed_out(k: int, run, timeout: float) -> InputError:
+    return InputError(f"the decoder ran longer than --decoder-timeout {timeout:g} s on shard {k} and was stopped "
+                      f"(its process group killed): {shlex.join(run.argv)}")
+
+
+def _decode_on(engine, runs: list, tmp: str, update, timeout: float) -> None:
     """The shards' decoder processes on the dask workers; raises for the first that failed."""
-    results = engine.map(run_shard_remotely, [(run, os.path.join(tmp, f"shard{k}.err"))
+    results = engine.map(run_shard_remotely, [(run, os.path.join(tmp, f"shard{k}.err"), timeout)
                                               for k, (_, _, run) in enumerate(runs)])
-    for k, (rc, tail) in enumerate(results):
+    for k, (rc, tail, timed_out) in enumerate(results):
+        if timed_out:
+            raise _shard_timed_out(k, runs[k][2], timeout)
         if rc != 0:
-            raise _shard_failed(k, runs[k][2], rc, tail)
+            raise _shard_failed(k, runs[k][2], rc, tail, os.path.join(tmp, f"shard{k}.err"))
     if update:
         update(len(runs))
 
 
-def _decode_here(runs: list, tmp: str, jobs: int, update) -> None:
-    """The shards' decoder processes on this machine, ``jobs`` at once; raises for the
-    first that fails (and kills the others)."""
+#: how often (seconds) the loop looks whether one of its decoder processes ended
+POLL_SECONDS = 0.05
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the process group of ``proc`` (a decoder started in a session of its own,
+    so a wrapper script's children go too). Call it before ``proc`` is reaped: until then
+    its pid, the group's id, cannot name another process."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop(procs) -> None:
+    """Kill the process groups of ``procs`` and reap them, with SIGINT, SIGTERM and SIGHUP
+    held back meanwhile (a second Ctrl-C cannot leave a decoder running; the signal is
+    delivered after)."""
+    procs = list(procs)
+    if not procs:
+        return
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        for proc in procs:
+            _kill_group(proc)
+        for proc in procs:
+            proc.wait()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _has_ended(proc: subprocess.Popen) -> bool:
+    """Whether ``proc`` ended, without reaping it (its group id stays reserved)."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _start(run, tmp: str, k: int) -> subprocess.Popen:
+    """Start shard ``k``'s decoder in a session (and process group) of its own."""
+    # the child has its own copies of the descriptors: ours close once it started
+    with contextlib.ExitStack() as files:
+        stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
+        out = files.enter_context(open(run.stdout, "wb"))
+        err = files.enter_context(open(os.path.join(tmp, f"shard{k}.err"), "wb"))
+        try:
+            return subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
+        except OSError as exc:
+            raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
+
+
+def _decode_here(runs: list, tmp: str, jobs: int, update, timeout: float) -> None:
+    """The shards' decoder processes on this machine, ``jobs`` at once, each in a process
+    group of its own. Whichever ends first is looked at first: the first that fails or
+    runs longer than ``timeout`` seconds raises at once, and every decoder still running
+    (its whole process group) is killed; so are they when anything else (Ctrl-C, SIGTERM)
+    ends the wait."""
     pending = list(range(len(runs)))
-    active: dict[int, tuple] = {}
+    active: dict[int, tuple[subprocess.Popen, float]] = {}
     try:
         while pending or active:
             while pending and len(active) < jobs:
                 k = pending.pop(0)
-                run = runs[k][2]
-                # the child has its own copies of the descriptors: ours close once it started
-                with contextlib.ExitStack() as files:
-                    stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
-                    out = files.enter_context(open(run.stdout, "wb"))
-                    err = files.enter_context(open(os.path.join(tmp, f"shard{k}.err"), "wb"))
-                    try:
-                        proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err)
-                    except OSError as exc:
-                        raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
-                active[k] = (proc,)
-            k, (proc,) = next(iter(active.items()))
+                active[k] = (_start(runs[k][2], tmp, k), time.monotonic() + timeout)
+            ended = None
+            while ended is None:
+                now = time.monotonic()
+                for k, (proc, deadline) in active.items():
+                    if _has_ended(proc):
+                        ended = k
+                        break
+                    if now >= deadline:
+                        raise _shard_timed_out(k, runs[k][2], timeout)
+                else:
+                    soonest = min(deadline for _, deadline in active.values())
+                    time.sleep(min(POLL_SECONDS, max(0.0, soonest - now)))
+            proc, _ = active.pop(ended)
+            _kill_group(proc)   # whatever the decoder left running in its group
             rc = proc.wait()
-            del active[k]
             if rc != 0:
-                with open(os.path.join(tmp, f"shard{k}.err"), encoding="utf-8", errors="replace") as fh:
-                    tail = fh.read()[-2000:].strip()
-                raise _shard_failed(k, runs[k][2], rc, tail)
+                err_path = os.path.join(tmp, f"shard{ended}.err")
+                with open(err_path, encoding="utf-8", errors="replace") as fh:
+                    tail = fh.read()[-2000:]
+                raise _shard_failed(ended, runs[ended][2], rc, tail, err_path)
             if update:
                 update(1)
     finally:
-        for proc, in active.values():
-            proc.kill()
-            proc.wait()
+        _stop(proc for proc, _ in active.values())
 
 
 def _run_shards(decoder, cfg, folder: str, lines: list[str], update, engine, onebest: bool,
@@ -216,10 +303,28 @@ def _run_shards(decoder, cfg, folder: str, lines: list[str], update, engine, one
                                 os.path.join(run.forests, f"{sid}.bin.gz"))
         runs.append((first, part, run))
     if engine is not None:
-        _decode_on(engine, runs, tmp, update)
+        _decode_on(engine, runs, tmp, update, cfg.decoder_timeout)
     else:
-        _decode_here(runs, tmp, cfg.jobs, update)
+        _decode_here(runs, tmp, cfg.jobs, update, cfg.decoder_timeout)
     return tmp, runs
+
+
+#: a field separator of an n-best line: ``|||`` between blanks or the line's ends
+_SEPARATOR = re.compile(r"(?<!\S)\|\|\|(?!\S)")
+
+
+def _check_field_counts(lines: list[str], path: str) -> None:
+    """The non-empty lines of one decoder output have one number of ``|||``-separated
+    fields (the number most of them have; of equally many, the larger): a line cut short
+    (a crash, a full disk) is an InputError naming it, not a hypothesis without a score."""
+    counts = [len(_SEPARATOR.findall(line)) + 1 if line else 0 for line in lines]
+    tally = Counter(c for c in counts if c)
+    if len(tally) <= 1:
+        return
+    expected = max(tally, key=lambda c: (tally[c], c))
+    i, found = next((i, c) for i, c in enumerate(counts, 1) if c and c != expected)
+    raise InputError(f"expected {expected} ' ||| '-separated fields as the file's other lines have, found {found} "
+                     f"(a line cut short: did the decoder die while writing?)", path, i)
 
 
 def _read_lists(decoder, runs: list, n_lines: int, source: str, out, where: str) -> list[str]:
@@ -229,7 +334,9 @@ def _read_lists(decoder, runs: list, n_lines: int, source: str, out, where: str)
     onebest: dict[int, str] = {}
     for first, part, run in runs:
         position = _positions(decoder.output_ids(part), source)
-        for i, line in enumerate(_count_lines(run.nbest), 1):
+        lines = _count_lines(run.nbest)
+        _check_field_counts(lines, run.nbest)
+        for i, line in enumerate(lines, 1):
             if not line:
                 continue
             sid_text, sep, rest = line.partition(" ||| ")
