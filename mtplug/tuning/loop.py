@@ -27,6 +27,7 @@ previous store back from disk, so both paths see identical arrays.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -462,15 +463,59 @@ def _limit_lifted(state: dict, cfg) -> bool:
     return False
 
 
+#: OSErrors of a file system (full, read-only, not allowed, failing) that end a run as one
+#: line even when they name no file (a write() on a full disk)
+_FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                                 errno.EFBIG})
+
+
+@contextlib.contextmanager
+def _file_errors(workdir: str):
+    """An OSError of the file system as an InputError (one line, exit status 2) naming its
+    path, or ``workdir`` when it names none. Nothing is half-written: the loop's writers go
+    through temporary files, and state.json, the commit point, keeps the last completed
+    iteration for ``--resume``."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)) or (
+                exc.filename is None and exc.errno not in _FILE_SYSTEM_ERRNOS):
+            raise
+        path = os.fsdecode(exc.filename) if exc.filename is not None else workdir
+        what = exc.strerror or str(exc)
+        if exc.filename is None:
+            what += " (writing in the working directory)"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            what += "; free some space, then --resume continues after the last completed iteration"
+        raise InputError(what, path) from None
+
+
+def _check_writable(workdir: str) -> None:
+    """Make ``workdir`` and write a file in it, before any decoding; InputError if not."""
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=workdir)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise InputError(f"cannot write in the working directory ({exc.strerror})", workdir) from None
+
+
 def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     """Run (or resume) the loop described by ``cfg`` (a TuneConfig); returns the summary
-    printed as the command's JSON line."""
+    printed as the command's JSON line. A full, read-only or forbidden place is an
+    InputError naming it; an unwritable working directory is found before any decoding."""
+    with _file_errors(cfg.workdir):
+        return _run_tuning(cfg, hooks)
+
+
+def _run_tuning(cfg, hooks: Hooks) -> dict:
     from ..formats.references import read_references
     from ..metrics.bleu import BleuConfig
     from ..optimizers.registry import get_optimizer
 
     test = _read_test_set(cfg)
-    os.makedirs(cfg.workdir, exist_ok=True)
+    _check_writable(cfg.workdir)
     decoder = get_decoder(cfg)
     refs = read_references(cfg.ref)
     lines = _count_lines(cfg.input)

@@ -186,3 +186,58 @@ def test_a_shard_on_a_dask_worker_times_out_too(tmp_path):
     assert timed_out and time.monotonic() - t0 < 30
     noted = [int(p) for p in pids.read_text().split()]
     assert len(noted) == 2 and not [p for p in noted if alive(p)]
+
+
+# ---------------------------------------------------------------- a full disk, a read-only place
+@pytest.fixture
+def small_fs(tmp_path):
+    """A mount point for a tmpfs of the test's size: ``mount(size, *options)``; unmounted after."""
+    point = tmp_path / "fs"
+    point.mkdir()
+    mounted = []
+
+    def mount(size: str, *options: str) -> Path:
+        if os.geteuid() != 0:
+            pytest.skip("mounting a tmpfs needs root")
+        action = ["-o", ",".join(["remount", f"size={size}", *options])] if mounted else \
+            ["-t", "tmpfs", "-o", ",".join([f"size={size}", *options]), "tmpfs"]
+        p = subprocess.run(["mount", *action, str(point)], capture_output=True, text=True)
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
+        mounted.append(True)
+        return point
+
+    yield mount
+    if mounted:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_a_full_disk_is_one_line_and_resume_ends_identically(system, small_fs, capsys):
+    assert main(tune_args(system, system / "ref")) == 0
+    capsys.readouterr()
+    wd = small_fs("420k") / "wd"    # iteration 1 fits, iteration 2 does not
+    rc, err, _ = finish(start(system, wd))
+    assert rc == 2
+    assert one_error_line(err) == (f"mtplug: error: {wd}: No space left on device (writing in the working "
+                                   "directory); free some space, then --resume continues after the last "
+                                   "completed iteration")
+    assert read_state(str(wd))["completed"] == 1
+    assert not list(wd.rglob("*.tmp"))             # nothing half-written
+    small_fs("20m")
+    rc, err, _ = finish(start(system, wd, "--resume"))
+    assert rc == 0, err
+    assert (wd / "final").read_bytes() == (system / "ref" / "final").read_bytes()
+
+
+def test_a_read_only_workdir_is_found_before_decoding(system, small_fs, capsys, monkeypatch):
+    monkeypatch.setenv("FAULT", "crash")       # a decoder that ran would note its pid
+    monkeypatch.setenv("FAULT_PIDS", str(system / "pids"))
+    place = small_fs("1m")
+    (place / "wd").mkdir()
+    small_fs("1m", "ro")
+    for wd, message in [(place / "wd", f"{place / 'wd'}: cannot write in the working directory (Read-only "
+                                       "file system)"),
+                        (place / "new", f"{place / 'new'}: Read-only file system")]:
+        assert main(tune_args(system, wd)) == 2
+        assert one_error_line(capsys.readouterr().err) == f"mtplug: error: {message}"
+    assert not (system / "pids").exists()           # no decoder ran
