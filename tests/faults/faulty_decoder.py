@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from mtplug.tuning import standin  # noqa: E402  (stdlib only: mtplug/__init__ imports nothing)
+from mtplug.tuning import standin  # stdlib only: mtplug/__init__ imports nothing
 
 
 def _value(argv: list[str], flag: str) -> str:

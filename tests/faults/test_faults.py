@@ -101,7 +101,7 @@ def test_a_crash_is_reported_at_once_while_another_shard_hangs(system):
 
 def test_a_hang_ends_at_the_decoder_timeout(system):
     proc = start(system, system / "wd", "--decoder-timeout", "2", FAULT="hang", FAULT_SHARD=1)
-    rc, err, seconds = finish(proc)
+    rc, err, _ = finish(proc)
     assert rc == 2
     line = one_error_line(err)
     assert line.startswith("mtplug: error: the decoder ran longer than --decoder-timeout 2 s on shard 1 and was "
@@ -122,6 +122,38 @@ def test_a_cut_nbest_line_is_refused(system):
     assert line == (f"mtplug: error: {nbest}:{n_lines}: expected 4 ' ||| '-separated fields as the file's other "
                     f"lines have, found 3 (a line cut short: did the decoder die while writing?)")
     assert_no_decoder_left(system, 2)    # the child the wrapper left went with its group
+
+
+def test_a_slow_decoder_within_the_timeout_is_waited_for(system):
+    """Two shards of 1.5 s within --decoder-timeout 2.5: the run goes on; the children the
+    wrappers left behind are killed with their process groups."""
+    proc = start(system, system / "wd", "--decoder-timeout", "2.5", iterations=1, FAULT="slow", FAULT_SLEEP=1.5)
+    rc, err, _ = finish(proc)
+    assert rc == 0, err
+    assert err == ""
+    assert read_state(str(system / "wd"))["completed"] == 1
+    assert_no_decoder_left(system, 4)
+
+
+@pytest.mark.parametrize("lines, bad", [
+    (["0 ||| a b ||| LM0= -1 ||| -1", "0 ||| a ||| LM0= -2 ||| -2", "1 ||| c ||| LM0= -1"], (3, 4, 3)),
+    (["0 ||| a b ||| LM0= -1 ||| -1", "0 |||  |||  ||| -2", "", "1 ||| c ||| LM0= -1 ||| -3"], None),
+    (["0 ||| a ||| ||| -1", "1 ||| b ||| x=1 ||| -2"], None),                  # an empty field, one blank
+    (["0 ||| a ||| f ||| -1 ||| 0-0 ", "1 ||| ||| f ||| -2 ||| "], None),      # alignments, one empty
+    (["0 ||| a ||| f ||| -1", "0 ||| a ||| f"], (2, 4, 3)),                    # equally many: the larger
+])
+def test_field_counts_of_one_decoder_output(lines, bad):
+    from mtplug.errors import InputError
+    from mtplug.tuning.loop import _check_field_counts
+
+    if bad is None:
+        _check_field_counts(lines, "f.nbest")
+        return
+    with pytest.raises(InputError) as caught:
+        _check_field_counts(lines, "f.nbest")
+    line, expected, found = bad
+    assert str(caught.value).startswith(f"f.nbest:{line}: expected {expected} ' ||| '-separated fields as the "
+                                        f"file's other lines have, found {found} ")
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -182,7 +214,7 @@ def test_a_shard_on_a_dask_worker_times_out_too(tmp_path):
     run = ShardRun(["sh", "-c", f"sleep 300 & echo $$ $! > {pids}; sleep 300"], None, str(tmp_path / "out"),
                    str(tmp_path / "out"))
     t0 = time.monotonic()
-    rc, _, timed_out = run_shard_remotely((run, str(tmp_path / "err"), 1.0))
+    _, _, timed_out = run_shard_remotely((run, str(tmp_path / "err"), 1.0))
     assert timed_out and time.monotonic() - t0 < 30
     noted = [int(p) for p in pids.read_text().split()]
     assert len(noted) == 2 and not [p for p in noted if alive(p)]
@@ -201,7 +233,7 @@ def small_fs(tmp_path):
             pytest.skip("mounting a tmpfs needs root")
         action = ["-o", ",".join(["remount", f"size={size}", *options])] if mounted else \
             ["-t", "tmpfs", "-o", ",".join([f"size={size}", *options]), "tmpfs"]
-        p = subprocess.run(["mount", *action, str(point)], capture_output=True, text=True)
+        p = subprocess.run(["mount", *action, str(point)], capture_output=True, text=True, check=False)
         if p.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
         mounted.append(True)
@@ -235,9 +267,8 @@ def test_a_read_only_workdir_is_found_before_decoding(system, small_fs, capsys, 
     place = small_fs("1m")
     (place / "wd").mkdir()
     small_fs("1m", "ro")
-    for wd, message in [(place / "wd", f"{place / 'wd'}: cannot write in the working directory (Read-only "
-                                       "file system)"),
-                        (place / "new", f"{place / 'new'}: Read-only file system")]:
+    existing = f"{place / 'wd'}: cannot write in the working directory (Read-only file system)"
+    for wd, message in [(place / "wd", existing), (place / "new", f"{place / 'new'}: Read-only file system")]:
         assert main(tune_args(system, wd)) == 2
         assert one_error_line(capsys.readouterr().err) == f"mtplug: error: {message}"
     assert not (system / "pids").exists()           # no decoder ran
