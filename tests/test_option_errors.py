@@ -102,11 +102,24 @@ def test_pro_without_pairs_warns_and_prints_valid_json(files, write, capsys):
 
 @pytest.mark.parametrize("algorithm", ["mira", "kbmira", "rampion"])
 def test_online_optimizers_that_never_update_say_so(files, write, capsys, algorithm):
+    # every hypothesis of a sentence is the same string: hope = fear = the model's 1-best
+    same = write("same", "0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n0 ||| a b c ||| LM0= -2 TM0= 1 1 ||| 0\n"
+                         "1 ||| x y ||| LM0= -1 TM0= 0 1 ||| 0\n1 ||| x y ||| LM0= -3 TM0= 2 1 ||| 0\n")
+    assert optimize(files, algorithm, nbest=same) == 0
+    out, err = capsys.readouterr()
+    json.loads(out)
+    assert f"mtplug: warning: {algorithm}: the result is the start weights unchanged" in err
+
+
+@pytest.mark.parametrize("algorithm", ["mira", "kbmira", "rampion"])
+def test_a_start_at_a_huge_scale_is_shrunk_and_moves(files, write, capsys, algorithm):
+    # once the steps (at most C) vanished against weights this large; the start is now
+    # shrunk to a mean pair margin of 1 first (optimizers/base.start_at_unit_margin)
     huge = write("huge", "1e200 1e200 1e200\n")
     assert optimize(files, algorithm, init=huge) == 0
     out, err = capsys.readouterr()
     json.loads(out)
-    assert f"mtplug: warning: {algorithm}: the result is the start weights unchanged" in err
+    assert "the result is the start weights unchanged" not in err
 
 
 def test_apro_from_start_weights_whose_objective_overflows(files, write, capsys):

@@ -42,7 +42,7 @@ STUDY_OWNED = {
     "threads": "set threads at the top level of the study",
 }
 #: tune keys that do not change a replica's result (left out of its fingerprint)
-TUNE_FREE = ("jobs",)
+TUNE_FREE = ("jobs", "decoder_timeout")
 
 _STR: dict[str, object] = {}
 _INT = {"type": int}

@@ -344,6 +344,10 @@ def test_write_config_template_round_trip(data, tmp_path, capsys):
     assert [o.name for o in study.optimizers] == ["mert", "pro", "apro", "rampion"]
     assert study.tune["mert"].optimizer_options == {"restarts": 20} and study.tune["mert"].jobs == 2
     assert study.fixed == ["UnknownWordPenalty0"] and study.metrics == ["bleu", "ter", "length"]
+    # what does not change a replica's result stays out of its fingerprint: a study made
+    # before --decoder-timeout existed resumes, and changing it or jobs reruns nothing
+    keys = study.fingerprint(study.replicas()[0])
+    assert "tune.decoder_timeout" not in keys and "tune.jobs" not in keys and "tune.nbest" in keys
     # the commented pool section, uncommented, is a pool-mode study
     lines = [ln[2:] for ln in text.splitlines() if ln.startswith(("# pool:", "#   "))]
     pool = yaml.safe_load("\n".join(lines))["pool"]
