@@ -463,7 +463,8 @@ def cmd_tune(args) -> int:
         return 0
     cfg = config_from_args(args)
     summary = run_tuning(cfg, Hooks(log=lambda m: _log(args, m),
-                                    counter=lambda total, desc: _counter(args, total, desc)))
+                                    counter=lambda total, desc: _counter(args, total, desc),
+                                    warn=lambda m: print(f"mtplug: warning: {m}", file=sys.stderr, flush=True)))
     print(json_line(summary))
     return 0
 

@@ -12,6 +12,9 @@ Working directory layout::
                           test.out (the test set's 1-best with the weights this iteration
                           decoded the tuning set with)
     DIR/state.json        the loop state: written last and atomically after every iteration
+                          (with the sha256 of the newest store: mtplug/tuning/state.py)
+    DIR/tune.lock         while a run works here: its flock, pid, host and start time
+                          (one run per working directory: mtplug/tuning/lock.py)
     DIR/final             the tuned weights (moses.ini updated in place / cdec weights)
     DIR/final.test.out    with --test-input: the test set's 1-best with DIR/final's weights
                           (decoded in DIR/final-decode/ when no iteration decoded them)
@@ -27,7 +30,9 @@ previous store back from disk, so both paths see identical arrays.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import functools
 import json
 import os
 import re
@@ -35,6 +40,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -48,6 +54,8 @@ from ..decoders import get_decoder
 from ..errors import InputError
 from ..fileio import atomic_output
 from ..formats.weights_core import Weights
+from . import lock as workdir_lock
+from . import state as state_checks
 
 STATE_VERSION = 1
 STATE_FILE = "state.json"
@@ -74,6 +82,12 @@ class Hooks:
 
     log: Callable[[str], None] = lambda m: None
     counter: Callable = lambda total, desc: (None, lambda: None)
+    #: a line the user should see even when the log is quiet (a stale lock taken over, a
+    #: store rebuilt); None: through ``log``
+    warn: Callable[[str], None] | None = None
+
+    def warning(self, message: str) -> None:
+        (self.warn or self.log)(message)
 
 
 def _write_json(path: str, obj) -> None:
@@ -83,7 +97,8 @@ def _write_json(path: str, obj) -> None:
 
 def read_state(workdir: str) -> dict | None:
     """The state a run left in ``workdir`` (what ``--resume`` continues from), or None when
-    there is none; InputError when it is unreadable or of another version."""
+    there is none; InputError when it is unreadable, of another version or of another shape
+    than the loop writes (:func:`mtplug.tuning.state.check_shape`)."""
     path = os.path.join(workdir, STATE_FILE)
     if not os.path.exists(path):
         return None
@@ -92,8 +107,9 @@ def read_state(workdir: str) -> dict | None:
             state = json.load(fh)
     except (OSError, ValueError) as exc:
         raise InputError(f"unreadable tuning state ({exc})", path) from None
-    if state.get("version") != STATE_VERSION:
+    if isinstance(state, dict) and state.get("version") != STATE_VERSION:
         raise InputError(f"tuning state of another version (expected {STATE_VERSION})", path)
+    state_checks.check_shape(state, path)
     return state
 
 
@@ -228,15 +244,53 @@ def _has_ended(proc: subprocess.Popen) -> bool:
         return True
 
 
+@functools.cache
+def _prctl():
+    """libc's ``prctl`` (resolved before any fork), or None where there is none (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+#: prctl's option: the signal a process receives when its parent dies
+_PR_SET_PDEATHSIG = 1
+
+
+def _killed_with_us():
+    """A ``preexec_fn`` for a decoder: on Linux it receives SIGKILL when mtplug dies (even
+    by ``kill -9``, which leaves no cleanup to run); None elsewhere. It reaches the decoder
+    process itself, not the children a wrapper script of it starts."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:     # mtplug died before the prctl: no signal would come
+            os.kill(os.getpid(), signal.SIGKILL)
+    return preexec
+
+
 def _start(run, tmp: str, k: int) -> subprocess.Popen:
-    """Start shard ``k``'s decoder in a session (and process group) of its own."""
+    """Start shard ``k``'s decoder in a session (and process group) of its own; on Linux it
+    is killed when mtplug dies."""
     # the child has its own copies of the descriptors: ours close once it started
     with contextlib.ExitStack() as files:
         stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
         out = files.enter_context(open(run.stdout, "wb"))
         err = files.enter_context(open(os.path.join(tmp, f"shard{k}.err"), "wb"))
         try:
-            return subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
+            # the preexec_fn calls only a C function resolved before the fork, getppid and kill:
+            # no lock another thread may hold at the fork is needed in the child
+            return subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True,
+                                    preexec_fn=_killed_with_us())  # noqa: PLW1509
         except OSError as exc:
             raise InputError(f"cannot run the decoder {run.argv[0]!r} ({exc.strerror})") from None
 
@@ -490,32 +544,52 @@ def _file_errors(workdir: str):
         raise InputError(what, path) from None
 
 
-def _check_writable(workdir: str) -> None:
-    """Make ``workdir`` and write a file in it, before any decoding; InputError if not."""
+def _lock_workdir(workdir: str, hooks: Hooks) -> workdir_lock.WorkdirLock:
+    """Make ``workdir`` and take its lock (DIR/tune.lock: one run per working directory),
+    before any decoding: InputError naming the holder when another run holds it, or when
+    the directory cannot be written in."""
     os.makedirs(workdir, exist_ok=True)
     try:
-        fd, probe = tempfile.mkstemp(prefix=".write-test.", dir=workdir)
-        os.close(fd)
-        os.remove(probe)
+        return workdir_lock.acquire(workdir, hooks.warning)
     except OSError as exc:
         raise InputError(f"cannot write in the working directory ({exc.strerror})", workdir) from None
+
+
+def _release(lock: workdir_lock.WorkdirLock) -> None:
+    """Release the workdir's lock with SIGINT, SIGTERM and SIGHUP held back (a second
+    Ctrl-C cannot leave the lock file behind; the signal is delivered after)."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        lock.release()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def run_tuning(cfg, hooks: Hooks = Hooks()) -> dict:
     """Run (or resume) the loop described by ``cfg`` (a TuneConfig); returns the summary
     printed as the command's JSON line. A full, read-only or forbidden place is an
-    InputError naming it; an unwritable working directory is found before any decoding."""
+    InputError naming it; an unwritable working directory, or one another run holds
+    (DIR/tune.lock), is found before any decoding. ``--resume`` checks the state first
+    (its shape, its iterations' folders, its store: :mod:`mtplug.tuning.state`)."""
     with _file_errors(cfg.workdir):
         return _run_tuning(cfg, hooks)
 
 
 def _run_tuning(cfg, hooks: Hooks) -> dict:
+    test = _read_test_set(cfg)
+    lock = _lock_workdir(cfg.workdir, hooks)
+    try:
+        return _run_locked(cfg, hooks, test)
+    finally:
+        _release(lock)
+
+
+def _run_locked(cfg, hooks: Hooks, test) -> dict:
     from ..formats.references import read_references
     from ..metrics.bleu import BleuConfig
     from ..optimizers.registry import get_optimizer
 
-    test = _read_test_set(cfg)
-    _check_writable(cfg.workdir)
     decoder = get_decoder(cfg)
     refs = read_references(cfg.ref)
     lines = _count_lines(cfg.input)
@@ -536,8 +610,11 @@ def _run_tuning(cfg, hooks: Hooks) -> dict:
         state = {"version": STATE_VERSION, "fingerprint": fingerprint, "completed": 0, "stop": None,
                  "weights": list(decoder.start_weights().items()), "history": []}
     elif state["completed"]:
+        state_checks.check_folders(state, cfg.workdir, state_path)
         if _limit_lifted(state, cfg):
             state = {**state, "stop": None}  # a higher --iterations or --patience continues the run
+        if state["stop"] is None and state["completed"] < cfg.iterations:
+            state = _checked_store(cfg, hooks, state, state_path, refs, bleu)
         hooks.log(f"resuming after iteration {state['completed']}")
 
     cls = get_optimizer(cfg.optimizer)
@@ -553,6 +630,20 @@ def _run_tuning(cfg, hooks: Hooks) -> dict:
     finally:
         if engine is not None:
             engine.close()
+
+
+def _checked_store(cfg, hooks: Hooks, state: dict, state_path: str, refs, bleu) -> dict:
+    """The state of a run to resume, its newest store checked against the state's record and
+    rebuilt from the kept n-best lists when it does not match (the state then records the
+    rebuilt one); InputError when it cannot be rebuilt."""
+    why = state_checks.store_mismatch(state, cfg.workdir)
+    if why is None:
+        return state
+    state = state_checks.rebuild_store(state, cfg.workdir,
+                                       lambda: NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric), why,
+                                       hooks.warning)
+    _write_json(state_path, state)
+    return state
 
 
 def _connect(cfg, hooks):
@@ -632,6 +723,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"))
             added = corpus.add_nbest([nbest_path])
             corpus.save(os.path.join(folder, "store.npz"))
+            store_record = state_checks.store_record(os.path.join(folder, "store.npz"))   # ties it to the run
             corpus = NbestCorpus.load(os.path.join(folder, "store.npz"))
             store_size = corpus.n_hypotheses
             if cfg.forests:
@@ -685,7 +777,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         if stop is None and cfg.patience and n - best["iteration"] >= cfg.patience:
             stop = f"no better BLEU for {cfg.patience} iterations"
         state = {**state, "completed": n, "stop": stop, "weights": list(new.items()), "best": best,
-                 "history": state["history"] + [entry]}
+                 "history": state["history"] + [entry], "store": store_record}
         _write_json(state_path, state)  # the commit point of iteration n
         if n > 1:  # the new store holds everything the previous one did
             prev = os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz")

@@ -10,9 +10,9 @@ Environment:
 * ``FAULT_SHARD``: the shard (``shardK.in``) the fault hits (default: every shard); other
   shards decode normally, or with ``FAULT_OTHERS=hang`` never end;
 * ``FAULT_ITERATION``: the iteration (``iterNNN``) the fault hits (default: every one);
-* ``FAULT_PIDS``: a file to which every call appends ``pid iterNNN`` for itself and for a
-  child it starts (a ``sleep`` in its process group, as a wrapper script's decoder would
-  be), so that a test can check none of them is left running.
+* ``FAULT_PIDS``: a file to which every call appends ``pid iterNNN decoder`` for itself and
+  ``pid iterNNN child`` for a child it starts (a ``sleep`` in its process group, as a
+  wrapper script's decoder would be), so that a test can check none of them is left running.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ def _value(argv: list[str], flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def _note(pid: int, where: str) -> None:
+def _note(pid: int, where: str, role: str) -> None:
     path = os.environ.get("FAULT_PIDS")
     if path:
         with open(path, "a") as fh:
-            fh.write(f"{pid} {where}\n")
+            fh.write(f"{pid} {where} {role}\n")
 
 
 def main(argv: list[str]) -> int:
@@ -51,8 +51,8 @@ def main(argv: list[str]) -> int:
     if fault == "none":
         return standin.main(["moses", *argv])
     child = subprocess.Popen(["sleep", "300"])   # left behind unless its process group is killed
-    _note(os.getpid(), iteration)
-    _note(child.pid, iteration)
+    _note(os.getpid(), iteration, "decoder")
+    _note(child.pid, iteration, "child")
     if fault == "crash":
         print("faulty_decoder: segmentation fault (injected)", file=sys.stderr, flush=True)
         return 3

@@ -19,6 +19,7 @@ import pytest
 
 from mtplug.cli import main
 from mtplug.decoders.base import ShardRun
+from mtplug.tuning.lock import LOCK_FILE
 from mtplug.tuning.loop import read_state, run_shard_remotely
 from tests.tune.test_tune import REPO, make_system, moses_args
 
@@ -62,11 +63,14 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-def noted_pids(system) -> list[tuple[int, str]]:
+def noted_pids(system, role: str | None = None) -> list[tuple[int, str]]:
+    """(pid, iterNNN) of the faulty decoder's processes: ``decoder`` (the process mtplug
+    started), ``child`` (the one it started), or both (None)."""
     path = system / "pids"
     if not path.exists():
         return []
-    return [(int(pid), where) for pid, where in (line.split() for line in path.read_text().splitlines())]
+    return [(int(pid), where) for pid, where, kind in (line.split() for line in path.read_text().splitlines())
+            if role in (None, kind)]
 
 
 def alive(pid: int) -> bool:
@@ -97,6 +101,7 @@ def test_a_crash_is_reported_at_once_while_another_shard_hangs(system):
     assert "segmentation fault (injected)" in line and "shard1.err" in line
     assert seconds < 60   # long before the hanging shard would end
     assert_no_decoder_left(system, 4)
+    assert not (system / "wd" / LOCK_FILE).exists()   # the lock released after an error
 
 
 def test_a_hang_ends_at_the_decoder_timeout(system):
@@ -175,6 +180,7 @@ def test_a_signal_stops_the_decoders_and_resume_ends_identically(system, signum,
     assert one_error_line(err) == f"mtplug: interrupted{by}"
     assert seconds < 20    # the decoders' 30 s were not waited for
     assert_no_decoder_left(system, 4)
+    assert not (system / "wd" / LOCK_FILE).exists()   # the lock released
     assert read_state(str(system / "wd"))["completed"] == 1
     proc = start(system, system / "wd", "--resume")
     rc, err, _ = finish(proc)
@@ -214,9 +220,12 @@ def test_a_shard_on_a_dask_worker_times_out_too(tmp_path):
     run = ShardRun(["sh", "-c", f"sleep 300 & echo $$ $! > {pids}; sleep 300"], None, str(tmp_path / "out"),
                    str(tmp_path / "out"))
     t0 = time.monotonic()
-    _, _, timed_out = run_shard_remotely((run, str(tmp_path / "err"), 1.0))
+    _, _, timed_out = run_shard_remotely((run, str(tmp_path / "err"), 2.0))   # time for sh to note the pids
     assert timed_out and time.monotonic() - t0 < 30
     noted = [int(p) for p in pids.read_text().split()]
+    deadline = time.monotonic() + 5    # a killed process may take a moment to die on a loaded machine
+    while any(alive(p) for p in noted) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(noted) == 2 and not [p for p in noted if alive(p)]
 
 
