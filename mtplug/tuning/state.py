@@ -34,6 +34,8 @@ def _kind(value) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
     return {dict: "an object", list: "a list", str: "a string", int: "an integer",
             float: "a number"}.get(type(value), type(value).__name__)
 
@@ -43,12 +45,14 @@ def _is_int(value) -> bool:
 
 
 def _is_number(value) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    """An int or float (a score may be NaN or infinite: JSON's NaN and Infinity)."""
+    return _is_int(value) or isinstance(value, float)
 
 
 def _is_pairs(value) -> bool:
+    """[[name, finite number], ...]: weights."""
     return isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
-                                           and _is_number(p[1]) for p in value)
+                                           and _is_number(p[1]) and math.isfinite(p[1]) for p in value)
 
 
 def _expect(ok: bool, what: str, expected: str, found, path: str) -> None:

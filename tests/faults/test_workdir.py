@@ -73,7 +73,8 @@ def resume(runs, wd, capsys, iterations=3):
 def test_a_second_run_is_refused_and_the_first_ends_as_alone(runs, tmp_path, capsys, monkeypatch):
     system = make_system(tmp_path)
     wd = system / "wd"
-    first = start(system, wd, FAULT="slow", FAULT_SLEEP=3, FAULT_ITERATION="iter002")
+    # iteration 2 decodes for 8 s (time enough for the second run's refusals on a loaded machine)
+    first = start(system, wd, FAULT="slow", FAULT_SLEEP=8, FAULT_ITERATION="iter002")
     wait_for_decoders(system, first, "iter002", 2)
     decoding = sorted((wd / "iter002").glob("decode-*"))
     monkeypatch.setenv("FAULT", "crash")       # a decoder of the second run would note its pid
@@ -168,14 +169,14 @@ def _edit_state(wd, edit) -> None:
 
 
 @pytest.mark.parametrize("edit, expected", [
-    (lambda s: [s], "expected the file to be a JSON object, found a list"),
+    (lambda s: [s], "expected the file to be a JSON object, found a list of 1"),
     (lambda s: {k: v for k, v in s.items() if k != "weights"},
      "expected 'weights' to be a list of [name, number] pairs, found null"),
     (lambda s: {**s, "weights": dict(s["weights"])}, ("expected 'weights' to be a list of [name, number] pairs, "
                                                      "found an object")),
     (lambda s: {**s, "completed": "2"}, "expected 'completed' to be an integer >= 0, found a string"),
     (lambda s: {**s, "history": s["history"][:1]},
-     "expected 'history' to be a list of 2 entries (one per completed iteration), found a list"),
+     "expected 'history' to be a list of 2 entries (one per completed iteration), found a list of 1"),
     (lambda s: {**s, "best": None}, ("expected 'best' to be an object with an iteration in 1..2, a bleu and weights, "
                                     "found null")),
     (lambda s: {**s, "history": [s["history"][0], {**s["history"][1], "hypotheses": "many"}]},
