@@ -200,7 +200,8 @@ class Mira(Optimizer):
         the shards' last weights averaged with weights = sentence counts. ``threads`` runs
         shards concurrently; ``engine`` (:func:`mtplug.distributed.connect`) runs them on
         dask workers instead, each shard's data placed on one worker once. The result
-        does not depend on either.
+        does not depend on either. A start whose mean pair margin exceeds
+        ``MIRA_MARGIN_ABOVE`` is first shrunk to a margin of 1 (:func:`.base.start_at_unit_margin`).
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
@@ -274,7 +275,9 @@ class KbMira(Optimizer):
     both chosen by model score ± pseudo-document BLEU against a background of BLEU
     statistics that decays by ``decay`` per sentence (fed by the hope, or by the model
     1-best with ``model_bg``). After each pass the averaged weights are scored;
-    :meth:`optimize` returns those of the best pass, as Moses writes them. Runs on n-best
+    :meth:`optimize` returns those of the best pass, as Moses writes them. Unlike Moses, a
+    start whose mean pair margin exceeds ``MIRA_MARGIN_ABOVE`` is first shrunk to a margin
+    of 1 (:func:`.base.start_at_unit_margin`; real tuning loops stay below). Runs on n-best
     stores and on forests; on a store of another metric the gain is the sentence-level
     objective and the background options are errors. A bad option value raises
     ValueError.

@@ -192,7 +192,8 @@ class Rampion(Optimizer):
 
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
-        """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0.
+        """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0 (first shrunk
+        to a mean pair margin of 1 when above 1: :func:`.base.start_at_unit_margin`).
 
         Deterministic: ``seed`` (only recorded) and ``ranges`` are not used. The hope/fear
         selection over the whole corpus (the hard hope of each CCCP step, pyx/_hopefear.pyx)

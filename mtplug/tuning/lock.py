@@ -72,6 +72,7 @@ class WorkdirLock:
     """The lock of one working directory, held from :func:`acquire` to :meth:`release`."""
 
     def __init__(self, path: str, fd: int):
+        """path: the lock file; fd: its open descriptor, which holds the flock."""
         self.path = path
         self._fd: int | None = fd
 

@@ -52,7 +52,7 @@ import numpy as np
 from ..corpus import NbestCorpus
 from ..decoders import get_decoder
 from ..errors import InputError
-from ..fileio import atomic_output
+from ..fileio import FILE_SYSTEM_ERRNOS, atomic_output
 from ..formats.weights_core import Weights
 from . import lock as workdir_lock
 from . import state as state_checks
@@ -87,6 +87,7 @@ class Hooks:
     warn: Callable[[str], None] | None = None
 
     def warning(self, message: str) -> None:
+        """Show ``message`` (one line) through ``warn``, else through ``log``."""
         (self.warn or self.log)(message)
 
 
@@ -144,31 +145,97 @@ def _positions(ids: list[int], where: str) -> dict[int, int]:
     return position
 
 
+#: run by a guard process beside a decoder on a dask worker: it holds the read end of a
+#: pipe whose write end only the worker holds; EOF without the "done" byte means the worker
+#: died (kill -9, a lost machine), and the decoder's process group is killed
+_GUARD = ("import os, signal, sys\n"
+          "if not sys.stdin.buffer.read(1):\n"
+          "    try:\n"
+          "        os.killpg(int(sys.argv[1]), signal.SIGKILL)\n"
+          "    except OSError:\n"
+          "        pass\n")
+
+
+def _guard(proc: subprocess.Popen) -> subprocess.Popen | None:
+    """A guard process that kills ``proc``'s process group if this process dies first (see
+    _GUARD); None when it cannot start (the decoder then runs unguarded)."""
+    try:
+        return subprocess.Popen([sys.executable, "-S", "-c", _GUARD, str(proc.pid)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
+
+
+def _release_guard(guard: subprocess.Popen | None) -> None:
+    """Tell the guard the decoder was dealt with here (it then exits without killing)."""
+    if guard is None:
+        return
+    with contextlib.suppress(OSError):
+        assert guard.stdin is not None
+        guard.stdin.write(b"x")
+        guard.stdin.close()
+    guard.wait()
+
+
 def run_shard_remotely(job) -> tuple[int, str, bool]:
     """Run one decoder shard where this is called (a dask worker): job = (ShardRun, stderr
-    path, timeout in seconds). Returns (exit status, the end of its stderr or why it could
-    not start, whether it ran out of time: then its process group was killed)."""
-    run, err_path, timeout = job
-    import socket
+    path, timeout in seconds[, stop file]). Returns (exit status, the end of its stderr or
+    why it could not start, whether it ran out of time: then its process group was killed).
 
+    The decoder writes files of this attempt (its n-best and stdout files with an
+    ``.attempt-*`` suffix, renamed to the shard's names when it succeeds): when dask runs
+    the shard again on another worker because this one died, a decoder the dead worker
+    left running cannot write into the retry's files. A guard process kills the decoder's
+    process group when this worker dies; the decoder is stopped (its group killed) when
+    the stop file appears (the driver saw another shard fail)."""
+    run, err_path, timeout, *rest = job
+    stop = rest[0] if rest else None
+    import socket
+    import uuid
+
+    suffix = f".attempt-{uuid.uuid4().hex[:12]}"
+    out_path = run.stdout + suffix
+    nbest_path = out_path if run.nbest == run.stdout else run.nbest + suffix
+    argv = [nbest_path if a == run.nbest else a for a in run.argv]
+    err_attempt = err_path + suffix
+    guard = None
     try:
         with contextlib.ExitStack() as files:  # closes those opened when a later open fails
             stdin = files.enter_context(open(run.stdin, "rb")) if run.stdin else subprocess.DEVNULL
-            out = files.enter_context(open(run.stdout, "wb"))
-            err = files.enter_context(open(err_path, "wb"))
-            proc = subprocess.Popen(run.argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
+            out = files.enter_context(open(out_path, "wb"))
+            err = files.enter_context(open(err_attempt, "wb"))
+            proc = subprocess.Popen(argv, stdin=stdin, stdout=out, stderr=err, start_new_session=True)
     except OSError as exc:
+        for path in (out_path, err_attempt):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         return -1, (f"on worker {socket.gethostname()}: {exc} (is the working directory on a file system "
                     f"every worker shares, and the decoder installed there?)"), False
-    deadline = time.monotonic() + timeout
+    ok = False
     try:
+        guard = _guard(proc)
+        deadline = time.monotonic() + timeout
         while not _has_ended(proc):
             if time.monotonic() >= deadline:
                 return -signal.SIGKILL, "", True    # the finally kills its process group
+            if stop is not None and os.path.exists(stop):
+                return -signal.SIGKILL, "stopped: another shard failed", False
             time.sleep(POLL_SECONDS)
         _kill_group(proc)   # whatever the decoder left running in its group
+        ok = True
     finally:
         _stop([proc])
+        _release_guard(guard)
+        with contextlib.suppress(OSError):
+            os.replace(err_attempt, err_path)
+        if ok and proc.returncode == 0:
+            os.replace(out_path, run.stdout)
+            if nbest_path != out_path and os.path.exists(nbest_path):
+                os.replace(nbest_path, run.nbest)
+        else:
+            for path in {out_path, nbest_path}:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
     with open(err_path, encoding="utf-8", errors="replace") as fh:
         return int(proc.returncode), fh.read()[-2000:].strip(), False
 
@@ -192,16 +259,27 @@ def _shard_timed_out(k: int, run, timeout: float) -> InputError:
 
 
 def _decode_on(engine, runs: list, tmp: str, update, timeout: float) -> None:
-    """The shards' decoder processes on the dask workers; raises for the first that failed."""
-    results = engine.map(run_shard_remotely, [(run, os.path.join(tmp, f"shard{k}.err"), timeout)
-                                              for k, (_, _, run) in enumerate(runs)])
-    for k, (rc, tail, timed_out) in enumerate(results):
-        if timed_out:
-            raise _shard_timed_out(k, runs[k][2], timeout)
-        if rc != 0:
-            raise _shard_failed(k, runs[k][2], rc, tail, os.path.join(tmp, f"shard{k}.err"))
-    if update:
-        update(len(runs))
+    """The shards' decoder processes on the dask workers, looked at as each one ends: the
+    first that failed or ran out of time is raised at once, and the others are stopped
+    (those not started cancelled; the running ones see the stop file and kill their
+    process groups). A shard whose worker died runs again on another (dask does so)."""
+    stop = os.path.join(tmp, "stop")
+    jobs = [(run, os.path.join(tmp, f"shard{k}.err"), timeout, stop) for k, (_, _, run) in enumerate(runs)]
+    done = engine.as_done(run_shard_remotely, jobs)
+    try:
+        for k, (rc, tail, timed_out) in done:
+            if timed_out:
+                raise _shard_timed_out(k, runs[k][2], timeout)
+            if rc != 0:
+                raise _shard_failed(k, runs[k][2], rc, tail, os.path.join(tmp, f"shard{k}.err"))
+            if update:
+                update(1)
+    except BaseException:
+        with contextlib.suppress(OSError), open(stop, "w"):
+            pass
+        raise
+    finally:
+        done.close()
 
 
 #: how often (seconds) the loop looks whether one of its decoder processes ended
@@ -517,10 +595,7 @@ def _limit_lifted(state: dict, cfg) -> bool:
     return False
 
 
-#: OSErrors of a file system (full, read-only, not allowed, failing) that end a run as one
-#: line even when they name no file (a write() on a full disk)
-_FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
-                                 errno.EFBIG})
+_FILE_SYSTEM_ERRNOS = FILE_SYSTEM_ERRNOS   # errors of a place even when they name no file
 
 
 @contextlib.contextmanager
