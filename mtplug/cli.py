@@ -19,7 +19,7 @@ from typing import Callable
 
 from ._version import __version__
 from .errors import InputError
-from .fileio import check_outputs, is_stdout, stdin_as_file
+from .fileio import atomic_output, check_outputs, flush_stdout, is_stdout, os_error_line, stdin_as_file
 from .jsonable import json_line
 
 EXIT_INPUT_ERROR = 2
@@ -575,7 +575,7 @@ def _run_example(args, workdir: str) -> int:
     # decoder in the loop: the stand-in re-ranks the bundled pool (the toy system is
     # English->English, so the reference doubles as the source it looks sentences up by)
     ini = os.path.join(workdir, "moses.ini")
-    with open(init, encoding="utf-8") as fh, open(ini, "w", encoding="utf-8") as out:
+    with open(init, encoding="utf-8") as fh, atomic_output(ini) as out:
         out.write(_EXAMPLE_INI.format(*fh.readline().split()))
     standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-pool", nbest,
                           "-standin-source", ref])
@@ -818,7 +818,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with _terminate_like_interrupt():
             rc = args.func(args)
-            sys.stdout.flush()
+            flush_stdout()
         return rc
     except BrokenPipeError:
         # the reader of stdout went away (| head): stop quietly, as Unix tools do
@@ -827,6 +827,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, FloatingPointError) as err:
         # FloatingPointError: an optimizer overflowed on the values it was given
         print(f"mtplug: error: {err}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except OSError as exc:
+        # a full disk, a read-only or forbidden place of any command, named by its path
+        # (writers go through atomic_output, which names the file it writes and leaves
+        # nothing half-written); stdout on a full disk is named as such
+        line = os_error_line(exc)
+        if line is None:
+            raise
+        print(f"mtplug: error: {line}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt as exc:
         print("mtplug: interrupted" + (f" by {exc}" if isinstance(exc, Terminated) else ""), file=sys.stderr)

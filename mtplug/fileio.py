@@ -8,6 +8,7 @@ crash or a kill never leaves a half-written file behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import os
@@ -25,6 +26,73 @@ _GZIP_MAGIC = b"\x1f\x8b"
 #: Bytes read per chunk by streaming readers: large enough to amortise Python overhead,
 #: small enough to keep peak memory well below the store itself.
 CHUNK_BYTES = 8 << 20
+
+
+#: OSErrors of a file system (full, over quota, read-only, not allowed, failing, too big) that
+#: end a command as one line naming the path even when the system names none (a write() or
+#: fsync() on a full disk names no file: the file being written is meant)
+FILE_SYSTEM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                                errno.EFBIG})
+
+
+def path_error(exc: OSError, path: str | os.PathLike | None = None) -> InputError | None:
+    """The one-line :class:`InputError` (``PATH: what happened``) of an OSError on a path:
+    the file the error names, else ``path`` (the file being written) for an error of the
+    file system; None for other OSErrors (a broken pipe, a lost connection, a timeout),
+    which are not about a place on disk."""
+    if isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError, InterruptedError)):
+        return None
+    where = exc.filename if exc.filename is not None else path
+    if where is None or (exc.filename is None and exc.errno not in FILE_SYSTEM_ERRNOS):
+        return None
+    what = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        what += " (nothing was written; free some space and run again)"
+    return InputError(what, os.fsdecode(where))
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Whether ``exc`` (naming no file) is standard output's: a full disk under ``> out.txt``
+    (stdout's file system has no free block left) or ``> /dev/full``."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return False
+    try:
+        st = os.fstat(sys.stdout.fileno())
+        if stat.S_ISCHR(st.st_mode):
+            return st.st_rdev == os.stat("/dev/full").st_rdev
+        return stat.S_ISREG(st.st_mode) and os.fstatvfs(sys.stdout.fileno()).f_bavail == 0
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
+def os_error_line(exc: OSError) -> str | None:
+    """The error line (without the program's prefix) that a command-line program prints for
+    an OSError that reached its ``main``: ``PATH: what happened`` (``stdout`` when printing
+    failed), or just what happened for an error of the file system that names no file;
+    None for an OSError that is no fault of a place (the caller re-raises it)."""
+    if exc.filename is None and not isinstance(exc, BrokenPipeError) and _stdout_failed(exc):
+        exc.filename = "stdout"
+    if exc.filename == "stdout":
+        # what stdout still holds goes to /dev/null: Python's flush at exit adds no message
+        with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    err = path_error(exc)
+    if err is not None:
+        return str(err)
+    if exc.filename is None and exc.errno in FILE_SYSTEM_ERRNOS and not isinstance(
+            exc, (BrokenPipeError, ConnectionError, TimeoutError, InterruptedError)):
+        return exc.strerror or str(exc)
+    return None
+
+
+def flush_stdout() -> None:
+    """Flush standard output; an OSError naming no file (a full disk) names ``stdout``."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.filename is None and not isinstance(exc, BrokenPipeError):
+            exc.filename = "stdout"
+        raise
 
 
 def open_binary(path: str | os.PathLike) -> io.BufferedIOBase:
@@ -184,12 +252,15 @@ def stdin_as_file(path: str) -> Iterator[str]:
         return
     fd, tmp = tempfile.mkstemp(prefix="mtplug-stdin-")
     try:
-        with os.fdopen(fd, "wb") as out:
-            while True:
-                chunk = sys.stdin.buffer.read(CHUNK_BYTES)
-                if not chunk:
-                    break
-                out.write(chunk)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while True:
+                    chunk = sys.stdin.buffer.read(CHUNK_BYTES)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+        except OSError as exc:     # a full temporary folder names no file at write()
+            raise (path_error(exc, tmp) or exc) from None
         try:
             yield tmp
         except InputError as err:
@@ -219,7 +290,9 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
     """Write ``path`` through a temporary file in the same directory, renamed on success.
 
     If the body raises (or the process dies), ``path`` keeps its old content and the
-    temporary file is removed (or, after a kill, left as ``.<name>.*.tmp``). A symlink is
+    temporary file is removed (or, after a kill, left as ``.<name>.*.tmp``); an OSError of
+    the file system (a full disk, which names no file, or a refused rename, which names the
+    temporary file) is raised naming ``path``. A symlink is
     written through (its target is replaced, the link stays); ``-`` is stdout; special
     files (``/dev/stdout``, ``/dev/null``, FIFOs, devices) are written directly, as there
     is nothing to replace.
@@ -244,8 +317,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
                 fh = open(path, "wb" if binary else "w", **text)  # noqa: SIM115 - `with fh` below
         except OSError as exc:
             raise InputError(f"cannot write ({exc.strerror})", path) from None
-        with fh:
-            yield fh
+        try:
+            with fh:
+                yield fh
+        except OSError as exc:     # /dev/full: a write() names no file
+            if exc.filename is not None or exc.errno not in FILE_SYSTEM_ERRNOS or isinstance(exc, BrokenPipeError):
+                raise
+            raise OSError(exc.errno, exc.strerror, path) from None
         return
     directory = os.path.dirname(target)
     try:
@@ -265,7 +343,13 @@ def atomic_output(path: str | os.PathLike, mode: str = "w", encoding: str = "utf
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise
+        # a full disk at write(), close() or fsync() names no file, a failed chmod or rename
+        # the temporary file: the error is about ``path`` (which keeps its old content), and
+        # names it, so that every program's main prints it as ``PATH: what happened``
+        if not isinstance(exc, OSError) or isinstance(exc, BrokenPipeError) or not (
+                exc.filename == tmp or (exc.filename is None and exc.errno in FILE_SYSTEM_ERRNOS)):
+            raise
+        raise OSError(exc.errno, exc.strerror, path) from None

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..decoders.cdec import cdec_argv, expected_ids, renumber_kbest, write_scratch_weights
 from ..errors import InputError
+from ..fileio import path_error
 from ..formats.nbest import scan_nbest
 from ..formats.references import References, encode_references
 from .kbest import Kbest, split_scan
@@ -100,8 +101,11 @@ class CdecCalls:
             lines, texts = renumber_kbest(proc.stdout, expected_ids(inputs), self.k, self.decoder_config)
             if not lines:
                 return [Kbest.empty() for _ in inputs]
-            with open(kpath, "wb") as fh:
-                fh.write(b"".join(lines))
+            try:
+                with open(kpath, "wb") as fh:
+                    fh.write(b"".join(lines))
+            except OSError as exc:     # a full disk names no file at write()
+                raise (path_error(exc, kpath) or exc) from None
             enc = encode_references(References([[r] for r in refs], "refs"), words)
             arrays = scan_nbest(kpath, words=words, space=space, refs=enc, threads=1)
             return split_scan(arrays, len(inputs), self.k, texts)

@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import Callable
 
 from ...errors import InputError
+from ...fileio import flush_stdout, os_error_line
 
 EXIT_USAGE = 1          # Moses's programs exit 1 after printing their usage
 EXIT_INPUT_ERROR = 2    # as the mtplug command
@@ -94,14 +95,24 @@ def unglue_sctype(argv: Sequence[str]) -> list[str]:
 
 def run_program(prog: str, body: Callable[[], int]) -> int:
     """Run ``body``; bad input becomes one line ``PROG: error: FILE:LINE: what`` and
-    exit status 2 (nothing half-written: every output goes through a temp file)."""
+    exit status 2 (nothing half-written: every output goes through a temp file), as does an
+    OSError on a path (a full disk, a read-only or forbidden place: ``PROG: error: PATH: what``)."""
     try:
-        return body()
+        rc = body()
+        flush_stdout()     # a full disk under stdout is found here, not at exit
+        return rc
     except InputError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except (ValueError, FloatingPointError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_INPUT_ERROR
+    except OSError as exc:
+        # a full disk, a read-only or forbidden place: one line naming the path
+        line = os_error_line(exc)
+        if line is None:
+            raise
+        print(f"{prog}: error: {line}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)

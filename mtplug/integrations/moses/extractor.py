@@ -71,9 +71,11 @@ def extract(args) -> int:
     """Read the n-best list(s) and references (merged with the earlier files), then write
     features.dat and scores.dat as Moses's extractor does; InputError for missing or bad input."""
     from ...errors import InputError
+    from ...fileio import check_outputs
     from ...formats.mert_data import extract_files
     from ...formats.references import read_references
 
+    check_outputs({"--ffile": args.ffile, "--scfile": args.scfile})   # before reading (a full disk comes later)
     scorer = moses_scorer(args.sctype, args.scconfig)
     nbests, refs = split_list(args.nbest), split_list(args.reference)
     if not nbests:

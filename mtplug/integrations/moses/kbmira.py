@@ -136,10 +136,12 @@ def train(args, algorithm: str) -> int:
     """Run ``algorithm`` (kbmira by default) on the features/scores files or the hypergraphs
     of ``--hgdir`` from the ``--dense-init``/``--sparse-init`` weights; write the weights
     and Moses's log lines (module docstring). InputError for bad input or options."""
-    from ...fileio import atomic_output
+    from ...fileio import atomic_output, check_output
     from ...formats.number_text import format_g6
     from ...optimizers.registry import get_optimizer
 
+    if args.output_file:
+        check_output(args.output_file, "--output-file")    # before any work (a full disk comes later)
     seed = 0 if args.random_seed is None else args.random_seed
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))

@@ -170,10 +170,12 @@ def optimize(args, algorithm: str) -> int:
     import numpy as np
 
     from ...errors import InputError
+    from ...fileio import check_output
     from ...formats.number_text import format_g6
     from ...metrics.moses_scorers import sctype_of
     from ...optimizers.registry import get_optimizer
 
+    check_output(WEIGHTS_FILE, "weights")      # before any work (a full disk comes later)
     seed = 0 if args.rseed is None else args.rseed
     log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.rseed is None else ""))

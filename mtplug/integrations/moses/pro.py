@@ -85,13 +85,15 @@ def sample(args) -> int:
     import sys
 
     from ...errors import InputError
-    from ...fileio import atomic_output
+    from ...fileio import atomic_output, check_output
     from ...formats.mert_data import NotStreamable
     from ...metrics.bleu import SENTENCE_BLEU_VARIANTS
 
     metric = args.sentence_metric or ("nakov" if args.smooth_brevity_penalty else "moses-sentence-bleu")
     if metric not in SENTENCE_BLEU_VARIANTS:
         raise InputError(f"--sentence-metric {metric}: expected one of {', '.join(SENTENCE_BLEU_VARIANTS)}")
+    if args.output_file:
+        check_output(args.output_file, "--output-file")    # before any work (a full disk comes later)
     seed = 0 if args.random_seed is None else args.random_seed
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
