@@ -13,7 +13,16 @@ Both engines offer the same calls, so an optimizer writes its distributed code o
   item i (each ``args`` entry is a list with one value per handle), results left there;
 - ``fetch(handles)`` → values, in order;
 - ``wait(handles)``: until the tasks are done (their errors raised), nothing fetched;
-- ``map(fn, jobs)`` → values: ``fn(job)`` for independent jobs, anywhere, results in order.
+- ``map(fn, jobs)`` → values: ``fn(job)`` for independent jobs, anywhere, results in order;
+- ``as_done(fn, jobs)`` → ``(i, fn(job_i))`` as each independent job ends (stop early:
+  the rest are cancelled).
+
+On dask, a worker that leaves the cluster (killed, its machine lost) takes what it held
+with it: the partitions it held are placed again on the other workers (scattered again
+from the corpus this process holds, or read again from the store's path by another
+worker), the results derived from them computed again there, and the fetch goes on; where
+that cannot be done (no worker left) the run ends in one line, ``dask worker ADDRESS left
+the cluster with data of this run; start again (with --resume for mtplug tune)``.
 
 Results never depend on the engine or the number of workers: callers split work into
 partitions whose results are combined in a fixed order.

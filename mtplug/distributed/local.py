@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -26,8 +26,9 @@ class LocalEngine:
                 return list(pool.map(lambda a: fn(*a), calls))
         return [fn(*a) for a in calls]
 
-    def put(self, items: Sequence) -> list:
-        """The items themselves are the handles (nothing is copied)."""
+    def put(self, items: Sequence, remake: Callable[[int], object] | None = None) -> list:
+        """The items themselves are the handles (nothing is copied; ``remake`` is not needed:
+        nothing here can be lost)."""
         return list(items)
 
     def place(self, fn: Callable, jobs: Sequence) -> list:
@@ -49,6 +50,11 @@ class LocalEngine:
     def map(self, fn: Callable, jobs: Iterable) -> list:
         """``fn(job)`` for each job on up to ``threads`` threads; results in job order."""
         return self._all(fn, [(job,) for job in jobs])
+
+    def as_done(self, fn: Callable, jobs: Sequence) -> Iterator[tuple[int, object]]:
+        """``(i, fn(job_i))`` for each job, in order, in this thread, as each one ends."""
+        for i, job in enumerate(jobs):
+            yield i, fn(job)
 
     def describe(self) -> str:
         """One line for the log: where tasks run and on how many threads."""

@@ -162,7 +162,10 @@ class PartitionedPool:
         pool = cls(engine, offsets, corpus.space, meta, corpus.stats.shape[1], threads, "the store")
         arrays = dict(sent_offsets=offsets, dense=corpus.dense, sparse_indptr=corpus.sparse_indptr,
                       sparse_ids=corpus.sparse_ids, sparse_values=corpus.sparse_values, stats=corpus.stats)
-        pool.parts = engine.put([_slice(arrays, a, b, meta) for a, b in pool.sentence_ranges])
+        ranges = pool.sentence_ranges
+        # a partition whose worker leaves the cluster is sliced again from the corpus held here
+        pool.parts = engine.put([_slice(arrays, a, b, meta) for a, b in ranges],
+                                remake=lambda i: _slice(arrays, *ranges[i], meta))
         return pool
 
     @classmethod

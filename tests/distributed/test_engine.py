@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -121,8 +122,9 @@ def test_optimize_command_on_a_cluster_writes_the_same_weights(dask_cluster, tmp
     assert (tmp_path / "local").read_bytes() == (tmp_path / "dask").read_bytes()
 
 
-def test_a_worker_leaving_with_data_is_an_error_not_a_hang(monkeypatch):
-    """Tasks are pinned to the worker that holds their partition; if it goes, fetch says so."""
+def test_a_worker_leaving_with_data_is_a_retry_then_an_error_not_a_hang(monkeypatch):
+    """Tasks are pinned to the worker that holds their partition; if it goes, its partition is
+    placed again on the other worker and the fetch goes on; with no worker left, fetch says so."""
     import logging
     import operator
 
@@ -136,8 +138,16 @@ def test_a_worker_leaving_with_data_is_an_error_not_a_hang(monkeypatch):
         with connect(cluster.scheduler_address, quiet=True) as engine:
             handles = engine.put([np.arange(2), np.arange(3)])
             assert [int(x) for x in engine.fetch(engine.run(operator.length_hint, handles))] == [2, 3]
-            engine.client.retire_workers([handles[1].worker], close_workers=True)
-            with pytest.raises(InputError, match="left the cluster"):
+            gone = handles[1].worker
+            engine.client.retire_workers([gone], close_workers=True)
+            assert [int(x) for x in engine.fetch(engine.run(operator.length_hint, handles))] == [2, 3]
+            assert gone not in {h.worker for h in handles}
+            cluster.scale(0)                  # every worker gone: nothing can be placed again
+            deadline = time.monotonic() + 60
+            while engine.client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.workers)):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            with pytest.raises(InputError, match="left the cluster with data of this run and no worker is left"):
                 engine.fetch(engine.run(operator.length_hint, handles))
 
 
