@@ -3,6 +3,8 @@ workers give the same n-best lists and final weights as local processes."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.tune.test_tune import moses_args, run
@@ -26,4 +28,5 @@ def test_decoder_failure_on_a_worker_names_the_shard(system, dask_cluster, capsy
 
     assert main(args) != 0
     err = capsys.readouterr().err
-    assert "the decoder exited with status 1 on shard 0" in err
+    # both shards fail: the one that ends first is reported (shards are looked at as they end)
+    assert re.search(r"the decoder exited with status 1 on shard [01]: ", err), err
