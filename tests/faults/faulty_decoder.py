@@ -10,6 +10,8 @@ Environment:
 * ``FAULT_SHARD``: the shard (``shardK.in``) the fault hits (default: every shard); other
   shards decode normally, or with ``FAULT_OTHERS=hang`` never end;
 * ``FAULT_ITERATION``: the iteration (``iterNNN``) the fault hits (default: every one);
+* ``FAULT_AWAIT``: with ``crash``, first wait until ``FAULT_PIDS`` names this many
+  processes (its own two included), so that the other shards have started theirs;
 * ``FAULT_PIDS``: a file to which every call appends ``pid iterNNN decoder`` for itself and
   ``pid iterNNN child`` for a child it starts (a ``sleep`` in its process group, as a
   wrapper script's decoder would be), so that a test can check none of them is left running.
@@ -38,6 +40,18 @@ def _note(pid: int, where: str, role: str) -> None:
             fh.write(f"{pid} {where} {role}\n")
 
 
+def _await_noted(count: int, limit: float = 30.0) -> None:
+    """Wait (at most ``limit`` s) until ``FAULT_PIDS`` names ``count`` processes: a crash
+    that other shards' processes must see started (on a loaded machine they may start
+    after it)."""
+    path = os.environ.get("FAULT_PIDS")
+    deadline = time.monotonic() + limit
+    while path and count and time.monotonic() < deadline:
+        if os.path.exists(path) and len(Path(path).read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+
+
 def main(argv: list[str]) -> int:
     shard_input = Path(_value(argv, "-input-file"))
     shard = shard_input.stem                     # shard0, shard1, ...
@@ -54,6 +68,7 @@ def main(argv: list[str]) -> int:
     _note(os.getpid(), iteration, "decoder")
     _note(child.pid, iteration, "child")
     if fault == "crash":
+        _await_noted(int(os.environ.get("FAULT_AWAIT", "0")))
         print("faulty_decoder: segmentation fault (injected)", file=sys.stderr, flush=True)
         return 3
     if fault == "hang":

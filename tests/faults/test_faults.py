@@ -93,7 +93,7 @@ def assert_no_decoder_left(system, expected: int) -> None:
 def test_a_crash_is_reported_at_once_while_another_shard_hangs(system):
     """Shard 1 crashes at once while shard 0 hangs (300 s): the crash is reported at once and
     shard 0's process group (the wrapper and its child) is killed."""
-    proc = start(system, system / "wd", FAULT="crash", FAULT_SHARD=1, FAULT_OTHERS="hang")
+    proc = start(system, system / "wd", FAULT="crash", FAULT_SHARD=1, FAULT_OTHERS="hang", FAULT_AWAIT=4)
     rc, err, seconds = finish(proc)
     assert rc == 2
     line = one_error_line(err)
