@@ -15,7 +15,8 @@ extractor wrote them); ``--sentences N`` uses their first N sentences (a subset 
 under --work).
 
 (2) makes seeded sparse stores under WORK/moonshot (:func:`make_sparse_store`; reused
-when there) and, for each size, runs APRO with its defaults (C = 0.01 unless ``--c``,
+when there) and, for each size, runs APRO (C = 0.01, APRO's default until 2026-11-28 and the C of the
+recorded figures, unless ``--c``;
 tolerance 1e-6) from w = 0 in a fresh process that memory-maps the store
 (:meth:`mtplug.distributed.pool.PartitionedPool.from_store` on a LocalEngine, 2 kernel
 threads): seconds from start-up to the tuned weights, peak memory, Newton iterations,
@@ -353,7 +354,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each program in row 1 (best taken)")
     ap.add_argument("--moonshot", nargs="*", type=float, default=[float(n) for n in MOONSHOT_SIZES],
                     help="store sizes in hypotheses (none: skip the moonshot)")
-    ap.add_argument("--c", type=float, default=MOONSHOT_C, help="APRO's C in the moonshot (default: APRO's, 0.01)")
+    ap.add_argument("--c", type=float, default=MOONSHOT_C, help="APRO's C in the moonshot (default 0.01, that of the recorded figures)")
     ap.add_argument("--png", help="also plot the moonshot curve here (e.g. benchmarks/out/apro_moonshot.png)")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     ap.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
