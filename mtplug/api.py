@@ -102,26 +102,34 @@ def load_store(path: PathLike) -> NbestCorpus:
     return NbestCorpus.load(os.fspath(path))
 
 
-def _weight_vector(corpus, weights: WeightsLike, what: str) -> tuple[np.ndarray, tuple | None]:
+def _weight_vector(corpus, weights: WeightsLike, what: str) -> tuple[np.ndarray, tuple | None, list[str]]:
     """``weights`` lined up with the store's features: (float64 [n_features], init.opt's
-    (mins, maxs) ranges or None)."""
-    names = list(corpus.feature_names)
-    if isinstance(weights, (str, os.PathLike)):
-        from .start_weights import read_start
+    (mins, maxs) ranges or None, warnings). Named weights follow
+    :func:`mtplug.start_weights.check_match`: InputError when none names a feature, a
+    warning when a dense feature has none."""
+    from .start_weights import check_match, read_start
 
-        start = read_start(os.fspath(weights), names, getattr(corpus, "n_dense", 0))
-        return start.vector, start.ranges
+    names = list(corpus.feature_names)
+    n_dense = getattr(corpus, "n_dense", 0)
+    if isinstance(weights, (str, os.PathLike)):
+        start = read_start(os.fspath(weights), names, n_dense)
+        return start.vector, start.ranges, list(start.warnings)
     if isinstance(weights, Result):
         if weights.feature_names and list(weights.feature_names) != names:
-            return weights.named_weights().to_array(names, allow_unknown=True), None
+            named = weights.named_weights()
+            return named.to_array(names, allow_unknown=True), None, check_match(list(named), names, n_dense, what)
         weights = weights.weights
     if isinstance(weights, Mapping):
-        return Weights(weights).to_array(names, allow_unknown=True), None
+        try:
+            named = Weights(weights)
+        except ValueError as err:
+            raise InputError(str(err), what) from None
+        return named.to_array(names, allow_unknown=True), None, check_match(list(named), names, n_dense, what)
     vector = np.array(weights, dtype=np.float64)
     if vector.shape != (len(names),):
         raise ValueError(f"{what} must have one value per feature of the store ({len(names)}: "
                          f"{', '.join(names[:5])}{', ...' if len(names) > 5 else ''}), got shape {vector.shape}")
-    return vector, None
+    return vector, None, []
 
 
 def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, *,
@@ -133,6 +141,9 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
     ``kbmira``, ``rampion``, ``none``). start: a weights file (moses.ini, init.opt, a cdec
     weights file, ...), a mapping feature name -> value (features without one start
     at 0), a :class:`Result`, or float64 [n_features] in ``corpus.feature_names`` order.
+    Named start weights of which none names a feature raise InputError; a dense feature
+    without one is a warning, also in ``Result.warnings``
+    (:func:`mtplug.start_weights.check_match`).
     seed: the seed of every random choice (same input and seed, same weights).
     threads: worker threads (None: all cores; no effect on the result). progress:
     called with counts of finished work units. options: the optimizer's own, as in its
@@ -158,11 +169,12 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
     corpus.check_complete()
     if corpus.n_stats == 0:
         raise InputError("the store has no metric statistics: load it with references (refs=...)")
-    vector, ranges = _weight_vector(corpus, start, "start")
+    vector, ranges, start_warnings = _weight_vector(corpus, start, "start")
     for advice in optimizer.advice(corpus):
         warnings.warn(advice, stacklevel=2)
     result = optimizer.optimize(corpus, vector, int(seed), threads=threads, ranges=ranges, progress=progress)
     result.feature_names = list(corpus.feature_names)
+    result.warnings = start_warnings + list(result.warnings)
     for message in result.warnings:
         warnings.warn(message, stacklevel=2)
     return result
@@ -181,7 +193,10 @@ def score(corpus: NbestCorpus, weights: WeightsLike | None = None) -> float:
             raise ValueError("give weights: some sentence has more than one hypothesis to choose from")
         rows = corpus.sent_offsets[:-1]
     else:
-        rows = corpus.one_best(_weight_vector(corpus, weights, "weights")[0])
+        vector, _, weight_warnings = _weight_vector(corpus, weights, "weights")
+        for message in weight_warnings:
+            warnings.warn(message, stacklevel=2)
+        rows = corpus.one_best(vector)
     return float(corpus.metric.value(corpus.metric.objective(corpus.corpus_stats(rows))))
 
 

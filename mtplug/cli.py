@@ -332,9 +332,11 @@ def cmd_optimize(args) -> int:
     or --out-format) and a JSON summary line (score, seed, the optimizer's info) to
     stdout, or to stderr when the weights go to stdout. Options are checked before any
     file is read; a bad option or input raises InputError. Returns 0."""
+    import numpy as np
+
     from .formats.weights import detect_weights_format
     from .optimizers.registry import get_optimizer
-    from .start_weights import output_files, read_start, write_tuned
+    from .start_weights import check_match, output_files, read_start, write_tuned
 
     algorithm = get_optimizer(args.algorithm)
     try:   # options are checked before any file is read
@@ -355,8 +357,13 @@ def cmd_optimize(args) -> int:
             _log(args, engine.describe())
         if getattr(args, "forests", None):
             # the start weights' features come first and stay in the output even if no forest has them
-            corpus = _load_forests(args, _named_weights(args.init, in_fmt).names)
+            start_names = _named_weights(args.init, in_fmt).names
+            corpus = _load_forests(args, start_names)
             corpus.check_complete(", ".join(args.forests))
+            # the store's names hold the start weights' own: match them against the edges' features
+            ids = sorted({int(i) for forests in corpus.forests for *_, fids in forests for i in np.unique(fids)})
+            all_names = corpus.feature_names
+            check_match(start_names, [all_names[i] for i in ids], 0, args.init, where="the forests")
         else:
             if engine is not None and args.store and algorithm.works_on_pools:
                 # the workers read their sentences of the store; this process only its offsets and names
@@ -375,6 +382,8 @@ def cmd_optimize(args) -> int:
         start = read_start(args.init, names, n_dense, sparse_init=args.sparse_init, fmt=in_fmt)
         for note in start.notes:
             _log(args, f"start weights: {note}")
+        for warning in start.warnings:   # a partial match (check_match), shown even with -q
+            print(f"mtplug: warning: {warning}", file=sys.stderr)
         sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
         check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
         _log(args, f"start: {_metric_value(corpus, start.vector)}")
@@ -413,9 +422,12 @@ def cmd_optimize(args) -> int:
 
 def cmd_kbest(args) -> int:
     """k-best lists from lattices/forests, as n-best lines any optimizer reads."""
+    import numpy as np
+
     from .fileio import atomic_output
     from .forests.kbest import kbest_nbest_lines
     from .formats.forests import read_forests
+    from .start_weights import check_match
 
     if args.k < 1:
         raise InputError(f"-k must be >= 1, got {args.k}")
@@ -425,11 +437,15 @@ def cmd_kbest(args) -> int:
     weights = {name: w[name] for name in w}
     t0 = time.perf_counter()
     per_sentence: list[tuple[int, list[str]]] = []
+    seen: dict[str, None] = {}   # the features some edge has, in order of appearance
     for sid, hg, path, line in read_forests(args.forests):
+        seen.update((hg.feature_names[i], None) for i in np.unique(hg.feat_ids).tolist())
         try:
             per_sentence.append((sid, kbest_nbest_lines(sid, hg, weights, args.k, args.unique)))
         except ValueError as err:
             raise InputError(str(err), path, line) from None
+    # forests have no dense block: only "no weight names a feature" is checked (check_match)
+    check_match(list(weights), list(seen), 0, args.weights, where="the forests")
     per_sentence.sort(key=lambda item: item[0])   # n-best files are sorted by sentence (stable)
     text = "".join(line + "\n" for _, lines in per_sentence for line in lines)
     if args.out:

@@ -12,6 +12,10 @@ One set of rules for every weights format (:mod:`mtplug.formats.weights`):
   and written back unchanged.
 * A feature with no start weight starts at 0 (cdec's and Moses's convention for sparse
   features); the notes say how many.
+* One rule for how well the names match (:func:`check_match`, used by every command and
+  the Python API): start weights of which none names a feature are an error; a dense
+  feature without a start weight is a warning that also names the weights that matched
+  nothing (the likely misspelt ones).
 * Positional files (init.opt, weights.txt) hold the dense block only: sparse start
   weights come from a Moses sparse weights file (``--sparse-init``, or the
   ``[weight-file]`` of a moses.ini), and tuned sparse weights are written next to the
@@ -52,6 +56,59 @@ class StartWeights:
     kept: Weights
     ranges: tuple[np.ndarray, np.ndarray] | None = None
     notes: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+#: names listed in a warning before "and N more"
+_WARN_LISTED = 4
+
+
+def _few(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_WARN_LISTED])
+    rest = len(names) - _WARN_LISTED
+    return shown + (f" and {rest} more" if rest > 0 else "")
+
+
+def check_match(weight_names: Sequence[str], names: Sequence[str], n_dense: int, source: str | None = None,
+                *, where: str = "the n-best lists") -> list[str]:
+    """The one rule for weights lined up with features by name (``optimize --init``, ``tune``,
+    ``rerank``, ``kbest``, ``compare``'s ``init`` and the Python API's ``start=`` and
+    ``weights``).
+
+    ``weight_names``: the names the weights give; ``names``: the features (the first
+    ``n_dense`` are the dense block); ``source``: the weights file, for the message.
+    Raises :class:`InputError` when there are features but no weight names one: every
+    feature would start at 0, every hypothesis tie, and a run would look normal (each
+    sentence's first hypothesis scores like the decoder's 1-best). Returns warnings
+    (empty or one line) when some dense feature has no weight: the line names those
+    features and the weights that name no feature.
+
+    Why only dense features: a sparse feature (Moses's ``name_x`` features, every cdec
+    feature, since cdec k-best lists have no dense block) first seen in these lists has
+    no start weight by nature; Moses and cdec start it at 0, and a warning would fire on
+    every sparse run. A dense feature (a moses.ini ``[weight]`` column) always has a
+    weight in a working system, so one without points to a misnamed weight (``LM0`` for
+    the column ``LM0_0``) or another system's config. Weights that name no feature while
+    every dense feature has one stay a log note: moses.ini lists untuneable features
+    (``UnknownWordPenalty0``) that Moses leaves out of its n-best lists, and cdec weights
+    files list features that have not fired yet (``PassThrough``).
+    """
+    names = list(names)
+    known = set(names)
+    weight_names = list(weight_names)
+    unmatched = [n for n in weight_names if n not in known]
+    if names and len(unmatched) == len(weight_names):
+        given = f"it gives {_few(weight_names)}; " if weight_names else ""
+        raise InputError(f"none of its {len(weight_names)} weight(s) names a feature of {where} ({given}expected "
+                         f"names such as {_few(names)}), so every model score would be 0", source)
+    have = set(weight_names)
+    missing = [n for n in names[:n_dense] if n not in have]
+    if not missing:
+        return []
+    message = f"{len(missing)} dense feature(s) of {where} have no weight and start at 0 ({_few(missing)})"
+    if unmatched:
+        message += f"; {len(unmatched)} weight(s) name no feature ({_few(unmatched)})"
+    return [(f"{source}: " if source else "") + message]
 
 
 def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: str | None = None,
@@ -59,7 +116,8 @@ def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: st
     """Read ``path`` (any weights format; detected when ``fmt`` is None) against a store
     whose features are ``names`` (dense block first, ``n_dense`` columns named
     ``Label_<i>``). ``sparse_init``: a Moses sparse weights file with more start weights.
-    Raises InputError for a dense layout that does not match."""
+    Raises InputError for a dense layout that does not match and when no weight names a
+    feature; ``warnings`` holds :func:`check_match`'s line for a partial match."""
     from .formats.moses_ini import read_weight_file_entry
     from .formats.sparse_weights import read_sparse_weights
 
@@ -84,6 +142,7 @@ def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: st
             items[name] = value
     weights = Weights(items.items(), source=path)
     vector = weights.to_array(names, allow_unknown=True)
+    warnings = check_match(list(weights), names, n_dense, path)
     known = set(names)
     kept = [(name, value) for name, value in weights.items() if name not in known]
     notes = []
@@ -100,7 +159,7 @@ def read_start(path: str, names: Sequence[str], n_dense: int, *, sparse_init: st
 
         init = read_init_opt(path)
         ranges = (init.mins, init.maxs)
-    return StartWeights(path, fmt, weights, vector, Weights(kept), ranges, notes)
+    return StartWeights(path, fmt, weights, vector, Weights(kept), ranges, notes, warnings)
 
 
 def _check_dense_layout(read: Weights, dense: Sequence[str], path: str) -> None:

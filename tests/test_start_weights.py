@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -106,3 +108,81 @@ def test_kbmira_output_lines_up_its_dense_weights_by_position(write):
     path = write("mert.out", "F0 0.5\nF1 -0.25\nF2 0.125\nWT_a~a 2\n")
     start = read_start(path, NAMES, 3)
     assert dict(start.weights.items()) == {"LM0_0": 0.5, "TM0_0": -0.25, "TM0_1": 0.125, "WT_a~a": 2.0}
+
+
+# ---------------------------------------------------------------------------------------
+# issue 37, defect 1: one rule for how well start weights name the features (check_match)
+
+CDEC_STYLE = "LanguageModel 0.5\nWordPenalty -1\n"     # cdec names on a Moses n-best
+
+
+def test_check_match_rule():
+    from mtplug.errors import InputError
+    from mtplug.start_weights import check_match
+
+    names, n_dense = NAMES, 3
+    assert check_match(["LM0_0", "TM0_0", "TM0_1"], names, n_dense) == []   # sparse ones without: normal
+    # every dense feature weighted: weights for features no hypothesis has stay a note
+    assert check_match(["LM0_0", "TM0_0", "TM0_1", "UnknownWordPenalty0_0"], names, n_dense) == []
+    with pytest.raises(InputError) as err:
+        check_match(["LanguageModel", "WordPenalty"], names, n_dense, "w.cdec")
+    assert str(err.value) == ("w.cdec: none of its 2 weight(s) names a feature of the n-best lists (it gives "
+                              "LanguageModel, WordPenalty; expected names such as LM0_0, TM0_0, TM0_1, WT_a~a and "
+                              "3 more), so every model score would be 0")
+    with pytest.raises(InputError, match="none of its 0 weight"):
+        check_match([], names, n_dense)
+    assert check_match(["LM0_0", "TM0", "A", "B", "C", "D", "E"], names, n_dense, "w") == [
+        "w: 2 dense feature(s) of the n-best lists have no weight and start at 0 (TM0_0, TM0_1); "
+        "6 weight(s) name no feature (TM0, A, B, C and 2 more)"]
+    assert check_match(["x"], [], 0) == []   # nothing to match (no features)
+
+
+def test_optimize_refuses_start_weights_that_name_no_feature(nbest, write, tmp_path, capsys):
+    out = tmp_path / "out"
+    init = write("w.cdec", CDEC_STYLE)
+    assert optimize(nbest, init, str(out)) == EXIT_INPUT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtplug: error: {init}: none of its 2 weight(s) names a feature of the n-best lists "
+                          "(it gives LanguageModel, WordPenalty; expected names such as LM0_0"), err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_optimize_warns_of_a_partial_match_even_when_quiet(nbest, write, tmp_path, capsys):
+    init = write("w.part", "LM0_0 1\nTM0 0.5\nWT_a~a 0.1\n")
+    assert optimize(nbest, init, str(tmp_path / "out")) == 0
+    err = capsys.readouterr().err
+    assert err == (f"mtplug: warning: {init}: 2 dense feature(s) of the n-best lists have no weight and start at 0 "
+                   "(TM0_0, TM0_1); 1 weight(s) name no feature (TM0)\n")
+
+
+def test_python_api_refuses_no_match_and_warns_of_a_partial_one(nbest):
+    import mtplug
+    from mtplug.errors import InputError
+
+    corpus = mtplug.load_nbest(nbest[0], refs=nbest[1])
+    with pytest.raises(InputError, match=r"^start: none of its 1 weight\(s\) names a feature .*\(it gives LM0;"):
+        mtplug.optimize("none", corpus, start={"LM0": 0.5})
+    with pytest.raises(InputError, match=r"^weights: none of its 1 weight\(s\) names a feature .*\(it gives Bogus;"):
+        mtplug.score(corpus, {"Bogus": 1.0})
+    partial = "dense feature(s) of the n-best lists have no weight and start at 0 (TM0_0, TM0_1); " \
+              "1 weight(s) name no feature (LM0)"
+    with pytest.warns(UserWarning, match=re.escape(partial)):
+        result = mtplug.optimize("none", corpus, start={"LM0_0": 1.0, "LM0": 0.5})
+    assert result.warnings == ["start: 2 " + partial]
+    with pytest.warns(UserWarning, match=re.escape(partial)):
+        mtplug.score(corpus, {"LM0_0": 1.0, "LM0": 0.5})
+    # a full dense match with sparse features left out is normal: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert mtplug.optimize("none", corpus, start={"LM0_0": 1.0, "TM0_0": 0.5, "TM0_1": 0.5}).warnings == []
+        mtplug.score(corpus, {"LM0_0": 1.0, "TM0_0": 0.5, "TM0_1": 0.5})
+
+
+def test_rerank_warns_of_a_partial_match_even_when_quiet(nbest, write, capsys):
+    init = write("w.part", "LM0_0 1\nTM0 0.5\n")
+    assert main(["rerank", "-q", "--nbest", nbest[0], "--weights", init]) == 0
+    err = capsys.readouterr().err
+    assert err == (f"mtplug: warning: {init}: 2 dense feature(s) of the n-best lists have no weight and start at 0 "
+                   "(TM0_0, TM0_1); 1 weight(s) name no feature (TM0)\n")
+    assert main(["rerank", "-q", "--nbest", nbest[0], "--weights", write("w.cdec", CDEC_STYLE)]) == EXIT_INPUT_ERROR
+    assert capsys.readouterr().err.count("\n") == 1

@@ -38,6 +38,7 @@ from ..corpus import FeatureSpace
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..metrics.bleu import N_STATS, corpus_bleu_from_stats
+from ..start_weights import check_match
 from .decoder import CdecCalls
 from .mixing import make_shards, mix
 from .scorers import Scorer
@@ -156,6 +157,7 @@ class ShardTrainer:
         for name in start:
             self.space.names.add(name.encode("utf-8"))
         self._names = list(start)
+        self._unchecked = list(start)   # start weights still to check against the first k-best lists
         self.learner = Learner(cfg, weights=list(start.values()))
         self.scorer = Scorer(cfg.scorer_name, cfg.N, cfg.approx_bleu_d)
         self.progress = progress
@@ -190,6 +192,8 @@ class ShardTrainer:
                                       self.names(), w_dec, self.words, self.space)
             learner.grow(len(self.space.names))
             w_dec = np.concatenate([w_dec, np.zeros(len(learner.w) - len(w_dec))])
+            if self._unchecked:
+                self._check_start(kbs)
             for i, kb in zip(pos, kbs):
                 self._sentence(i, kb, w_dec, es)
                 if self.progress is not None:
@@ -198,6 +202,18 @@ class ShardTrainer:
         self.scorer.reset()
         es.seconds = time.perf_counter() - t0
         return es
+
+    def _check_start(self, kbs) -> None:
+        """The start weights against the features of the first decoded k-best lists, by the
+        rule of ``mtplug optimize --init`` (:func:`mtplug.start_weights.check_match`):
+        InputError when none names a feature. cdec's k-best lists have no dense block, so
+        a partial match is normal (sparse features start at 0) and not reported."""
+        ids = np.unique(np.concatenate([kb.ids for kb in kbs] or [np.zeros(0, np.int64)]))
+        names = self.names()
+        seen = [names[i] for i in ids.tolist()]
+        if seen:
+            check_match(self._unchecked, seen, 0, self.cfg.input_weights, where="the decoder's k-best lists")
+            self._unchecked = []
 
     def _sentence(self, i: int, kb, w_dec: np.ndarray, es: EpochStats) -> None:
         cfg, learner = self.cfg, self.learner

@@ -141,6 +141,7 @@ class PoolJob(_Job):
             if isinstance(err, InputError):
                 raise
             raise InputError(f"{self.optimizer} {self.replica}: {self.algorithm}: {err}") from None
+        result.warnings = list(start.warnings) + list(result.warnings)   # a partial match of the init's names
         for warning in result.warnings:
             log(f"{self.optimizer} {self.replica}: warning: {warning}")
         value = corpus.metric.value(result.score)

@@ -35,6 +35,8 @@ from ..formats.weights import detect_weights_format
 from ..formats.weights_core import Weights, list_names
 
 _SEP = b"|||"
+#: the prefix of a note that is a warning (shown even with -q, issued by :func:`rerank`)
+WARNING = "warning: "
 #: output lines joined per write call
 _WRITE_BATCH = 4096
 
@@ -55,7 +57,7 @@ def weight_vector(weights, names: Sequence[str], n_dense: int, *,
     be lined up, or when none of them names a feature of the n-best lists (every model
     score would be 0).
     """
-    from ..start_weights import read_start
+    from ..start_weights import check_match, read_start
 
     names = list(names)
     path = None
@@ -76,10 +78,8 @@ def weight_vector(weights, names: Sequence[str], n_dense: int, *,
     vector = named.to_array(names, allow_unknown=True)
     known = set(names)
     unknown = [name for name, _ in named.items() if name not in known]
-    if names and len(unknown) == len(named):
-        raise InputError(f"none of its {len(named)} weight(s) names a feature of the n-best lists "
-                         f"(they have {list_names(names)}), so every model score would be 0", path)
-    notes = []
+    # the rule every command shares; a partial match's warning goes with the notes
+    notes = [f"{WARNING}{w}" for w in check_match(list(named), names, n_dense, path or "weights")]
     missing = [name for name in names if name not in named]
     if missing:
         notes.append(f"{len(missing)} feature(s) of the n-best lists have no weight and count 0 "
@@ -328,4 +328,10 @@ def rerank(nbest_paths: Sequence[str], weights, **options) -> list[str]:
     """The 1-best string of every sentence of the n-best files under ``weights`` (a
     weights file or a mapping name -> value), in sentence-id order; ``options`` as
     :func:`rank`."""
-    return rank(nbest_paths, weights, **options).one_best()
+    import warnings
+
+    ranking = rank(nbest_paths, weights, **options)
+    for note in ranking.notes:
+        if note.startswith(WARNING):
+            warnings.warn(note[len(WARNING):], stacklevel=2)
+    return ranking.one_best()

@@ -4,6 +4,7 @@ output places, log lines)."""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from ..errors import InputError
@@ -52,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args, log, progress=None) -> int:
     """Run ``mtplug rerank`` for parsed ``args``; ``log(message)`` writes a log line (unless
     quiet); ``progress(paths, desc)`` returns a byte-count ``(update, close)`` pair."""
-    from .rerank import rank
+    from .rerank import WARNING, rank
 
     if args.k is not None and not args.out_nbest:
         raise InputError("-k takes effect only with --out-nbest FILE (the 1-best goes to --out)")
@@ -70,7 +71,10 @@ def run(args, log, progress=None) -> int:
     finally:
         close()
     for note in ranking.notes:
-        log(f"weights: {note}")
+        if note.startswith(WARNING):   # shown even with -q
+            print(f"mtplug: {note}", file=sys.stderr)
+        else:
+            log(f"weights: {note}")
     if out:
         ranking.write_one_best(out)
     written = ranking.write_nbest(args.out_nbest, args.k) if args.out_nbest else 0

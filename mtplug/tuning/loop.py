@@ -54,6 +54,7 @@ from ..decoders import get_decoder
 from ..errors import InputError
 from ..fileio import FILE_SYSTEM_ERRNOS, atomic_output
 from ..formats.weights_core import Weights
+from ..start_weights import check_match
 from . import lock as workdir_lock
 from . import state as state_checks
 
@@ -801,6 +802,11 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             store_record = state_checks.store_record(os.path.join(folder, "store.npz"))   # ties it to the run
             corpus = NbestCorpus.load(os.path.join(folder, "store.npz"))
             store_size = corpus.n_hypotheses
+            if n == 1:   # the start weights against the features the decoder gives (the rule of optimize --init)
+                source = cfg.weights if decoder.name == "cdec" or not cfg.config else cfg.config
+                for warning in check_match(list(weights), corpus.feature_names, corpus.n_dense, source,
+                                           where="the decoder's n-best lists"):
+                    hooks.warning(f"iteration 1: {warning}")
             if cfg.forests:
                 # forest MERT/kbmira over the forests of every iteration so far (dpmert pools them
                 # too); the k-best store above only decides "no new hypotheses"

@@ -116,3 +116,18 @@ def test_help_lists_every_key():
 
     for key in KEYS:
         assert f"--{key} " in p.stdout or f"--{key}," in p.stdout or f"--{key}\n" in p.stdout, key
+
+
+def test_input_weights_that_name_no_feature_are_an_error(dtrain_ini, standin_command, write, tmp_path, capsys):
+    """Issue 37, defect 1: input_weights with Moses names on cdec k-best lists (the stand-in names
+    cdec features) stop dtrain after the first decoding, in one line, exit 2."""
+    moses = write("moses.weights", "LM0_0 0.5\nWordPenalty0_0 -1\n")
+    ini = dtrain_ini(epochs=1)
+    out = tmp_path / "w.out"
+    assert main(["dtrain", "-q", "-c", ini, "--input_weights", moses, "--decoder-bin", standin_command,
+                 "--output", str(out)]) \
+        == EXIT_INPUT_ERROR
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the decoder's "
+                          "k-best lists (it gives LM0_0, WordPenalty0_0; expected names such as "), err
+    assert err.count("\n") == 1 and not out.exists()

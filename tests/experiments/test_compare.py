@@ -425,3 +425,17 @@ def test_output_places_and_flags(data, tmp_path, capsys):
     assert "no study file" in capsys.readouterr().err
     assert main(["compare", str(path), "--write-config"]) == 2
     capsys.readouterr()
+
+
+def test_pool_init_that_names_no_feature_is_an_error(data, tmp_path, capsys):
+    """Issue 37, defect 1: compare's init follows optimize --init's rule: cdec names on the Moses
+    pool are one line naming the init file, exit 2, before any replica runs."""
+    init = tmp_path / "cdec.weights"
+    init.write_text("LanguageModel 0.5\nWordPenalty -1\n")
+    study = pool_study(data, str(tmp_path / "wd"))
+    study["pool"]["init"] = str(init)
+    assert main(["compare", "-q", str(write_yaml(tmp_path / "study.yaml", study))]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtplug: error: {init}: none of its 2 weight(s) names a feature of the n-best lists "
+                          "(it gives LanguageModel, WordPenalty; expected names such as "), err
+    assert err.count("\n") == 1

@@ -70,3 +70,29 @@ def test_a_forest_without_features_is_fine(tmp_path, algorithm, capsys):
     assert main(args + (["--passes", "2"] if algorithm == "kbmira" else ["--restarts", "1"])) == 0, \
         capsys.readouterr().err
     assert (tmp_path / "out").exists()
+
+
+def test_kbest_refuses_weights_that_name_no_feature_of_the_forests(cdec_setup, tmp_path, capsys):
+    """Issue 37, defect 1: Moses names on cdec forests would score every edge 0."""
+    hg, _, _ = cdec_setup
+    moses = tmp_path / "moses.weights"
+    moses.write_text("LM0_0 0.5\nWordPenalty0_0 -1\n")
+    out = tmp_path / "k.best"
+    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(moses), "-k", "5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the forests "
+                          "(it gives LM0_0, WordPenalty0_0; expected names such as "), err
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_forest_optimize_refuses_weights_that_name_no_feature_of_the_forests(cdec_setup, tmp_path, capsys):
+    """Issue 37, defect 1: optimize --forests matches the start weights against the edges' features."""
+    hg, _, refs = cdec_setup
+    moses = tmp_path / "moses.weights"
+    moses.write_text("LM0_0 0.5\nWordPenalty0_0 -1\n")
+    out = tmp_path / "out"
+    assert main(["optimize", "mert", "-q", "--forests", str(hg), "--ref", *refs, "--init", str(moses),
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the forests "), err
+    assert err.count("\n") == 1 and not out.exists()

@@ -72,6 +72,8 @@ CH_INSIDE = gzip.decompress(base64.b64decode(
 FOREST_WEIGHTS = "LatticeCost_0 1\ntransition 1\nLM0_0 0.5\nWordPenalty0_0 -0.1\nLM 1\nTM 0.5\nf1 1\nf2 1\n"
 
 ACCEPTED = "(accepted) "
+#: accepted (exit 0, output written) with exactly this stderr line
+WARNED = "(warning) "
 
 
 @dataclass
@@ -294,7 +296,8 @@ CASES = [
     Case("moses.ini", "feature never seen in the n-best", {"init": "[weight]\nLM0= 1\nTM0= 1 1\nXX0= 1\n"}, ACCEPTED + 'moses.ini holds untuneable features (UnknownWordPenalty0); they are kept and written back unchanged'),
     Case("weights file (name value)", "a name twice", {"init": "LM0_0 1\nLM0_0 2\n"}, "mtplug: error: DIR/init:2: feature 'LM0_0' given twice (first at line 1); expected each feature once"),
     Case("weights file (name value)", "weight naming a feature never seen", {"init": "LM0_0 1\nTM0_0 1\nTM0_1 1\nNope 1\n"}, ACCEPTED + "kept and written back unchanged (cdec's PassThrough, a sparse feature not seen yet)"),
-    Case("weights file (name value)", "a feature of the n-best missing", {"init": "LM0_0 1\nTM0_0 1\n"}, ACCEPTED + "it starts at 0 (cdec's and Moses's convention); the log says how many did"),
+    Case("weights file (name value)", "a dense feature of the n-best missing", {"init": "LM0_0 1\nTM0_0 1\n"}, WARNED + "mtplug: warning: DIR/init: 1 dense feature(s) of the n-best lists have no weight and start at 0 (TM0_1)"),
+    Case("weights file (name value)", "no weight names a feature of the n-best", {"init": "LanguageModel 1\nWordPenalty -1\n"}, "mtplug: error: DIR/init: none of its 2 weight(s) names a feature of the n-best lists (it gives LanguageModel, WordPenalty; expected names such as LM0_0, TM0_0, TM0_1), so every model score would be 0"),
     # ---------------------------------------------------------------- Moses sparse weights
     Case("Moses sparse weights", "value missing", {"sparse": "WT_a~b 0.5\nWT_c~d\n"},
          "kbmira: error: DIR/sparse:2: feature 'WT_c~d' has no value; expected 'name value', got 'WT_c~d'", "sparse"),
@@ -804,6 +807,8 @@ def page() -> str:
                     "| case | error |", "|---|---|"]
         if case.message.startswith(ACCEPTED):
             out.append(f"| {_cell(case.what)} | accepted: {_cell(case.message[len(ACCEPTED):])} |")
+        elif case.message.startswith(WARNED):
+            out.append(f"| {_cell(case.what)} | accepted with a warning: `{_cell(case.message[len(WARNED):])}` |")
         else:
             out.append(f"| {_cell(case.what)} | `{_cell(case.message)}` |")
     return "\n".join(out) + "\n"

@@ -318,3 +318,36 @@ def test_tune_to_another_metric_chooses_the_best_iteration_by_it(system, metric,
         assert all(h["metric_value"] == pytest.approx(1 - h["objective"]) for h in hist)
     assert main(moses_args(system, system / "wd2", "--metric", "ext:scores.txt")) == 2
     assert "ext: scores cannot follow the decoder's new hypotheses" in capsys.readouterr().err
+
+
+def test_start_weights_that_name_no_feature_stop_the_run(system, capsys):
+    """Issue 37, defect 1: cdec start weights with Moses names (the stand-in's k-best lists name
+    cdec features) are refused after the first decoding, in one line, exit 2."""
+    (system / "moses-named").write_text("LM0_0 0.5\nWordPenalty0_0 -1\n")
+    src = system / "dev.src"
+    rc = main(["tune", "-q", "--decoder", "cdec",
+               "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec",
+                                            "-standin-source", str(src)]),
+               "--config", str(system / "cdec.ini"), "--weights", str(system / "moses-named"),
+               "--input", str(src), "--ref", str(TOY / "ref.0"), "--iterations", "2", "--nbest", "10",
+               "--restarts", "2", "--workdir", str(system / "wd")])
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.startswith(f"mtplug: error: {system / 'moses-named'}: none of its 2 weight(s) names a feature of "
+                          "the decoder's n-best lists (it gives LM0_0, WordPenalty0_0; expected names such as "), err
+    assert err.count("\n") == 1
+    assert read_state(str(system / "wd")) is None or read_state(str(system / "wd"))["completed"] == 0
+
+
+def test_start_weights_with_unseen_sparse_names_run_without_a_warning(system, capsys):
+    """Issue 37, defect 1: the partial-match rule warns only of dense features without a weight
+    (Moses itself refuses a moses.ini that misses one: the stand-in does too). Sparse start
+    weights no hypothesis has yet (--weights) and moses.ini's UnknownWordPenalty0, which
+    Moses leaves out of its n-best lists, are normal: no warning."""
+    (system / "sparse").write_text("WT_never~seen 0.5\n")
+    rc = main(moses_args(system, system / "wd", "--weights", str(system / "sparse"), iterations=1))
+    out, err = capsys.readouterr()
+    assert rc == 0 and err == "", err
+    (system / "moses.ini").write_text(INI.replace("LM0= 0.5", "LM= 0.5"))
+    assert main(moses_args(system, system / "wd2", iterations=1)) == 2
+    assert "no weight for feature LM0" in capsys.readouterr().err
