@@ -46,7 +46,16 @@ def start(system, workdir, *extra, iterations=3, **fault):
            **{k: str(v) for k, v in fault.items()}}
     return subprocess.Popen([sys.executable, "-m", "mtplug", *tune_args(system, workdir, *extra,
                                                                        iterations=iterations)],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
+
+
+def _default_signals() -> None:
+    """In the child: the default actions of the signals the tests send, whatever this test
+    run inherited (under ``nohup`` SIGHUP is ignored, and mtplug keeps an ignored signal
+    ignored)."""
+    for signum in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def finish(proc, timeout=60):
@@ -187,6 +196,23 @@ def test_a_signal_stops_the_decoders_and_resume_ends_identically(system, signum,
     assert rc == 0, err
     assert (system / "wd" / "final").read_bytes() == (system / "ref" / "final").read_bytes()
     assert read_state(str(system / "wd"))["weights"] == read_state(str(system / "ref"))["weights"]
+
+
+def test_a_sighup_ignored_at_start_stays_ignored(system):
+    """Under nohup (SIGHUP ignored when mtplug starts) a hang-up does not end the run."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FAULT_PIDS": str(system / "pids"), "FAULT": "slow",
+           "FAULT_SLEEP": "2", "FAULT_ITERATION": "iter001"}
+    argv = [sys.executable, "-m", "mtplug", *tune_args(system, system / "wd", iterations=1)]
+    proc = subprocess.Popen(["nohup", *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_signals)
+    deadline = time.monotonic() + 60
+    while len(noted_pids(system)) < 4:     # both shards and their children: mtplug's handlers are set
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGHUP)
+    rc, err, _ = finish(proc)
+    assert rc == 0, err
+    assert read_state(str(system / "wd"))["completed"] == 1
 
 
 @pytest.mark.parametrize("value, message", [
