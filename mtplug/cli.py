@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import os
 import signal
 import sys
@@ -617,9 +618,69 @@ def _run_example(args, workdir: str) -> int:
 
 # ---------------------------------------------------------------------------- parser
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line, ``PROG: error: ...`` (exit status 2)."""
+    """argparse whose usage errors are one line, ``PROG: error: ...`` (exit status 2).
+
+    Options are never abbreviated (``--restart 2`` is not ``--restarts``); an option the
+    command does not know is one line, ``PROG: unknown option --restart (did you mean
+    --restarts?); see PROG --help``, reported before any other usage error of the command
+    (a misspelt option is the likely cause of a missing one)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)   # the subcommands' parsers are made by this class too
+        super().__init__(*args, **kwargs)
+        self._argv: list[str] = []
+
+    def _own_tokens(self) -> list[str]:
+        """The arguments this parser parses itself: all of them, or those before the
+        subcommand (whose parser checks the rest)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                names = set(action.choices)
+                cut = next((i for i, t in enumerate(self._argv) if t in names), len(self._argv))
+                return self._argv[:cut]
+        return self._argv
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        namespace, extras = super().parse_known_args(args, namespace)
+        self._refuse_unknown(extras)
+        if extras and self._own_tokens() is self._argv:
+            # a command's own parser: what is left over is its user's mistake
+            self.error(f"unexpected argument(s): {' '.join(extras)}")
+        return namespace, extras
+
+    def _unknown_options(self, tokens: Sequence[str]) -> list[str]:
+        """The options among ``tokens`` (as typed, without ``=value``) that this parser lacks."""
+        unknown = []
+        for token in tokens:
+            if token == "--":
+                break
+            if not token.startswith("-") or token == "-" or " " in token:
+                continue
+            if self._negative_number_matcher.match(token) and not self._has_negative_number_optionals:
+                continue
+            name = token.split("=", 1)[0] if token.startswith("--") else token
+            if name in self._option_string_actions:
+                continue
+            if not token.startswith("--") and token[:2] in self._option_string_actions:
+                continue   # -k10, -qv
+            unknown.append(name)
+        return unknown
+
+    def _refuse_unknown(self, tokens: Sequence[str]) -> None:
+        """Exit with the unknown-option line if ``tokens`` hold an option this parser lacks."""
+        unknown = self._unknown_options(tokens)
+        if not unknown:
+            return
+        name = unknown[0]
+        known = [s for a in self._actions if a.help is not argparse.SUPPRESS for s in a.option_strings]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        print(f"{self.prog}: unknown option {name}{hint}; see {self.prog} --help", file=sys.stderr)
+        sys.exit(EXIT_INPUT_ERROR)
 
     def error(self, message):
+        self._refuse_unknown(self._own_tokens())
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_INPUT_ERROR)
 
