@@ -20,7 +20,17 @@ from typing import Callable
 
 from ._version import __version__
 from .errors import InputError
-from .fileio import atomic_output, check_outputs, flush_stdout, is_stdout, os_error_line, stdin_as_file
+from .fileio import (
+    STDIN_NAME,
+    atomic_output,
+    check_outputs,
+    flush_stdout,
+    is_stdout,
+    os_error_line,
+    shown,
+    stdin_as_file,
+    stdin_reader,
+)
 from .jsonable import json_line
 
 EXIT_INPUT_ERROR = 2
@@ -38,7 +48,12 @@ examples:
 # ---------------------------------------------------------------------------- helpers
 def _log(args, message: str) -> None:
     if not getattr(args, "quiet", False):
-        print(message, file=sys.stderr, flush=True)
+        print(shown(message), file=sys.stderr, flush=True)
+
+
+def _warn(message: str) -> None:
+    """A warning line on stderr (shown even with --quiet)."""
+    print(f"mtplug: warning: {shown(message)}", file=sys.stderr, flush=True)
 
 
 def _progress(args, paths: Sequence[str], desc: str) -> tuple[Callable[[int], object] | None, Callable[[], None]]:
@@ -104,11 +119,70 @@ def _split_list(values: Sequence[str] | None) -> list[str]:
     return out
 
 
+#: the options of each command that read a file once, by dest -> flag: '-' reads standard input
+#: there (one of them at a time; see _stdin_inputs). Not here: tune's and compare's files, which a
+#: run records by path and reads again when resumed or passes to the decoder; dtrain (its
+#: dtrain.ini keys, dtrain.command); outputs.
+STDIN_INPUTS: dict[str, dict[str, str]] = {
+    "score": {"hyp": "--hyp", "ref": "--ref", "devset": "--devset"},
+    "extract": {"nbest": "--nbest", "ref": "--ref", "devset": "--devset", "prev_ffile": "--prev-ffile",
+                "prev_scfile": "--prev-scfile"},
+    "optimize": {"nbest": "--nbest", "ffile": "--ffile", "scfile": "--scfile", "store": "--store",
+                 "forests": "--forests", "ref": "--ref", "devset": "--devset", "init": "--init",
+                 "sparse_init": "--sparse-init"},
+    "kbest": {"forests": "--forests", "weights": "--weights"},
+    "rerank": {"nbest": "--nbest", "weights": "--weights", "sparse_weights": "--sparse-weights"},
+    "evaluate": {"hyps_baseline": "--hyps-baseline", "hyps_system": "--hyps-NAME", "ref": "--ref",
+                 "devset": "--devset"},
+    "tune": {"yaml": "--yaml"},
+}
+#: options whose values are comma lists of files (as mert-moses.pl passes them)
+_COMMA_LISTS = frozenset({"ffile", "scfile", "prev_ffile", "prev_scfile"})
+
+
+def _input_paths(args, flags: dict[str, str]):
+    """``(flag, path)`` of every file given to the options ``flags`` (dest -> flag)."""
+    for dest, flag in flags.items():
+        value = getattr(args, dest, None)
+        for item in [] if value is None else value if isinstance(value, list) else [value]:
+            if dest == "hyps_system":    # [NAME, FILE...] of --hyps-NAME
+                yield from ((f"--hyps-{item[0]}", path) for path in item[1:])
+            elif dest in _COMMA_LISTS:
+                yield from ((flag, path) for path in item.split(","))
+            else:
+                yield flag, item
+
+
+def _dash_to(value, tmp: str, comma: bool):
+    """``value`` (a path, a list of them, a comma list) with ``-`` replaced by ``tmp``."""
+    if isinstance(value, list):
+        return [_dash_to(v, tmp, comma) for v in value]
+    if comma and isinstance(value, str):
+        return ",".join(tmp if part == "-" else part for part in value.split(","))
+    return tmp if value == "-" else value
+
+
+@contextlib.contextmanager
+def _stdin_inputs(args, flags: dict[str, str]):
+    """Standard input for the one input option of ``flags`` given as ``-``: copied to a
+    temporary file (:func:`fileio.stdin_as_file`, whose errors name ``<stdin>``) whose
+    path replaces ``-`` in ``args`` while the command runs; two options given as ``-``
+    are an InputError naming both."""
+    if stdin_reader(_input_paths(args, flags)) is None:
+        yield
+        return
+    with stdin_as_file("-") as tmp:
+        for dest in flags:
+            if hasattr(args, dest):
+                setattr(args, dest, _dash_to(getattr(args, dest), tmp, dest in _COMMA_LISTS))
+        yield
+
+
 def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None = "closest"):
     """The reference and BLEU options; returns their argument group."""
     g = p.add_argument_group("references and metric")
     g.add_argument("--ref", "-r", nargs="+", action="extend", metavar="FILE",
-                   help="reference files, line i = sentence i (several: one per reference set)")
+                   help="reference files, line i = sentence i (several: one per reference set; '-': stdin)")
     g.add_argument("--devset", metavar="FILE", help="cdec devset instead: 'source ||| ref1 ||| ref2' lines")
     g.add_argument("--reflen", choices=("closest", "shortest", "average"), default=reflen_default,
                    help="effective reference length (default: closest, ties to the shorter)")
@@ -211,7 +285,7 @@ def _load_forests(args, feature_names=()):
 def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g = p.add_argument_group("input (one of)")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE",
-                   help="Moses n-best or cdec k-best files (merged; gzip read transparently)")
+                   help="Moses n-best or cdec k-best files (merged; gzip read transparently; '-': stdin)")
     g.add_argument("--ffile", action="append", metavar="F1,F2", help="Moses features.dat files (comma list or repeated)")
     g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
@@ -242,9 +316,8 @@ def cmd_score(args) -> int:
         raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
     reflen = args.reflen or "closest"
     refs = _references(args)
-    with stdin_as_file(args.hyp) as hyp:
-        corpus = NbestCorpus.from_plain(hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
-                                        metric=metric)
+    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
+                                    metric=metric)
     rows = corpus.sent_offsets[:-1]
     totals = corpus.corpus_stats(rows)
     nrefs = refs.uniform_count or "var"
@@ -366,6 +439,8 @@ def cmd_optimize(args) -> int:
             all_names = corpus.feature_names
             check_match(start_names, [all_names[i] for i in ids], 0, args.init, where="the forests")
         else:
+            if engine is not None and args.store and shown(args.store) == STDIN_NAME:
+                raise InputError("--store -: the workers of --scheduler read the store by its path; give it as a file")
             if engine is not None and args.store and algorithm.works_on_pools:
                 # the workers read their sentences of the store; this process only its offsets and names
                 from .distributed.pool import PartitionedPool
@@ -384,12 +459,12 @@ def cmd_optimize(args) -> int:
         for note in start.notes:
             _log(args, f"start weights: {note}")
         for warning in start.warnings:   # a partial match (check_match), shown even with -q
-            print(f"mtplug: warning: {warning}", file=sys.stderr)
+            _warn(warning)
         sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
         check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
         _log(args, f"start: {_metric_value(corpus, start.vector)}")
         for warning in optimizer.advice(corpus):
-            print(f"mtplug: warning: {warning}", file=sys.stderr)
+            _warn(warning)
         t0 = time.perf_counter()
         update, close = _counter(args, optimizer.progress_total(), f"{args.algorithm}")
         on_cluster = {"engine": engine} if engine is not None else {}
@@ -403,7 +478,7 @@ def cmd_optimize(args) -> int:
         finally:
             close()
     for warning in result.warnings:
-        print(f"mtplug: warning: {warning}", file=sys.stderr)
+        _warn(warning)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     metric = corpus.metric
     value, label = metric.value(result.score), metric.label
@@ -481,7 +556,7 @@ def cmd_tune(args) -> int:
     cfg = config_from_args(args)
     summary = run_tuning(cfg, Hooks(log=lambda m: _log(args, m),
                                     counter=lambda total, desc: _counter(args, total, desc),
-                                    warn=lambda m: print(f"mtplug: warning: {m}", file=sys.stderr, flush=True)))
+                                    warn=_warn))
     print(json_line(summary))
     return 0
 
@@ -893,7 +968,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:   # --help, --version, or a usage error already printed
         return int(exit_.code or 0)
     try:
-        with _terminate_like_interrupt():
+        with _terminate_like_interrupt(), _stdin_inputs(args, STDIN_INPUTS.get(args.command, {})):
             rc = args.func(args)
             flush_stdout()
         return rc

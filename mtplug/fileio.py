@@ -17,7 +17,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from .errors import InputError
@@ -243,14 +243,46 @@ def check_output(path: str | os.PathLike, what: str = "output") -> None:
     os.unlink(probe)
 
 
+#: how messages name standard input read through ``-``
+STDIN_NAME = "<stdin>"
+#: the temporary copies of standard input that exist now (see :func:`stdin_as_file`)
+_STDIN_COPIES: list[str] = []
+
+
+def shown(text: str) -> str:
+    """``text`` (a message, a path) with the path of a temporary copy of standard input,
+    while it exists, spelled ``<stdin>``."""
+    for tmp in _STDIN_COPIES:
+        text = text.replace(tmp, STDIN_NAME)
+    return text
+
+
+def stdin_reader(inputs: Iterable[tuple[str, str]]) -> str | None:
+    """The flag of the one input path given as ``-`` (standard input) among ``inputs``,
+    ``(flag, path)`` pairs, or None; standard input can be read once, so ``-`` given
+    twice raises :class:`InputError` naming both flags."""
+    flags = [flag for flag, path in inputs if path == "-"]
+    if len(flags) > 1:
+        first, second = flags[:2]
+        if first == second:
+            raise InputError(f"{first} names standard input ('-') twice; it can be read once")
+        raise InputError(f"{first} and {second} both name standard input ('-'), which can be read once: "
+                         "give one of them as a file")
+    return flags[0] if flags else None
+
+
 @contextlib.contextmanager
 def stdin_as_file(path: str) -> Iterator[str]:
-    """``path`` itself, or for ``-`` a temporary file holding all of stdin (the readers
-    scan files in chunks); an InputError about that file names ``-`` (stdin) instead."""
+    """``path`` itself, or for ``-`` a temporary file holding all of stdin, removed at the
+    end. The readers take paths, and several read a file twice (weights: their format is
+    told from the content first; moses.ini; forests) or need its size (progress) or a
+    seekable file (``.npz``), so stdin is copied once rather than streamed. An
+    InputError or OSError about that file names ``<stdin>`` (and the line) instead."""
     if path != "-":
         yield path
         return
     fd, tmp = tempfile.mkstemp(prefix="mtplug-stdin-")
+    _STDIN_COPIES.append(tmp)
     try:
         try:
             with os.fdopen(fd, "wb") as out:
@@ -264,11 +296,18 @@ def stdin_as_file(path: str) -> Iterator[str]:
         try:
             yield tmp
         except InputError as err:
-            if err.path == tmp:
-                raise InputError(err.message, "-", err.line) from None
+            if tmp in (err.path or "") or tmp in err.message:
+                raise InputError(shown(err.message), None if err.path is None else shown(err.path),
+                                 err.line) from None
+            raise
+        except OSError as exc:
+            if isinstance(exc.filename, str) and tmp in exc.filename:
+                exc.filename = shown(exc.filename)
             raise
     finally:
-        os.unlink(tmp)
+        _STDIN_COPIES.remove(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def check_outputs(outputs: dict) -> None:

@@ -229,7 +229,7 @@ def test_score_reads_stdin_and_names_it_in_errors(tmp_path):
     good = run("a b c d e\nv w x y z\n")
     assert good.returncode == 0 and good.stdout.startswith("BLEU = 100.0"), good.stdout
     bad = run("a b c d e\n")
-    assert bad.returncode == 2 and bad.stderr.startswith("mtplug: error: -: ") and "Traceback" not in bad.stderr
+    assert bad.returncode == 2 and bad.stderr.startswith("mtplug: error: <stdin>: ") and "Traceback" not in bad.stderr
 
 
 def test_a_reader_that_stops_early_ends_the_program_quietly(tmp_path):

@@ -9,14 +9,16 @@ flags override ``-c dtrain.ini``. The weights go to ``output`` (dtrain's default
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
+from dataclasses import replace
 from typing import Any
 
 from .._version import __version__
 from ..errors import InputError
-from ..fileio import check_output
+from ..fileio import check_output, stdin_as_file, stdin_reader
 from ..jsonable import json_line
 from .config import GROUPS, KEYS, load_config
 from .pairs import XYX_METHODS
@@ -75,11 +77,29 @@ def _decoder_command(args) -> str:
 def run(args, log, counter) -> int:
     """Run ``mtplug dtrain`` for parsed ``args``; ``log(message)`` writes a log line (unless
     quiet), ``counter(total)`` returns a progress ``(update, close)`` pair."""
+    with contextlib.ExitStack() as stack:
+        return _run(args, log, counter, stack)
+
+
+#: the dtrain keys naming a file read once, which '-' (standard input) may stand for
+STDIN_KEYS = ("input", "refs", "bitext", "input_weights")
+
+
+def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     from .trainer import run_dtrain
     from .weights_io import write_weights
 
     overrides = {name: getattr(args, name, None) for name in KEYS}
-    cfg = load_config(args.config, overrides)
+    # '-' is standard input for -c or for one of the data and start-weights files, read once
+    # (a temporary copy, fileio.stdin_as_file: its errors name <stdin>)
+    given = {key: value for key, value in overrides.items() if key in STDIN_KEYS and value is not None}
+    cfg = load_config(stack.enter_context(stdin_as_file(args.config)) if args.config == "-" else args.config,
+                      overrides)
+    stdin_key = stdin_reader([("-c", args.config)] + [(f"--{key}" if key in given else f"{key} (dtrain.ini)",
+                                                      getattr(cfg, key)) for key in STDIN_KEYS])
+    if stdin_key is not None and stdin_key != "-c":
+        key = stdin_key.split()[0].lstrip("-")
+        cfg = replace(cfg, **{key: stack.enter_context(stdin_as_file("-"))})
     command = _decoder_command(args)
     workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
     if workers < 1:

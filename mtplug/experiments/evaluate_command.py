@@ -105,7 +105,7 @@ def run(args, log, counter, references, bleu_config) -> int:
     import json
     import os
 
-    from ..fileio import atomic_output, check_outputs
+    from ..fileio import atomic_output, check_outputs, shown
     from ..metrics.layer import default_threads
     from .evaluate import evaluate, progress_total, report_metric
     from .report_format import latex_table, plot_replicas, text_table
@@ -135,7 +135,7 @@ def run(args, log, counter, references, bleu_config) -> int:
     try:
         report = evaluate(systems, references, bleu_config, args.metric, args.boot_samples, args.ar_shuffles,
                           args.seed, default_threads(args.threads), progress=update,
-                          reference_names=references.source.split(", "))
+                          reference_names=[shown(r) for r in references.source.split(", ")])
     finally:
         close()
     log(f"{len(systems)} systems x {report.n_replicas} replica(s), {report.n_sentences} sentences; seed {args.seed}")

@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..errors import InputError
-from ..fileio import check_outputs
+from ..fileio import check_outputs, shown
 
 EXAMPLES = """\
 examples:
@@ -72,7 +72,7 @@ def run(args, log, progress=None) -> int:
         close()
     for note in ranking.notes:
         if note.startswith(WARNING):   # shown even with -q
-            print(f"mtplug: {note}", file=sys.stderr)
+            print(f"mtplug: {shown(note)}", file=sys.stderr)
         else:
             log(f"weights: {note}")
     if out:

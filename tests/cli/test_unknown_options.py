@@ -80,7 +80,8 @@ def test_values_that_look_like_options_are_still_values(nbest_args, capsys):
 
 
 def test_through_the_program_there_is_no_traceback():
-    p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", "pro", "--se", "1"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", "pro", "--se", "1"], check=False,
+                       capture_output=True,
                        text=True)
     assert p.returncode == EXIT_INPUT_ERROR and p.stdout == ""
     assert p.stderr == ("mtplug optimize pro: unknown option --se (did you mean --seed?); "
