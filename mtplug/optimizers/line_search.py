@@ -119,8 +119,17 @@ class LineResult:
     lines: int
 
     def apply(self, w: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """The new weights w + γ·d."""
-        return w + self.gamma * d
+        """The new weights w + γ·d, with the weights whose crossing γ is (−w_j/d_j, the
+        point ℓ0's search credits for zeroing them) exactly 0: in floating point
+        w_j + (−w_j/d_j)·d_j is often a few ulps off, and the next search would count
+        the weight as non-zero again."""
+        out = w + self.gamma * d
+        nz = d != 0
+        if np.any(nz):
+            with np.errstate(over="ignore", divide="ignore"):
+                hit = np.flatnonzero(nz)[-w[nz] / d[nz] == self.gamma]
+            out[hit] = 0.0
+        return out
 
 
 def sweep(corpus, intercepts: np.ndarray, slopes: np.ndarray, method: str = "auto", threads: int = 1,
@@ -299,7 +308,9 @@ def _unit_reg_slack(w: np.ndarray, features: np.ndarray, reg: Regularizer) -> np
         return np.zeros(len(features))
     room = 1e-9 * (1.0 + abs(reg.value(w)))
     if reg.kind == "l0":
-        return reg.strength * (w[features] != 0) + room
+        # zeroing a weight gives λ back; moving one that is 0 makes it non-zero at every
+        # γ ≠ 0, which costs λ
+        return reg.strength * np.where(w[features] != 0, 1.0, -1.0) + room
     return np.full(len(features), reg.value(w) + room)   # l2-l1norm: R >= 0
 
 
@@ -358,6 +369,29 @@ def _result(xs: np.ndarray, scores: np.ndarray, n_lines: int, w: np.ndarray, d: 
     return LineResult(gamma, score, objective, objective - base, len(xs), int(n_lines))
 
 
+#: points this close (relative, at least absolute) are one point computed two ways: two
+#: breakpoints where several pairs of hypotheses tie at once (e.g. twins that differ
+#: only in feature j, in two sentences, at w_j = 0), or a breakpoint and a weight's zero
+#: crossing (−w_j/d_j against (a₁ − a₂)/(b₂ − b₁)); a few ulps apart. The interval
+#: between such breakpoints is no interval (its 1-best mixes sides of one tie), and a
+#: point next to a breakpoint is on it: neither is a point to move to.
+TIE_TOLERANCE = 1e-9
+
+
+def _real_points(xs: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """bool [len(points)]: which of ``points`` are neither within TIE_TOLERANCE of a
+    breakpoint in ``xs`` (sorted) nor inside an interval narrower than that."""
+    if len(xs) == 0 or len(points) == 0:
+        return np.ones(len(points), dtype=bool)
+    i = np.searchsorted(xs, points)
+    below = xs[np.maximum(i - 1, 0)]
+    above = xs[np.minimum(i, len(xs) - 1)]
+    room = TIE_TOLERANCE * np.maximum(1.0, np.abs(points))
+    near = np.minimum(np.abs(points - below), np.abs(above - points)) <= room
+    narrow = (i > 0) & (i < len(xs)) & (above - below <= room)
+    return ~(near | narrow)
+
+
 def _on_breakpoint(xs: np.ndarray, x: float) -> bool:
     i = int(np.searchsorted(xs, x))
     return i < len(xs) and xs[i] == x
@@ -397,6 +431,8 @@ def best_point(xs: np.ndarray, scores: np.ndarray, w: np.ndarray, d: np.ndarray,
     """
     lo, hi, mid = _interval_points(xs)
     cand_x, cand_s = _candidates(xs, scores, lo, hi, mid, w, d, reg)
+    keep = (cand_x == 0.0) | _real_points(xs, cand_x)
+    cand_x, cand_s = cand_x[keep], cand_s[keep]
     obj = cand_s - _reg_along(cand_x, w, d, reg)
     base_s = _score_at(xs, scores, 0.0)
     base = base_s - reg.value(w)
@@ -444,9 +480,8 @@ def _candidates(xs, scores, lo, hi, mid, w, d, reg):
             points.append(p2)
             metric.append(s2)
         elif reg.kind == "l0":
+            # a crossing on a breakpoint is a tie in some 1-best: best_point gives no credit there
             crossings = _crossings(w, d)
-            # a crossing exactly on a breakpoint is a tie in some 1-best: no credit there
-            crossings = crossings[~np.isin(crossings, xs)]
             if len(crossings):
                 points.append(crossings)
                 metric.append(np.array([_score_at(xs, scores, float(x)) for x in crossings]))
@@ -525,7 +560,7 @@ def _l1norm_candidates(xs, scores, w, d):
     denom = 2 * A * q - B * p
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = np.where(denom != 0, (2 * C * p - B * q) / denom, mid)
-    kink_pts = l1.kinks[~np.isin(l1.kinks, xs)]  # no credit at a tie in some 1-best
+    kink_pts = l1.kinks  # on a breakpoint a tie in some 1-best: best_point gives no credit there
     kink_s = np.array([_score_at(xs, scores, float(x)) for x in kink_pts])
     # R is scale-invariant, so on an unbounded piece it may keep falling towards R(±d)
     # without a minimum: a point FAR_FACTOR times further out than every cut stands in
