@@ -99,7 +99,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
                                                       getattr(cfg, key)) for key in STDIN_KEYS])
     if stdin_key is not None and stdin_key != "-c":
         key = stdin_key.split()[0].lstrip("-")
-        cfg = replace(cfg, **{key: stack.enter_context(stdin_as_file("-"))})
+        copy: dict[str, Any] = {key: stack.enter_context(stdin_as_file("-"))}
+        cfg = replace(cfg, **copy)
     command = _decoder_command(args)
     workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
     if workers < 1:
