@@ -213,12 +213,18 @@ def tune(yaml: PathLike | None = None, *, resume: bool = False, log: Callable[[s
     (default: silent). Returns the summary the command prints (final weights file,
     best iteration, its BLEU, seed, ...). Bad values raise InputError naming the option.
     """
-    from .tuning.config import TUNE_OPTIONS, config_from_args, convert_value
+    from .tuning.config import OLD_NAMES, TUNE_OPTIONS, config_from_args, convert_value
     from .tuning.loop import Hooks, run_tuning
 
     given: dict = {"yaml": None if yaml is None else os.fspath(yaml), "resume": resume}
     for key, value in options.items():
         name = key.replace("-", "_")
+        if name in OLD_NAMES:    # nbest= -> nbest_size=, as the command's --nbest
+            warnings.warn(f"{name}= is the old name of {OLD_NAMES[name]}= (it still works; use "
+                          f"{OLD_NAMES[name]}=)", FutureWarning, stacklevel=2)
+            if OLD_NAMES[name] in options:
+                raise InputError(f"{name}= and {OLD_NAMES[name]}= are one option (its old and new name); give it once")
+            name = OLD_NAMES[name]
         where = (None, None, f"{name}=")
         if name in TUNE_OPTIONS:
             default, kwargs = TUNE_OPTIONS[name]

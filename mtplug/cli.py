@@ -18,6 +18,7 @@ import time
 from collections.abc import Sequence
 from typing import Callable
 
+from . import aliases
 from ._version import __version__
 from .errors import InputError
 from .fileio import (
@@ -40,7 +41,7 @@ examples:
   mtplug example                                   # extract, optimize and tune the bundled example
   mtplug score --hyp out.txt --ref ref.0 ref.1     # corpus BLEU of a translation
   mtplug extract --nbest run1.best100.out.gz --ref ref.0 --ffile run1.features.dat --scfile run1.scores.dat
-  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt --out weights.txt
+  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --weights run1.init.opt -o weights.txt
   mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)
 """
 
@@ -128,8 +129,8 @@ STDIN_INPUTS: dict[str, dict[str, str]] = {
     "extract": {"nbest": "--nbest", "ref": "--ref", "devset": "--devset", "prev_ffile": "--prev-ffile",
                 "prev_scfile": "--prev-scfile"},
     "optimize": {"nbest": "--nbest", "ffile": "--ffile", "scfile": "--scfile", "store": "--store",
-                 "forests": "--forests", "ref": "--ref", "devset": "--devset", "init": "--init",
-                 "sparse_init": "--sparse-init"},
+                 "forests": "--forests", "ref": "--ref", "devset": "--devset", "weights": "--weights",
+                 "sparse_weights": "--sparse-weights"},
     "kbest": {"forests": "--forests", "weights": "--weights"},
     "rerank": {"nbest": "--nbest", "weights": "--weights", "sparse_weights": "--sparse-weights"},
     "evaluate": {"hyps_baseline": "--hyps-baseline", "hyps_system": "--hyps-NAME", "ref": "--ref",
@@ -290,7 +291,7 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
     if forests:
-        g.add_argument("--forests", "--hgdir", nargs="+", action="extend", metavar="PATH",
+        g.add_argument("--forests", nargs="+", action="extend", metavar="PATH",
                        help="lattices/hypergraphs instead of n-best lists: a directory of per-sentence forests "
                             "(cdec -O <id>.bin.gz or <id>.json.gz, Moses hypergraphs <id>.gz) or one file of PLF "
                             "lattices or a Moses search graph; several accumulate")
@@ -402,8 +403,8 @@ def cmd_extract(args) -> int:
 
 def cmd_optimize(args) -> int:
     """``mtplug optimize ALGORITHM``: one optimizer run over an n-best store or forests,
-    from the --init weights; writes the tuned weights to --out (in the format of --init
-    or --out-format) and a JSON summary line (score, seed, the optimizer's info) to
+    from the --weights start weights; writes the tuned weights to --output (in the format
+    of --weights or --output-format) and a JSON summary line (score, seed, the optimizer's info) to
     stdout, or to stderr when the weights go to stdout. Options are checked before any
     file is read; a bad option or input raises InputError. Returns 0."""
     import numpy as np
@@ -417,11 +418,11 @@ def cmd_optimize(args) -> int:
         optimizer = algorithm(**{name: getattr(args, name) for name in algorithm.options})
     except ValueError as err:
         raise InputError(f"{args.algorithm}: {err}") from None
-    check_outputs({"--out": args.out})
-    in_fmt = detect_weights_format(args.init)
-    out_fmt = args.out_format or ("sparse" if in_fmt == "names" else in_fmt)
+    check_outputs({"--output": args.output})
+    in_fmt = detect_weights_format(args.weights)
+    out_fmt = args.output_format or ("sparse" if in_fmt == "names" else in_fmt)
     if out_fmt == "moses-ini" and in_fmt != "moses-ini":
-        raise InputError("--out-format moses-ini updates a moses.ini: give one as --init", args.init)
+        raise InputError("--output-format moses-ini updates a moses.ini: give one as --weights", args.weights)
     with contextlib.ExitStack() as stack:
         engine = None
         if getattr(args, "scheduler", None):
@@ -431,13 +432,13 @@ def cmd_optimize(args) -> int:
             _log(args, engine.describe())
         if getattr(args, "forests", None):
             # the start weights' features come first and stay in the output even if no forest has them
-            start_names = _named_weights(args.init, in_fmt).names
+            start_names = _named_weights(args.weights, in_fmt).names
             corpus = _load_forests(args, start_names)
             corpus.check_complete(", ".join(args.forests))
             # the store's names hold the start weights' own: match them against the edges' features
             ids = sorted({int(i) for forests in corpus.forests for *_, fids in forests for i in np.unique(fids)})
             all_names = corpus.feature_names
-            check_match(start_names, [all_names[i] for i in ids], 0, args.init, where="the forests")
+            check_match(start_names, [all_names[i] for i in ids], 0, args.weights, where="the forests")
         else:
             if engine is not None and args.store and shown(args.store) == STDIN_NAME:
                 raise InputError("--store -: the workers of --scheduler read the store by its path; give it as a file")
@@ -455,13 +456,14 @@ def cmd_optimize(args) -> int:
                 raise InputError("no metric statistics: give references (--ref or --devset)")
         names = corpus.feature_names
         n_dense = getattr(corpus, "n_dense", 0)
-        start = read_start(args.init, names, n_dense, sparse_init=args.sparse_init, fmt=in_fmt)
+        start = read_start(args.weights, names, n_dense, sparse_init=args.sparse_weights, fmt=in_fmt)
         for note in start.notes:
             _log(args, f"start weights: {note}")
         for warning in start.warnings:   # a partial match (check_match), shown even with -q
             _warn(warning)
-        sidecar = output_files(args.out, out_fmt, len(names) - n_dense)[1:]
-        check_outputs({"--out": args.out, "sparse weights (beside --out)": sidecar[0] if sidecar else None})
+        sidecar = output_files(args.output, out_fmt, len(names) - n_dense)[1:]
+        check_outputs({"--output": args.output,
+                       "sparse weights (beside --output)": sidecar[0] if sidecar else None})
         _log(args, f"start: {_metric_value(corpus, start.vector)}")
         for warning in optimizer.advice(corpus):
             _warn(warning)
@@ -482,17 +484,17 @@ def cmd_optimize(args) -> int:
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     metric = corpus.metric
     value, label = metric.value(result.score), metric.label
-    written = write_tuned(args.out, out_fmt, start, names, result.weights, n_dense,
+    written = write_tuned(args.output, out_fmt, start, names, result.weights, n_dense,
                           comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.6f}")
     _log(args, f"end: {label} = {value:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
-    # with the weights on stdout (--out - or /dev/stdout), the JSON line goes to stderr
+    # with the weights on stdout (-o - or /dev/stdout), the JSON line goes to stderr
     scores = {"bleu": result.score} if metric.is_bleu else {"metric": metric.name, "score": value,
                                                              "metric_objective": result.score}
     # MERT's convergence trace stays in the Python Result: one line per run here
     info = {k: v for k, v in result.info.items() if k != "trace"}
     print(json_line({"algorithm": args.algorithm, **scores, "seed": result.seed,
-                     "out": args.out, "files": written, **info}),
-          file=sys.stderr if is_stdout(args.out) else sys.stdout)
+                     "out": args.output, "files": written, **info}),
+          file=sys.stderr if is_stdout(args.output) else sys.stdout)
     return 0
 
 
@@ -505,10 +507,10 @@ def cmd_kbest(args) -> int:
     from .formats.forests import read_forests
     from .start_weights import check_match
 
-    if args.k < 1:
-        raise InputError(f"-k must be >= 1, got {args.k}")
-    if args.out:
-        check_outputs({"--out": args.out})
+    if args.nbest_size < 1:
+        raise InputError(f"--nbest-size must be >= 1, got {args.nbest_size}")
+    if args.output:
+        check_outputs({"--output": args.output})
     w = _named_weights(args.weights)
     weights = {name: w[name] for name in w}
     t0 = time.perf_counter()
@@ -517,15 +519,15 @@ def cmd_kbest(args) -> int:
     for sid, hg, path, line in read_forests(args.forests):
         seen.update((hg.feature_names[i], None) for i in np.unique(hg.feat_ids).tolist())
         try:
-            per_sentence.append((sid, kbest_nbest_lines(sid, hg, weights, args.k, args.unique)))
+            per_sentence.append((sid, kbest_nbest_lines(sid, hg, weights, args.nbest_size, args.unique)))
         except ValueError as err:
             raise InputError(str(err), path, line) from None
     # forests have no dense block: only "no weight names a feature" is checked (check_match)
     check_match(list(weights), list(seen), 0, args.weights, where="the forests")
     per_sentence.sort(key=lambda item: item[0])   # n-best files are sorted by sentence (stable)
     text = "".join(line + "\n" for _, lines in per_sentence for line in lines)
-    if args.out:
-        with atomic_output(args.out) as fh:
+    if args.output:
+        with atomic_output(args.output) as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
@@ -567,7 +569,7 @@ def cmd_plot(args) -> int:
     prints their list as a JSON line. Returns 0."""
     from .tuning.plot import plot_workdir
 
-    written = plot_workdir(args.workdir, args.out)
+    written = plot_workdir(args.workdir, args.output)
     for path in written:
         _log(args, f"wrote {path}")
     print(json_line({"files": written}))
@@ -661,8 +663,8 @@ def _run_example(args, workdir: str) -> int:
     steps = [
         ["extract", "--nbest", nbest, "--ref", ref, *quiet, "--ffile", os.path.join(workdir, "features.dat"),
          "--scfile", os.path.join(workdir, "scores.dat"), "--store", os.path.join(workdir, "store.npz")],
-        ["optimize", "none", "--store", os.path.join(workdir, "store.npz"), "--init", init,
-         "--out", os.path.join(workdir, "weights.opt"), *quiet],
+        ["optimize", "none", "--store", os.path.join(workdir, "store.npz"), "--weights", init,
+         "--output", os.path.join(workdir, "weights.opt"), *quiet],
     ]
     # decoder in the loop: the stand-in re-ranks the bundled pool (the toy system is
     # English->English, so the reference doubles as the source it looks sentences up by)
@@ -673,7 +675,7 @@ def _run_example(args, workdir: str) -> int:
                           "-standin-source", ref])
     tune_dir = os.path.join(workdir, "tune")
     steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--config", ini, "--input", ref,
-                  "--ref", ref, "--optimizer", "mert", "--iterations", "6", "--nbest", "10", "--jobs", "2",
+                  "--ref", ref, "--optimizer", "mert", "--iterations", "6", "--nbest-size", "10", "--jobs", "2",
                   "--seed", "1", "--workdir", tune_dir, "--resume", *quiet])
     # each step's own result line is a log line here: stdout is the example's result alone
     with contextlib.ExitStack() as stack:
@@ -716,8 +718,9 @@ class _Parser(argparse.ArgumentParser):
         return self._argv
 
     def parse_known_args(self, args=None, namespace=None):
-        self._argv = list(sys.argv[1:] if args is None else args)
-        namespace, extras = super().parse_known_args(args, namespace)
+        # old names (aliases.add_alias) become the new ones, each warned of once
+        self._argv = aliases.respell(self, sys.argv[1:] if args is None else args)
+        namespace, extras = super().parse_known_args(self._argv, namespace)
         self._refuse_unknown(extras)
         if extras and self._own_tokens() is self._argv:
             # a command's own parser: what is left over is its user's mistake
@@ -748,9 +751,11 @@ class _Parser(argparse.ArgumentParser):
         if not unknown:
             return
         name = unknown[0]
-        known = [s for a in self._actions if a.help is not argparse.SUPPRESS for s in a.option_strings]
-        close = difflib.get_close_matches(name, known, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        # the old names count too: --int is closest to --init, which is now --weights
+        known = {s: s for a in self._actions if a.help is not argparse.SUPPRESS for s in a.option_strings}
+        known.update(aliases.old_names(self))
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f" (did you mean {known[close[0]]}?)" if close else ""
         print(f"{self.prog}: unknown option {name}{hint}; see {self.prog} --help", file=sys.stderr)
         sys.exit(EXIT_INPUT_ERROR)
 
@@ -814,32 +819,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(ffile=None, store=None)
 
     p = add("optimize", cmd_optimize, "tune weights over accumulated n-best lists",
-            "example:\n  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --init run1.init.opt "
-            "--out weights.txt\n")
+            "example:\n  mtplug optimize none --nbest run1.best100.out.gz --ref ref.0 --weights run1.init.opt "
+            "-o weights.txt\n")
     algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True)
     for name in OPTIMIZER_NAMES:
         cls = get_optimizer(name)
         a = algos.add_parser(
             name, help=cls.help, description=cls.help, formatter_class=argparse.RawDescriptionHelpFormatter,
             epilog=f"examples:\n  mtplug optimize {name} --ffile run1.features.dat,run2.features.dat "
-                   f"--scfile run1.scores.dat,run2.scores.dat \\\n      --init run2.init.opt --out best.opt --seed 1\n"
-                   f"  mtplug optimize {name} --nbest run1.best100.out.gz --ref ref.0 --init moses.ini "
-                   f"--out moses.tuned.ini\n")
+                   f"--scfile run1.scores.dat,run2.scores.dat \\\n      --weights run2.init.opt -o best.opt --seed 1\n"
+                   f"  mtplug optimize {name} --nbest run1.best100.out.gz --ref ref.0 --weights moses.ini "
+                   f"-o moses.tuned.ini\n")
         a.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
         _add_input_args(a, forests=name in FOREST_OPTIMIZERS)
         g = a.add_argument_group("weights")
-        g.add_argument("--init", required=True, metavar="FILE",
-                       help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content)")
-        g.add_argument("--sparse-init", metavar="FILE",
-                       help="Moses sparse start weights ('name value' lines; as kbmira --sparse-init), for an "
-                            "--init that holds dense weights only (init.opt, weights.txt) or beside a moses.ini "
+        g.add_argument("--weights", "-w", required=True, metavar="FILE",
+                       help="start weights: init.opt, moses.ini, or 'name value' lines (told apart by content; "
+                            "'-': stdin)")
+        g.add_argument("--sparse-weights", metavar="FILE",
+                       help="Moses sparse start weights ('name value' lines; as kbmira --sparse-init), for "
+                            "--weights that hold dense weights only (init.opt, weights.txt) or beside a moses.ini "
                             "(whose own [weight-file] is read too)")
-        g.add_argument("--out", required=True, metavar="FILE",
+        g.add_argument("--output", "-o", required=True, metavar="FILE",
                        help="where to write the tuned weights ('-': stdout); sparse weights that its format "
                             "cannot hold go to FILE.sparse-weights (named in a moses.ini's [weight-file])")
-        g.add_argument("--out-format", metavar="FMT", choices=sorted(set(weights_formats()) - {"names"}),
-                       help="format of --out: %(choices)s (default: that of --init; 'names' files are "
+        g.add_argument("--output-format", metavar="FMT", choices=sorted(set(weights_formats()) - {"names"}),
+                       help="format of --output: %(choices)s (default: that of --weights; 'names' files are "
                             "written as 'sparse')")
+        for old_name, new_name in (("--init", "--weights"), ("--sparse-init", "--sparse-weights"),
+                                   ("--out", "--output"), ("--out-format", "--output-format")):
+            aliases.add_alias(a, old_name, new_name)
+        if name in FOREST_OPTIMIZERS:
+            aliases.add_alias(a, "--hgdir", "--forests")
         g.add_argument("--seed", type=validation.seed, default=0, help="random seed (default 0); written to the log")
         g.add_argument("--threads", type=validation.threads, default=None,
                        help="worker threads (default: all cores)")
@@ -856,16 +867,20 @@ def build_parser() -> argparse.ArgumentParser:
                 g.add_argument("--" + opt.replace("_", "-"), dest=opt, **kwargs)
 
     p = add("kbest", cmd_kbest, "k-best derivations of lattices/forests as an n-best list (for any optimizer)",
-            "examples:\n  mtplug kbest --forests hgs/ --weights weights.txt -k 100 --unique --out run1.best100.out\n"
-            "  mtplug kbest --forests dev.plf --weights weights.txt -k 10 | head\n")
+            "examples:\n  mtplug kbest --forests hgs/ --weights weights.txt --nbest-size 100 --unique "
+            "-o run1.best100.out\n"
+            "  mtplug kbest --forests dev.plf --weights weights.txt --nbest-size 10 | head\n")
     p.add_argument("--forests", nargs="+", action="extend", required=True, metavar="PATH",
                    help="a directory of per-sentence forests (cdec -O, cdec JSON, Moses hypergraphs) or one file "
                         "of PLF lattices or a Moses search graph; several are merged by sentence")
     p.add_argument("--weights", "-w", required=True, metavar="FILE",
                    help="weights by name: 'name value' lines, a cdec weights file or a moses.ini")
-    p.add_argument("-k", type=int, default=100, help="derivations per forest (default 100)")
+    p.add_argument("--nbest-size", type=int, default=100, metavar="N",
+                   help="derivations per forest, the size of each n-best list (default 100)")
     p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
-    p.add_argument("--out", "-o", metavar="FILE", help="write here (default stdout)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")
+    aliases.add_alias(p, "-k", "--nbest-size")
+    aliases.add_alias(p, "--out", "--output")
 
     from .experiments.rerank_command import EXAMPLES as RERANK_EXAMPLES
     from .experiments.rerank_command import add_arguments as add_rerank_arguments
@@ -902,9 +917,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_tune_arguments(p)
 
     p = add("plot", cmd_plot, "PNG figures of a tuning run: BLEU per iteration, MERT error surface",
-            "example:\n  mtplug plot tuning --out tuning/plots\n")
+            "example:\n  mtplug plot tuning -o tuning/plots\n")
     p.add_argument("workdir", metavar="WORKDIR", help="the --workdir of 'mtplug tune'")
-    p.add_argument("--out", metavar="DIR", help="where to write the PNG files (default: WORKDIR/plots)")
+    p.add_argument("--output", "-o", metavar="DIR", help="where to write the PNG files (default: WORKDIR/plots)")
+    aliases.add_alias(p, "--out", "--output")
 
     from .dtrain.command import EXAMPLES as DTRAIN_EXAMPLES
     from .dtrain.command import add_arguments as add_dtrain_arguments
@@ -959,6 +975,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     on stderr, no traceback), 141 when stdout's reader went away, 130 on Ctrl-C, SIGTERM
     or SIGHUP (one ``mtplug: interrupted`` line)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    aliases.reset()     # each run warns of each old name once
     if argv[:1] == ["evaluate"]:
         from .experiments.evaluate_command import named_hyps_argv
 

@@ -17,7 +17,7 @@ One set of rules for every weights format (:mod:`mtplug.formats.weights`):
   feature without a start weight is a warning that also names the weights that matched
   nothing (the likely misspelt ones).
 * Positional files (init.opt, weights.txt) hold the dense block only: sparse start
-  weights come from a Moses sparse weights file (``--sparse-init``, or the
+  weights come from a Moses sparse weights file (``--sparse-weights``, or the
   ``[weight-file]`` of a moses.ini), and tuned sparse weights are written next to the
   output as ``OUT.sparse-weights`` (what mert-moses.pl's ``runN.sparse-weights`` holds).
 """
@@ -71,8 +71,8 @@ def _few(names: Sequence[str]) -> str:
 
 def check_match(weight_names: Sequence[str], names: Sequence[str], n_dense: int, source: str | None = None,
                 *, where: str = "the n-best lists") -> list[str]:
-    """The one rule for weights lined up with features by name (``optimize --init``, ``tune``,
-    ``rerank``, ``kbest``, ``compare``'s ``init`` and the Python API's ``start=`` and
+    """The one rule for weights lined up with features by name (``optimize --weights``, ``tune``,
+    ``rerank``, ``kbest``, ``compare``'s ``weights`` and the Python API's ``start=`` and
     ``weights``).
 
     ``weight_names``: the names the weights give; ``names``: the features (the first
@@ -190,7 +190,7 @@ def output_files(out: str, fmt: str, n_sparse: int) -> list[str]:
         return [out]
     if out == "-":
         raise InputError(f"the n-best lists have {n_sparse} sparse feature(s), whose weights a {fmt} file cannot "
-                         f"hold: give --out a file name (they go to OUT{SPARSE_SUFFIX})")
+                         f"hold: give -o a file name (they go to OUT{SPARSE_SUFFIX})")
     return [out, out + SPARSE_SUFFIX]
 
 

@@ -113,7 +113,7 @@ def _tune_options(tmp_path, workdir: str) -> dict:
     standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-pool", NBEST,
                           "-standin-source", REF])
     return {"decoder": "moses", "decoder_bin": standin, "config": str(ini), "input": REF, "ref": [REF],
-            "iterations": 2, "nbest": 10, "seed": 3, "workdir": str(tmp_path / workdir), "restarts": 2}
+            "iterations": 2, "nbest_size": 10, "seed": 3, "workdir": str(tmp_path / workdir), "restarts": 2}
 
 
 def test_tune_equals_the_command(tmp_path, capsys):

@@ -105,12 +105,12 @@ def test_extract_then_optimize_none(write, tmp_path, capsys):
     init = write("init.opt", "1 0.5 0.5\n0 0 0\n1 1 1\n")
     for inp in (["--store", st], ["--ffile", f, "--scfile", s], ["--nbest", nb, "--ref", ref]):
         out = str(tmp_path / "w.opt")
-        assert main(["optimize", "none", *inp, "--init", init, "--out", out, "--seed", "7"]) == 0
+        assert main(["optimize", "none", *inp, "--weights", init, "--output", out, "--seed", "7"]) == 0
         res = json.loads(capsys.readouterr().out)
         assert res["seed"] == 7 and res["algorithm"] == "none"
         np.testing.assert_allclose(read_weights(out, feature_names=["LM0_0", "TM0_0", "TM0_1"]).to_array(
             ["LM0_0", "TM0_0", "TM0_1"]), [1, 0.5, 0.5])
-    rc, _, err = run("optimize", "none", "--store", st, "--init", init, "--out", str(tmp_path / "w2"))
+    rc, _, err = run("optimize", "none", "--store", st, "--weights", init, "--output", str(tmp_path / "w2"))
     assert rc == 0 and "start: BLEU = " in err and "end: BLEU = " in err
 
 
@@ -204,8 +204,8 @@ def test_optimize_with_name_value_weights(write, tmp_path, capsys):
     ref = write("ref", "a b c\nx y\n")
     init = write("w.cdec", "# start\nLM0_0 1\nTM0_0 0.5\ns_x 0.25\n")
     out = str(tmp_path / "out.cdec")
-    assert main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", init, "--out", out,
-                 "--out-format", "cdec", "--seed", "3"]) == 0
+    assert main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--weights", init, "--output", out,
+                 "--output-format", "cdec", "--seed", "3"]) == 0
     lines = open(out).read().splitlines()
     assert lines[0].startswith("# mtplug optimize none seed=3 BLEU=")
     assert lines[1:] == ["LM0_0 1", "TM0_0 0.5", "s_x 0.25"]
@@ -213,8 +213,8 @@ def test_optimize_with_name_value_weights(write, tmp_path, capsys):
     # feature not seen yet) is kept and written back unchanged, in the start file's order
     unseen = write("unseen.cdec", "LM0_0 1\nPassThrough 2\nTM0_0 0.5\n")
     capsys.readouterr()
-    assert main(["optimize", "none", "--nbest", nb, "--ref", ref, "--init", unseen, "--out", out,
-                 "--out-format", "cdec"]) == 0
+    assert main(["optimize", "none", "--nbest", nb, "--ref", ref, "--weights", unseen, "--output", out,
+                 "--output-format", "cdec"]) == 0
     assert open(out).read().splitlines()[1:] == ["LM0_0 1", "PassThrough 2", "TM0_0 0.5"]
     err = capsys.readouterr().err
     assert "1 start weight(s) name features no hypothesis has (PassThrough): kept unchanged" in err
@@ -238,7 +238,7 @@ def test_a_reader_that_stops_early_ends_the_program_quietly(tmp_path):
     data = resources.files("mtplug") / "data" / "example"
     proc = subprocess.Popen([sys.executable, "-m", "mtplug", "rerank", "-q", "--nbest",
                              str(data / "run1.best100.out.gz"), "--weights", str(data / "run1.init.opt"),
-                             "--out-nbest", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             "--output-nbest", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.readline()
     proc.stdout.close()       # as `| head -1` does
     err = proc.stderr.read().decode()

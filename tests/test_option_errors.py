@@ -24,7 +24,7 @@ def files(write, tmp_path):
 
 def optimize(files, algorithm, *extra, nbest=None, init=None):
     return main(["optimize", algorithm, "-q", "--nbest", nbest or files["nbest"], "--ref", files["ref"],
-                 "--init", init or files["init"], "--out", files["out"], *extra])
+                 "--weights", init or files["init"], "--output", files["out"], *extra])
 
 
 def one_error_line(capsys) -> str:

@@ -27,7 +27,7 @@ def inputs(write):
 
 def optimize(inputs, out, *extra):
     nb, ref, init = inputs
-    return main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", init, "--out", out, *extra])
+    return main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--weights", init, "--output", out, *extra])
 
 
 def test_symlink_is_written_through(inputs, tmp_path):
@@ -65,7 +65,7 @@ def test_dash_and_dev_stdout_are_stdout(inputs, tmp_path):
     nb, ref, init = inputs
     for out in ("-", "/dev/stdout"):
         p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", "none", "-q", "--nbest", nb, "--ref", ref,
-                            "--init", init, "--out", out], capture_output=True, text=True, cwd=tmp_path)
+                            "--weights", init, "--output", out], capture_output=True, text=True, cwd=tmp_path)
         assert p.returncode == 0, p.stderr
         assert p.stdout.startswith("0.5 0.2 0.2 \n")
         assert not (tmp_path / "-").exists()
@@ -73,15 +73,15 @@ def test_dash_and_dev_stdout_are_stdout(inputs, tmp_path):
     with open(tmp_path / "redirected", "w") as fh:
         fh.write("")
         p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", "none", "-q", "--nbest", nb, "--ref", ref,
-                            "--init", init, "--out", "/dev/stdout"], stdout=fh, stderr=subprocess.PIPE, text=True)
+                            "--weights", init, "--output", "/dev/stdout"], stdout=fh, stderr=subprocess.PIPE, text=True)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "redirected").read_text().startswith("0.5 0.2 0.2 \n")
 
 
 @pytest.mark.parametrize("place, message", [
-    ("DIR", "is a directory; expected a file path for the --out output"),
-    ("DIR/missing/out.txt", "cannot write the --out output: no such folder DIR/missing"),
-    ("/sys/out.txt", "cannot write the --out output in /sys (Permission denied)"),
+    ("DIR", "is a directory; expected a file path for the --output output"),
+    ("DIR/missing/out.txt", "cannot write the --output output: no such folder DIR/missing"),
+    ("/sys/out.txt", "cannot write the --output output in /sys (Permission denied)"),
 ])
 def test_unusable_places_are_refused_before_the_work(inputs, tmp_path, capsys, monkeypatch, place, message):
     import mtplug.optimizers.none as none_module

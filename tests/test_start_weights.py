@@ -33,7 +33,7 @@ def nbest(write):
 
 def optimize(nbest, init, out, *extra):
     nb, ref = nbest
-    return main(["optimize", "apro", "-q", "--nbest", nb, "--ref", ref, "--init", init, "--out", out, *extra])
+    return main(["optimize", "apro", "-q", "--nbest", nb, "--ref", ref, "--weights", init, "--output", out, *extra])
 
 
 def test_init_opt_output_gets_the_sparse_weights_beside_it(nbest, write, tmp_path, capsys):

@@ -107,7 +107,7 @@ class CdecDecoder(Decoder):
 
     def shard_run(self, folder: str, shard_input: str, tag: str, onebest: bool = False) -> ShardRun:
         kbest = os.path.join(folder, f"{tag}.kbest")
-        argv = cdec_argv(self.bin, self.cfg.config, self._weights, 1 if onebest else self.cfg.nbest, True,
+        argv = cdec_argv(self.bin, self.cfg.config, self._weights, 1 if onebest else self.cfg.nbest_size, True,
                          self.extra)
         forests = None
         if self.cfg.forests and not onebest:

@@ -76,7 +76,7 @@ class MosesDecoder(Decoder):
         argv = [*self.bin, "-config", self.cfg.config, "-weight-overwrite", self._overwrite]
         if self._sparse:
             argv += ["-weight-file", self._sparse]
-        size = 1 if onebest else self.cfg.nbest
+        size = 1 if onebest else self.cfg.nbest_size
         argv += ["-n-best-list", nbest, str(size), "distinct", "-input-file", shard_input, *self.extra]
         return ShardRun(argv, None, os.path.join(folder, f"{tag}.out"), nbest)
 

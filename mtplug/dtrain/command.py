@@ -1,9 +1,12 @@
 """``mtplug dtrain``: the command-line face of :mod:`mtplug.dtrain` (flags, output, JSON line).
 
-Every dtrain key is a flag ``--key VALUE`` (dtrain's spelling, e.g. ``--learning_rate``;
-``--learning-rate`` works too); flags given alone (``--keep``) are switched on; the
-flags override ``-c dtrain.ini``. The weights go to ``output`` (dtrain's default
-``-`` is stdout; then the JSON summary goes to stderr instead of stdout).
+Every dtrain key is a flag ``--key VALUE`` with hyphens (``--learning-rate`` for dtrain's
+``learning_rate``); start weights (``input_weights``) are ``--weights`` and the k-best size
+(``k``) ``--nbest-size``, as in the other commands. dtrain's own spellings
+(``--learning_rate``, ``--input_weights``, ``--k``) still work, with a warning; dtrain.ini
+keeps cdec's keys. Flags given alone (``--keep``) are switched on; the flags override
+``-c dtrain.ini``. The weights go to ``output`` (dtrain's default ``-`` is stdout; then
+the JSON summary goes to stderr instead of stdout).
 """
 
 from __future__ import annotations
@@ -17,25 +20,27 @@ from dataclasses import replace
 from typing import Any
 
 from .._version import __version__
+from ..aliases import add_alias
 from ..errors import InputError
 from ..fileio import check_output, stdin_as_file, stdin_reader
 from ..jsonable import json_line
-from .config import GROUPS, KEYS, load_config
+from .config import GROUPS, KEYS, flag_of, load_config, old_flags_of
 from .pairs import XYX_METHODS
 
 EXAMPLES = """\
 examples:
-  mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec --output weights.txt
-  mtplug dtrain -c dtrain.ini --epochs 2 --pair_sampling all --loss_margin 1 --gamma 0.001 --output w.txt
-  mtplug dtrain -c dtrain.ini --l1_reg cumul --l1_reg_strength 0.0001 --select_weights avg --output w.txt
-  mtplug dtrain -c dtrain.ini --shards 4 --workers 2 --output w.txt   # as parallelize.rb -s 4 (mixed each epoch)
-  mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 --output w.txt  # shards on dask workers
-  mtplug dtrain -c dtrain.ini > weights.txt                           # output=- : weights on stdout
+  mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec -o weights.txt
+  mtplug dtrain -c dtrain.ini --epochs 2 --pair-sampling all --loss-margin 1 --gamma 0.001 -o w.txt
+  mtplug dtrain -c dtrain.ini --l1-reg cumul --l1-reg-strength 0.0001 --select-weights avg -o w.txt
+  mtplug dtrain -c dtrain.ini --shards 4 --workers 2 -o w.txt   # as parallelize.rb -s 4 (mixed each epoch)
+  mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 -o w.txt  # shards on dask workers
+  mtplug dtrain -c dtrain.ini > weights.txt                     # output=- : weights on stdout
 
-dtrain.ini holds key=value lines ('#' comments, flags alone); the keys are the --KEY flags below.
+dtrain.ini holds key=value lines ('#' comments, flags alone) with cdec's keys: the flags below with
+'_' for '-' (learning_rate=1), input_weights for --weights and k for --nbest-size.
 """
 
-_SHORT = {"refs": ["-r"], "bitext": ["-b"]}
+_SHORT = {"refs": ["-r"], "bitext": ["-b"], "output": ["-o"]}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,17 +59,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     groups = {name: p.add_argument_group(f"dtrain: {name}") for name in GROUPS}
     for name, f in KEYS.items():
         meta = f.metadata
-        flags = ["--" + name] + _SHORT.get(name, [])
+        flags = [flag_of(name)] + _SHORT.get(name, [])
         default = "none" if f.default is None else ("off" if f.default is False else f.default)
         help_text = f"{meta['help']} (default: {default})".replace("%", "%%")
         kwargs: dict[str, Any] = dict(dest=name, default=None, help=help_text)
         if meta["kind"] == "bool":
             kwargs.update(nargs="?", const=True, metavar="BOOL")
         else:
-            kwargs.update(metavar=name.upper() if not meta["choices"] else "{" + ",".join(meta["choices"]) + "}")
+            kwargs.update(metavar=flags[0][2:].upper().replace("-", "_") if not meta["choices"]
+                          else "{" + ",".join(meta["choices"]) + "}")
         groups[meta["group"]].add_argument(*flags, **kwargs)
-        if "_" in name:  # --learning-rate as well as dtrain's --learning_rate
-            groups[meta["group"]].add_argument("--" + name.replace("_", "-"), **{**kwargs, "help": argparse.SUPPRESS})
+        for old in old_flags_of(name):   # dtrain's --learning_rate: an alias of --learning-rate
+            add_alias(p, old, flags[0])
 
 
 def _decoder_command(args) -> str:
@@ -95,10 +101,10 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     given = {key: value for key, value in overrides.items() if key in STDIN_KEYS and value is not None}
     cfg = load_config(stack.enter_context(stdin_as_file(args.config)) if args.config == "-" else args.config,
                       overrides)
-    stdin_key = stdin_reader([("-c", args.config)] + [(f"--{key}" if key in given else f"{key} (dtrain.ini)",
-                                                      getattr(cfg, key)) for key in STDIN_KEYS])
-    if stdin_key is not None and stdin_key != "-c":
-        key = stdin_key.split()[0].lstrip("-")
+    labels = {key: flag_of(key) if key in given else f"{key} (dtrain.ini)" for key in STDIN_KEYS}
+    stdin_label = stdin_reader([("-c", args.config)] + [(labels[key], getattr(cfg, key)) for key in STDIN_KEYS])
+    if stdin_label is not None and stdin_label != "-c":
+        key = next(key for key, label in labels.items() if label == stdin_label)
         copy: dict[str, Any] = {key: stack.enter_context(stdin_as_file("-"))}
         cfg = replace(cfg, **copy)
     command = _decoder_command(args)

@@ -244,6 +244,24 @@ def read_ini(path) -> dict[str, tuple[object, tuple]]:
     return out
 
 
+#: dtrain keys whose flag says what other commands call the same idea (docs/usage.md, "One
+#: name per idea"): start weights are --weights, an n-best size --nbest-size
+_FLAG_NAMES = {"input_weights": "weights", "k": "nbest-size"}
+
+
+def flag_of(key: str) -> str:
+    """The ``mtplug dtrain`` flag of dtrain key ``key``: ``--learning-rate`` for
+    ``learning_rate``, ``--weights`` for ``input_weights``, ``--nbest-size`` for ``k``."""
+    return "--" + _FLAG_NAMES.get(key, key.replace("_", "-"))
+
+
+def old_flags_of(key: str) -> list[str]:
+    """The earlier flags of ``key`` (dtrain's own spelling ``--learning_rate``, and
+    ``--input-weights``), kept as aliases."""
+    spellings = ["--" + key, "--" + key.replace("_", "-")]
+    return [f for f in dict.fromkeys(spellings) if f != flag_of(key)]
+
+
 def load_config(path=None, overrides: Mapping[str, object] | None = None) -> DtrainConfig:
     """DtrainConfig from a dtrain.ini (optional) with command-line ``overrides`` on top.
 
@@ -260,7 +278,7 @@ def load_config(path=None, overrides: Mapping[str, object] | None = None) -> Dtr
             continue
         if key not in KEYS:
             raise InputError(f"unknown dtrain key {key!r}{_did_you_mean(key)}")
-        where = (None, None, "--" + key)
+        where = (None, None, flag_of(key))
         settings[key], origins[key] = convert(key, text, where), where
     cfg = DtrainConfig(**settings)
     validate(cfg, origins, None if path is None else str(path))

@@ -205,7 +205,7 @@ class ShardTrainer:
 
     def _check_start(self, kbs) -> None:
         """The start weights against the features of the first decoded k-best lists, by the
-        rule of ``mtplug optimize --init`` (:func:`mtplug.start_weights.check_match`):
+        rule of ``mtplug optimize --weights`` (:func:`mtplug.start_weights.check_match`):
         InputError when none names a feature. cdec's k-best lists have no dense block, so
         a partial match is normal (sparse features start at 0) and not reported."""
         ids = np.unique(np.concatenate([kb.ids for kb in kbs] or [np.zeros(0, np.int64)]))

@@ -112,7 +112,7 @@ class _Job:
 
 @dataclass(frozen=True)
 class PoolJob(_Job):
-    """A pool-mode replica: ``mtplug optimize ALGO --store STORE --init INIT --seed SEED``,
+    """A pool-mode replica: ``mtplug optimize ALGO --store STORE --weights INIT --seed SEED``,
     then ``mtplug rerank`` of the test n-best lists with the tuned weights."""
 
     options: dict
@@ -257,9 +257,9 @@ def _pool_jobs(study: Study, pending: list, corpus) -> list:
 
     pool = study.pool
     names, n_dense = corpus.feature_names, corpus.n_dense
-    in_fmt = detect_weights_format(pool["init"])
+    in_fmt = detect_weights_format(pool["weights"])
     out_fmt = "sparse" if in_fmt == "names" else in_fmt
-    start = read_start(pool["init"], names, n_dense, sparse_init=pool["sparse_init"], fmt=in_fmt)
+    start = read_start(pool["weights"], names, n_dense, sparse_init=pool["sparse_weights"], fmt=in_fmt)
     unknown = unknown_fixed(study.fixed, names)
     if unknown:
         raise InputError(f"replicas: fixed: {', '.join(unknown)} name(s) no feature of the pool",
@@ -268,7 +268,7 @@ def _pool_jobs(study: Study, pending: list, corpus) -> list:
     jobs = []
     for r in pending:
         folder = replica_folder(study, r)
-        init, sparse = pool["init"], pool["sparse_init"]
+        init, sparse = pool["weights"], pool["sparse_weights"]
         if r.point:
             path = os.path.join(folder, "start." + _WEIGHTS_FILE.get(out_fmt, "weights.txt"))
             if r.point not in points:

@@ -7,16 +7,17 @@ import argparse
 import sys
 import time
 
+from ..aliases import add_alias
 from ..errors import InputError
 from ..fileio import check_outputs, shown
 
 EXAMPLES = """\
 examples:
   mtplug rerank --nbest test.best100.out.gz --weights moses.tuned.ini > test.1best
-  mtplug rerank --nbest test.kbest.gz --weights weights.cdec --out test.1best          # cdec k-best
-  mtplug rerank --nbest test.best100.out --weights weights.txt --sparse-weights w.sparse-weights --out 1best
-  mtplug rerank --nbest test.best100.out --weights mert.out -k 10 --out-nbest test.best10.reranked
-  mtplug rerank --nbest test.best100.out --weights w.txt --sentences $(wc -l < test.src) --out 1best
+  mtplug rerank --nbest test.kbest.gz --weights weights.cdec -o test.1best          # cdec k-best
+  mtplug rerank --nbest test.best100.out --weights weights.txt --sparse-weights w.sparse-weights -o 1best
+  mtplug rerank --nbest test.best100.out --weights mert.out --nbest-size 10 --output-nbest test.best10.reranked
+  mtplug rerank --nbest test.best100.out --weights w.txt --sentences $(wc -l < test.src) -o 1best
 
 Ties go to the hypothesis read first (earlier file, then earlier line), as Moses orders its
 n-best lists. Every sentence id from 0 to the last (or to --sentences - 1) needs a hypothesis.
@@ -40,14 +41,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the number of sentences (e.g. $(wc -l < test.src)): sentences missing at the end are "
                         "an error too (default: the largest id + 1)")
     o = p.add_argument_group("output")
-    o.add_argument("--out", "-o", metavar="FILE",
+    o.add_argument("--output", "-o", metavar="FILE",
                    help="the 1-best of every sentence, one line each in sentence-id order ('-': stdout; the "
-                        "default unless --out-nbest is given)")
-    o.add_argument("--out-nbest", metavar="FILE",
+                        "default unless --output-nbest is given)")
+    o.add_argument("--output-nbest", metavar="FILE",
                    help="the n-best re-sorted by the new model score, in the input's own lines (the feature "
                         "field byte for byte) with the new score in the fourth field")
-    o.add_argument("-k", type=int, metavar="K",
-                   help="with --out-nbest: keep the best K of every sentence (default: all)")
+    o.add_argument("--nbest-size", type=int, metavar="K",
+                   help="with --output-nbest: keep the best K of every sentence (default: all)")
+    for old, new in (("--out", "--output"), ("--out-nbest", "--output-nbest"), ("-k", "--nbest-size")):
+        add_alias(p, old, new)
 
 
 def run(args, log, progress=None) -> int:
@@ -55,14 +58,14 @@ def run(args, log, progress=None) -> int:
     quiet); ``progress(paths, desc)`` returns a byte-count ``(update, close)`` pair."""
     from .rerank import WARNING, rank
 
-    if args.k is not None and not args.out_nbest:
-        raise InputError("-k takes effect only with --out-nbest FILE (the 1-best goes to --out)")
-    if args.k is not None and args.k < 1:
-        raise InputError(f"-k must be >= 1, got {args.k}")
+    if args.nbest_size is not None and not args.output_nbest:
+        raise InputError("--nbest-size takes effect only with --output-nbest FILE (the 1-best goes to --output)")
+    if args.nbest_size is not None and args.nbest_size < 1:
+        raise InputError(f"--nbest-size must be >= 1, got {args.nbest_size}")
     if args.sentences is not None and args.sentences < 1:
         raise InputError(f"--sentences must be >= 1, got {args.sentences}")
-    out = args.out if args.out or args.out_nbest else "-"
-    check_outputs({"--out": out, "--out-nbest": args.out_nbest})
+    out = args.output if args.output or args.output_nbest else "-"
+    check_outputs({"--output": out, "--output-nbest": args.output_nbest})
     t0 = time.perf_counter()
     update, close = progress(args.nbest, "reading n-best") if progress else (None, lambda: None)
     try:
@@ -77,9 +80,9 @@ def run(args, log, progress=None) -> int:
             log(f"weights: {note}")
     if out:
         ranking.write_one_best(out)
-    written = ranking.write_nbest(args.out_nbest, args.k) if args.out_nbest else 0
+    written = ranking.write_nbest(args.output_nbest, args.nbest_size) if args.output_nbest else 0
     log(f"rerank: {ranking.n_sentences} sentences, {ranking.n_hypotheses} hypotheses in {len(args.nbest)} file(s); "
         f"{ranking.n_changed()} 1-best(s) are not their sentence's first hypothesis"
-        + (f"; {written} n-best lines written" if args.out_nbest else "")
+        + (f"; {written} n-best lines written" if args.output_nbest else "")
         + f"; {time.perf_counter() - t0:.2f} s")
     return 0

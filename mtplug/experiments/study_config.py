@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..aliases import warn_old_name
 from ..errors import InputError
 from ..formats.weights_core import split_dense_name
 from ..optimizers.mert import restart_bounds
+from ..tuning.config import OLD_NAMES as TUNE_OLD_NAMES
 from ..tuning.config import TUNE_OPTIONS, convert_value, load_yaml, show_value
 
 MODES = ("decoder", "pool")
@@ -54,11 +56,17 @@ _TOP = {"name": (None, _STR), "workdir": (None, _STR), "mode": (None, {"choices"
         "tune": None, "test": None, "pool": None, "optimizers": None, "baseline": (None, _STR),
         "replicas": None, "evaluate": None, "threads": (None, _INT)}
 _TEST = {"input": (None, _STR), "ref": (None, _LIST)}
-_POOL = {"nbest": (None, _LIST), "ref": (None, _LIST), "init": (None, _STR), "sparse_init": (None, _STR),
+_POOL = {"nbest": (None, _LIST), "ref": (None, _LIST), "weights": (None, _STR), "sparse_weights": (None, _STR),
          "test_nbest": (None, _LIST), "test_ref": (None, _LIST), "metric": ("bleu", _STR),
          "reflen": ("closest", {"choices": ("closest", "shortest", "average")}), "lowercase": (False, _BOOL)}
-_POOL_REQUIRED = ("nbest", "ref", "init", "test_nbest", "test_ref")
-_POOL_FILES = ("nbest", "ref", "init", "sparse_init", "test_nbest", "test_ref")
+_POOL_REQUIRED = ("nbest", "ref", "weights", "test_nbest", "test_ref")
+_POOL_FILES = ("nbest", "ref", "weights", "sparse_weights", "test_nbest", "test_ref")
+#: old key names of a section -> the key they stand for now (they work, with one warning each)
+_OLD_POOL_KEYS = {"init": "weights", "sparse_init": "sparse_weights"}
+#: the fingerprints keep the keys studies wrote before the keys were renamed, so that their
+#: replicas count as done (compare.py compares fingerprint.json key by key)
+_FINGERPRINT_KEYS = {"pool.weights": "pool.init", "pool.sparse_weights": "pool.sparse_init",
+                     "tune.nbest_size": "tune.nbest"}
 _REPLICAS = {"seeds": (1, _INT), "start_points": (1, _INT), "start_seed": (0, _INT), "fixed": (None, _LIST)}
 _OPTIMIZER_KEYS = ("optimizer", "options")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
@@ -171,7 +179,7 @@ class Study:
             out.update({"test.input": self.test[0], "test.ref": self.test[1]})
         if replica.point:
             out.update({"replicas.start_seed": self.start_seed, "replicas.fixed": self.fixed})
-        return out
+        return {_FINGERPRINT_KEYS.get(k, k): v for k, v in out.items()}
 
     def line_of(self, key: str) -> int | None:
         """The line of dotted ``key`` in the file, or of the nearest enclosing key given."""
@@ -227,9 +235,11 @@ class _File:
     def fail(self, key: str, message: str) -> InputError:
         return InputError(message, self.path, self.line(key))
 
-    def mapping(self, value, key: str, allowed, what: str, owner: str | None = None) -> dict:
+    def mapping(self, value, key: str, allowed, what: str, owner: str | None = None,
+                old_names: dict | None = None) -> dict:
         """``value`` (the section ``key``) as {name with '_': value}; unknown keys are errors
-        with a did-you-mean among ``allowed`` (``owner``: whose options they are)."""
+        with a did-you-mean among ``allowed`` (``owner``: whose options they are);
+        ``old_names`` (old key -> new key) are read as the new key, with a warning."""
         if value is None:
             return {}
         if not isinstance(value, dict):
@@ -237,6 +247,14 @@ class _File:
         out = {}
         for k, v in value.items():
             name = str(k).replace("-", "_")
+            if old_names and name in old_names:
+                new = old_names[name]
+                warn_old_name(f"{_label(key + '.' + name)}:", f"{_label(key + '.' + new)}:")
+                if any(str(other).replace("-", "_") == new for other in value):
+                    raise self.fail(f"{key}.{name}", f"{_label(key)}: {name} and {new} are one key (its old "
+                                                     "and new name); give it once")
+                self.lines[f"{key}.{new}"] = self.lines.get(f"{key}.{name}")
+                name = new
             if name not in allowed:
                 close = difflib.get_close_matches(name, list(allowed), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -401,7 +419,8 @@ def _check_evaluate(f: _File, ev: dict) -> None:
 def _pool(f: _File, value) -> dict:
     from ..metrics.layer import parse_metric
 
-    pool = f.values(f.mapping(value, "pool", list(_POOL), "the pool's files"), "pool", _POOL)
+    pool = f.values(f.mapping(value, "pool", list(_POOL), "the pool's files", old_names=_OLD_POOL_KEYS), "pool",
+                    _POOL)
     missing = [k for k in _POOL_REQUIRED if pool[k] in (None, [])]
     if missing:
         raise f.fail("pool", f"pool: missing key(s) {', '.join(missing)}")
@@ -437,7 +456,7 @@ def _tune(f: _File, value, optimizers: list, study: Study) -> dict:
             name = str(k).replace("-", "_")
             if name in STUDY_OWNED:
                 raise f.fail(f"tune.{name}", f"tune: {name} is set by the study: {STUDY_OWNED[name]}")
-    given = f.mapping(value, "tune", allowed, "mtplug tune keys")
+    given = f.mapping(value, "tune", allowed, "mtplug tune keys", old_names=TUNE_OLD_NAMES)
     values = {}
     for name, v in given.items():
         default, kind = TUNE_OPTIONS[name]
@@ -517,7 +536,7 @@ tune:                          # decoder mode: mtplug tune's keys (mtplug tune -
   input: dev.src               # the tuning set's source
   ref: [dev.ref.0]
   iterations: 10
-  nbest: 100
+  nbest_size: 100
   jobs: 2                      # decoder processes per replica (no effect on the results)
 test:                          # decoder mode: the held-out test set the final weights of every replica
   input: test.src              # decode (1-best)
@@ -527,8 +546,8 @@ test:                          # decoder mode: the held-out test set the final w
 # pool:
 #   nbest: [dev.best100.out.gz]        # the tuning set's n-best lists (read once into WORKDIR/pool.npz)
 #   ref: [dev.ref.0]
-#   init: moses.ini                    # start weights, any format mtplug optimize --init reads
-#   sparse_init: null                  # Moses sparse start weights beside a dense-only init
+#   weights: moses.ini                 # start weights, any format mtplug optimize --weights reads
+#   sparse_weights: null               # Moses sparse start weights beside dense-only weights
 #   test_nbest: [test.best100.out.gz]  # the test set's n-best lists, reranked with every replica's weights
 #   test_ref: [test.ref.0]
 #   metric: bleu                       # what the optimizers maximise (mtplug optimize --metric)

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..aliases import add_alias, warn_old_name
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..formats.number_text import looks_numeric
@@ -42,7 +43,7 @@ TUNE_OPTIONS: dict[str, tuple] = {
     "test_ref": (None, dict(nargs="+", metavar="REF", help="the test set's reference files (with --test-input)")),
     "optimizer": ("mert", dict(metavar="ALGO", help="mert, pro, apro, mira, kbmira or rampion (default mert)")),
     "iterations": (10, dict(type=int, metavar="N", help="at most N decoder runs (default 10)")),
-    "nbest": (100, dict(type=int, metavar="K", help="n-best size per sentence (default 100)")),
+    "nbest_size": (100, dict(type=int, metavar="K", help="n-best size per sentence (default 100)")),
     "jobs": (1, dict(type=int, metavar="J", help="decoder processes at once, each on one shard of the input "
                                                  "(default 1; the result does not depend on it)")),
     "decoder_timeout": (86400.0, dict(type=float, metavar="SECONDS",
@@ -80,6 +81,9 @@ TUNE_OPTIONS: dict[str, tuple] = {
                                               "the best iteration is chosen by it)")),
 }
 REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
+#: old option names (flags, YAML keys, mtplug.tune keywords) -> the name they stand for now;
+#: they work, with one warning each (mtplug.aliases)
+OLD_NAMES = {"nbest": "nbest_size"}
 #: MERT's options under --forests unless given (see config_from_args)
 FOREST_MERT_DEFAULTS = {"restarts": 0, "max_iterations": 5}
 
@@ -103,7 +107,7 @@ class TuneConfig:
     weights: str | None = None
     optimizer: str = "mert"
     iterations: int = 10
-    nbest: int = 100
+    nbest_size: int = 100
     jobs: int = 1
     decoder_timeout: float = 86400.0
     seed: int = 0
@@ -126,7 +130,7 @@ class TuneConfig:
         part of the history)."""
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
-                "optimizer_options": self.optimizer_options, "nbest": self.nbest, "seed": self.seed,
+                "optimizer_options": self.optimizer_options, "nbest": self.nbest_size, "seed": self.seed,
                 "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
                 **({"metric": self.metric} if self.metric != "bleu" else {}),
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
@@ -151,11 +155,14 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
     """The flags of ``mtplug tune``; all default to 'not given' so the YAML file can fill them."""
     p.add_argument("--yaml", metavar="FILE", help="read options from a YAML file (flags override it)")
     p.add_argument("--write-config", action="store_true", help="print a commented YAML template and exit")
-    p.add_argument("--resume", "--continue", action="store_true",
+    p.add_argument("--resume", action="store_true",
                    help="continue the run in --workdir from its last completed iteration")
+    add_alias(p, "--continue", "--resume")
     g = p.add_argument_group("tuning")
     for name, (_default, kwargs) in TUNE_OPTIONS.items():
         g.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
+    for old, new in OLD_NAMES.items():
+        add_alias(p, "--" + old.replace("_", "-"), "--" + new.replace("_", "-"))
     from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
     g = p.add_argument_group("optimizer options (those of the chosen --optimizer; see 'mtplug optimize ALGO --help')")
@@ -229,9 +236,17 @@ def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
     out = {}
     for key, value in data.items():
         name = str(key).replace("-", "_")
+        if name in OLD_NAMES:
+            warn_old_name(f"{key}:", f"{OLD_NAMES[name]}:")
+            if OLD_NAMES[name] in data or OLD_NAMES[name].replace("_", "-") in data:
+                raise InputError(f"{key} and {OLD_NAMES[name]} are one option (its old and new name); give it "
+                                 "once", path, lines.get(name))
+            lines[OLD_NAMES[name]] = lines[name]
+            name = OLD_NAMES[name]
         if name not in TUNE_OPTIONS and name != "optimizer_options":
-            close = difflib.get_close_matches(name, list(TUNE_OPTIONS) + ["optimizer_options"], n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            names = {**{n: n for n in [*TUNE_OPTIONS, "optimizer_options"]}, **OLD_NAMES}
+            close = difflib.get_close_matches(name, list(names), n=1)
+            hint = f" (did you mean {names[close[0]]!r}?)" if close else ""
             raise InputError(f"unknown option {key!r}{hint}; known: {', '.join(sorted(TUNE_OPTIONS))}, "
                              "optimizer_options", path, lines.get(name))
         out[name] = value
@@ -379,7 +394,7 @@ def config_from_args(args) -> TuneConfig:
             raise InputError(f"{where[2]} is not an option of {values['optimizer']} "
                              f"(its options: {', '.join(sorted(cls.options)) or 'none'})", where[0], where[1])
         options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"))
-    for name in ("iterations", "nbest", "jobs"):
+    for name in ("iterations", "nbest_size", "jobs"):
         if values[name] < 1:
             raise fail(name, f"must be >= 1, got {values[name]}")
     if not 0.0 < values["decoder_timeout"] < math.inf:
@@ -453,7 +468,7 @@ optimizer: mert                # mert, pro, apro, mira, kbmira or rampion
 optimizer_options:             # the optimizer's own options (see: mtplug optimize ALGO --help)
   restarts: 20
 iterations: 10                 # decoder runs at most
-nbest: 100                     # n-best size per sentence
+nbest_size: 100                # n-best size per sentence
 jobs: 1                        # decoder processes at once (input split into this many shards)
 decoder_timeout: 86400         # seconds one decoder process (one shard) may run before the run stops with an error
 seed: 0                        # base seed; iteration i uses a seed derived from (seed, i)

@@ -802,7 +802,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             store_record = state_checks.store_record(os.path.join(folder, "store.npz"))   # ties it to the run
             corpus = NbestCorpus.load(os.path.join(folder, "store.npz"))
             store_size = corpus.n_hypotheses
-            if n == 1:   # the start weights against the features the decoder gives (the rule of optimize --init)
+            if n == 1:   # the start weights against the features the decoder gives (the rule of optimize --weights)
                 source = cfg.weights if decoder.name == "cdec" or not cfg.config else cfg.config
                 for warning in check_match(list(weights), corpus.feature_names, corpus.n_dense, source,
                                            where="the decoder's n-best lists"):

@@ -55,26 +55,26 @@ def test_every_input_option_listed_exists():
 
 
 def test_optimize_reads_the_nbest_list_from_stdin(example_data, stdin, tmp_path, capsys):
-    base = ["optimize", "mert", "-q", "--ref", str(example_data / "ref.0"), "--init",
+    base = ["optimize", "mert", "-q", "--ref", str(example_data / "ref.0"), "--weights",
             str(example_data / "run1.init.opt"), "--seed", "3"]
-    assert main([*base, "--nbest", str(example_data / "run1.best100.out.gz"), "--out", str(tmp_path / "a")]) == 0
+    assert main([*base, "--nbest", str(example_data / "run1.best100.out.gz"), "--output", str(tmp_path / "a")]) == 0
     from_file = json.loads(capsys.readouterr().out)
     stdin(gzip.decompress((example_data / "run1.best100.out.gz").read_bytes()))
-    assert main([*base, "--nbest", "-", "--out", str(tmp_path / "b")]) == 0
+    assert main([*base, "--nbest", "-", "--output", str(tmp_path / "b")]) == 0
     from_stdin = json.loads(capsys.readouterr().out)
     assert from_stdin["bleu"] == from_file["bleu"]
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
 
 
 @pytest.mark.parametrize("argv, data", [
-    (["optimize", "none", "-q", "--nbest", "{nbest}", "--ref", "{ref}", "--init", "-", "--out", "{out}"],
+    (["optimize", "none", "-q", "--nbest", "{nbest}", "--ref", "{ref}", "--weights", "-", "--output", "{out}"],
      "0.5 0.2 0.2\n"),
-    (["optimize", "none", "-q", "--nbest", "{nbest}", "--ref", "-", "--init", "{init}", "--out", "{out}"], REF),
-    (["optimize", "none", "-q", "--nbest", "{nbest}", "--devset", "-", "--init", "{init}", "--out", "{out}"],
+    (["optimize", "none", "-q", "--nbest", "{nbest}", "--ref", "-", "--weights", "{init}", "--output", "{out}"], REF),
+    (["optimize", "none", "-q", "--nbest", "{nbest}", "--devset", "-", "--weights", "{init}", "--output", "{out}"],
      "s0 ||| a b c\ns1 ||| x y\n"),
     (["extract", "-q", "--nbest", "-", "--ref", "{ref}", "--ffile", "{out}"], NBEST),
-    (["rerank", "-q", "--nbest", "-", "--weights", "{init}", "--out", "{out}"], NBEST),
-    (["rerank", "-q", "--nbest", "{nbest}", "--weights", "-", "--out", "{out}"], "0.5 0.2 0.2\n"),
+    (["rerank", "-q", "--nbest", "-", "--weights", "{init}", "--output", "{out}"], NBEST),
+    (["rerank", "-q", "--nbest", "{nbest}", "--weights", "-", "--output", "{out}"], "0.5 0.2 0.2\n"),
     (["score", "--ref", "-", "--hyp", "{ref}"], REF),
     (["score", "--hyp", "-", "--ref", "{ref}"], REF),
 ])
@@ -88,7 +88,7 @@ def test_an_input_option_reads_stdin(files, stdin, capsys, argv, data):
 def test_features_and_scores_files_from_stdin(files, tmp_path, stdin, capsys):
     f, s = str(tmp_path / "f.dat"), str(tmp_path / "s.dat")
     assert main(["extract", "-q", "--nbest", files["nbest"], "--ref", files["ref"], "--ffile", f, "--scfile", s]) == 0
-    common = ["optimize", "none", "-q", "--init", files["init"], "--out", files["out"]]
+    common = ["optimize", "none", "-q", "--weights", files["init"], "--output", files["out"]]
     assert main([*common, "--ffile", f, "--scfile", s]) == 0
     expected = json.loads(capsys.readouterr().out)["bleu"]
     stdin(open(f).read())
@@ -116,11 +116,11 @@ def test_evaluate_reads_one_system_from_stdin(write, stdin, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["optimize", "none", "--nbest", "-", "--ref", "{ref}", "--init", "-", "--out", "{out}"],
-     "--nbest and --init both name standard input ('-'), which can be read once: give one of them as a file"),
-    (["optimize", "none", "--nbest", "-", "-", "--ref", "{ref}", "--init", "{init}", "--out", "{out}"],
+    (["optimize", "none", "--nbest", "-", "--ref", "{ref}", "--weights", "-", "--output", "{out}"],
+     "--nbest and --weights both name standard input ('-'), which can be read once: give one of them as a file"),
+    (["optimize", "none", "--nbest", "-", "-", "--ref", "{ref}", "--weights", "{init}", "--output", "{out}"],
      "--nbest names standard input ('-') twice; it can be read once"),
-    (["optimize", "none", "--ffile", "a,-", "--scfile", "-", "--init", "{init}", "--out", "{out}"],
+    (["optimize", "none", "--ffile", "a,-", "--scfile", "-", "--weights", "{init}", "--output", "{out}"],
      "--ffile and --scfile both name standard input"),
     (["evaluate", "--ref", "-", "--hyps-baseline", "{ref}", "--hyps-x", "-"],
      "--hyps-x and --ref both name standard input"),
@@ -139,15 +139,15 @@ def test_stdin_reader_rule():
 
 
 @pytest.mark.parametrize("argv, data, where", [
-    (["optimize", "none", "-q", "--nbest", "-", "--ref", "{ref}", "--init", "{init}", "--out", "{out}"],
+    (["optimize", "none", "-q", "--nbest", "-", "--ref", "{ref}", "--weights", "{init}", "--output", "{out}"],
      NBEST.replace("LM0= -2", "LM0= x"), "<stdin>:2: "),
     (["rerank", "-q", "--nbest", "{nbest}", "--weights", "-"], "LM0 0.5\n\x01bad\n", "<stdin>"),
     (["score", "--hyp", "-", "--ref", "{ref}"], "a b c\n", "<stdin>"),
-    (["optimize", "none", "-q", "--nbest", "{nbest}", "--devset", "-", "--init", "{init}", "--out", "{out}"],
+    (["optimize", "none", "-q", "--nbest", "{nbest}", "--devset", "-", "--weights", "{init}", "--output", "{out}"],
      "s0 ||| a b c\nx y\n", "<stdin>:2: expected 'source ||| reference"),
     (["tune", "--yaml", "-"], "decoder: moses\nfrobnicate: 1\n", "<stdin>:2: unknown option 'frobnicate'"),
     (["dtrain", "-c", "-"], "k=10\nfrobnicate=1\n", "<stdin>:2: unknown dtrain key 'frobnicate'"),
-    (["dtrain", "-q", "-c", "{dtrain_ini}", "--input_weights", "-", "--decoder-bin", "false"], "LM 1\n bad 2\n",
+    (["dtrain", "-q", "-c", "{dtrain_ini}", "--weights", "-", "--decoder-bin", "false"], "LM 1\n bad 2\n",
      "<stdin>:2: "),
 ])
 def test_errors_in_stdin_name_it_and_the_line(files, write, stdin, capsys, argv, data, where):

@@ -31,7 +31,7 @@ def test_no_parser_of_the_mtplug_command_takes_abbreviations():
 @pytest.fixture
 def nbest_args(example_data, tmp_path):
     return ["--nbest", str(example_data / "run1.best100.out.gz"), "--ref", str(example_data / "ref.0"),
-            "--init", str(example_data / "run1.init.opt"), "--out", str(tmp_path / "w")]
+            "--weights", str(example_data / "run1.init.opt"), "--output", str(tmp_path / "w")]
 
 
 @pytest.mark.parametrize("argv, line", [
@@ -61,9 +61,10 @@ def test_an_unknown_option_is_one_did_you_mean_line(nbest_args, capsys, argv, li
 
 
 def test_an_unknown_option_is_reported_before_the_required_ones_it_hides(capsys):
-    # --int for --init: the missing --init is a consequence, the misspelling the cause
-    assert main(["optimize", "none", "--store", "s.npz", "--int", "w", "--out", "o"]) == EXIT_INPUT_ERROR
-    assert capsys.readouterr().err == ("mtplug optimize none: unknown option --int (did you mean --init?); "
+    # --int for --init: the missing --weights is a consequence, the misspelling the cause; the
+    # suggestion is the new name of the option --int resembles (--init, now --weights)
+    assert main(["optimize", "none", "--store", "s.npz", "--int", "w", "--output", "o"]) == EXIT_INPUT_ERROR
+    assert capsys.readouterr().err == ("mtplug optimize none: unknown option --int (did you mean --weights?); "
                                        "see mtplug optimize none --help\n")
 
 

@@ -102,8 +102,8 @@ def test_bad_input_exits_2(dtrain_ini, standin_command, write, capsys):
     assert main(["dtrain", "-c", bad, "--decoder-bin", standin_command]) == EXIT_INPUT_ERROR
     assert f"{bad}:4: unknown dtrain key 'smaple_from'" in capsys.readouterr().err
     ini = dtrain_ini()
-    assert main(["dtrain", "-c", ini, "--decoder-bin", standin_command, "--hi_lo", "0.9"]) == EXIT_INPUT_ERROR
-    assert "--hi_lo: must lie in [0.01, 0.5]" in capsys.readouterr().err
+    assert main(["dtrain", "-c", ini, "--decoder-bin", standin_command, "--hi-lo", "0.9"]) == EXIT_INPUT_ERROR
+    assert "--hi-lo: must lie in [0.01, 0.5]" in capsys.readouterr().err
     assert main(["dtrain", "-c", ini, "--decoder-bin", "/nonexistent/cdec", "--output", os.devnull]) \
         == EXIT_INPUT_ERROR
     assert "cannot run the decoder" in capsys.readouterr().err
@@ -112,10 +112,11 @@ def test_bad_input_exits_2(dtrain_ini, standin_command, write, capsys):
 def test_help_lists_every_key():
     p = subprocess.run([sys.executable, "-m", "mtplug", "dtrain", "--help"], capture_output=True, text=True)
     assert p.returncode == 0 and "examples:" in p.stdout
-    from mtplug.dtrain.config import KEYS
+    from mtplug.dtrain.config import KEYS, flag_of
 
     for key in KEYS:
-        assert f"--{key} " in p.stdout or f"--{key}," in p.stdout or f"--{key}\n" in p.stdout, key
+        flag = flag_of(key)
+        assert f"{flag} " in p.stdout or f"{flag}," in p.stdout or f"{flag}\n" in p.stdout, key
 
 
 def test_input_weights_that_name_no_feature_are_an_error(dtrain_ini, standin_command, write, tmp_path, capsys):
@@ -124,7 +125,7 @@ def test_input_weights_that_name_no_feature_are_an_error(dtrain_ini, standin_com
     moses = write("moses.weights", "LM0_0 0.5\nWordPenalty0_0 -1\n")
     ini = dtrain_ini(epochs=1)
     out = tmp_path / "w.out"
-    assert main(["dtrain", "-q", "-c", ini, "--input_weights", moses, "--decoder-bin", standin_command,
+    assert main(["dtrain", "-q", "-c", ini, "--weights", moses, "--decoder-bin", standin_command,
                  "--output", str(out)]) \
         == EXIT_INPUT_ERROR
     err = capsys.readouterr().err

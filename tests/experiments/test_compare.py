@@ -53,7 +53,7 @@ def data(tmp_path_factory) -> Path:
 
 def pool_study(d: Path, workdir: str, **changes) -> dict:
     study = {"workdir": str(d / workdir), "mode": "pool",
-             "pool": {"nbest": [str(d / "dev.nbest")], "ref": [str(d / "dev.ref")], "init": str(d / "init.opt"),
+             "pool": {"nbest": [str(d / "dev.nbest")], "ref": [str(d / "dev.ref")], "weights": str(d / "init.opt"),
                       "test_nbest": [str(d / "test.nbest")], "test_ref": [str(d / "test.ref")]},
              "optimizers": {"mert": {"optimizer": "mert", "options": {"restarts": 2}}, "apro": {"optimizer": "apro"},
                             "rampion": None},
@@ -68,7 +68,7 @@ def decoder_study(d: Path, workdir: str, **changes) -> dict:
                       "decoder_bin": shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source",
                                                  str(d / "all.src")]),
                       "config": str(d / "moses.ini"), "input": str(d / "dev.src"), "ref": [str(d / "dev.ref")],
-                      "iterations": 2, "nbest": 10},
+                      "iterations": 2, "nbest_size": 10},
              "test": {"input": str(d / "test.src"), "ref": str(d / "test.ref")},
              "optimizers": {"mert": {"options": {"restarts": 2}}, "apro": {}},
              "replicas": {"seeds": 2}, "evaluate": dict(FAST_EVAL)}
@@ -154,15 +154,15 @@ def test_pool_study_matches_evaluate_rerank_and_optimize(data, pool_run, tmp_pat
         # the test translations are mtplug rerank's with the replica's weights
         rerank = tmp_path / f"{optimizer}-{i}.1best"
         assert main(["rerank", "-q", "--nbest", str(data / "test.nbest"), "--weights",
-                     str(folder / "tuned.init.opt"), "--out", str(rerank)]) == 0
+                     str(folder / "tuned.init.opt"), "--output", str(rerank)]) == 0
         assert rerank.read_bytes() == (folder / "test.out").read_bytes()
         # the weights are mtplug optimize's with the replica's seed and start weights
         start = folder / "start.init.opt" if result["start_point"] else data / "init.opt"
         out = tmp_path / f"{optimizer}-{i}.opt"
         options = ["--restarts", "2"] if optimizer == "mert" else []
         assert main(["optimize", optimizer, "-q", "--nbest", str(data / "dev.nbest"), "--ref",
-                     str(data / "dev.ref"), "--init", str(start), "--seed", str(result["seed"]), *options,
-                     "--out", str(out)]) == 0
+                     str(data / "dev.ref"), "--weights", str(start), "--seed", str(result["seed"]), *options,
+                     "--output", str(out)]) == 0
         assert out.read_bytes() == (folder / "tuned.init.opt").read_bytes()
         assert read_init_opt(str(out)).start.tolist() == [v for _, v in result["weights"]]
     # start point 1 is the same for every optimizer; point 0 is init.opt
@@ -433,7 +433,7 @@ def test_pool_init_that_names_no_feature_is_an_error(data, tmp_path, capsys):
     init = tmp_path / "cdec.weights"
     init.write_text("LanguageModel 0.5\nWordPenalty -1\n")
     study = pool_study(data, str(tmp_path / "wd"))
-    study["pool"]["init"] = str(init)
+    study["pool"]["weights"] = str(init)
     assert main(["compare", "-q", str(write_yaml(tmp_path / "study.yaml", study))]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"mtplug: error: {init}: none of its 2 weight(s) names a feature of the n-best lists "

@@ -172,7 +172,7 @@ def test_ties_go_to_the_hypothesis_read_first(write, tmp_path):
     assert rerank([b, a], {"F_0": 1.0}) == ["third", "w"]
     assert rerank([a], {"F_0": -1.0}) == ["first", "x"]
     out = str(tmp_path / "o")
-    assert cli("-q", "--nbest", a, b, "--weights", write("w", "F_0 1\n"), "--out-nbest", out) == 0
+    assert cli("-q", "--nbest", a, b, "--weights", write("w", "F_0 1\n"), "--output-nbest", out) == 0
     assert [line.split(" ||| ")[1] for line in lines_of(out)] == ["third", "first", "second", "y", "z", "w", "x"]
 
 
@@ -200,8 +200,8 @@ def test_gz_input_gives_the_same_output(write, tmp_path):
     gz.write_bytes(gzip.compress(MOSES.encode()))
     init = write("init", INIT_OPT)
     for name, source in (("plain", nb), ("gz", str(gz))):
-        assert cli("-q", "--nbest", source, "--weights", init, "--out", str(tmp_path / f"{name}.1"),
-                   "--out-nbest", str(tmp_path / f"{name}.n")) == 0
+        assert cli("-q", "--nbest", source, "--weights", init, "--output", str(tmp_path / f"{name}.1"),
+                   "--output-nbest", str(tmp_path / f"{name}.n")) == 0
     assert lines_of(tmp_path / "plain.1") == lines_of(tmp_path / "gz.1") == ["a b c", "x y"]
     assert (tmp_path / "plain.n").read_bytes() == (tmp_path / "gz.n").read_bytes()
 
@@ -211,7 +211,7 @@ def test_cdec_kbest_with_cdec_weights(write, tmp_path):
                      "1 ||| c ||| LanguageModel=-1\n")
     weights = write("weights", "# cdec weights\nLanguageModel 1\nGlue -0.5\nPassThrough -1\nUnused 3\n")
     out, nbest = str(tmp_path / "1best"), str(tmp_path / "nbest")
-    assert cli("-q", "--nbest", kb, "--weights", weights, "--out", out, "--out-nbest", nbest) == 0
+    assert cli("-q", "--nbest", kb, "--weights", weights, "--output", out, "--output-nbest", nbest) == 0
     assert lines_of(out) == ["a", "c"]
     assert lines_of(nbest) == ["0 ||| a ||| LanguageModel=-5 Glue=1 ||| -5.5",
                                "0 ||| b ||| LanguageModel=-4 Glue=2 PassThrough=1 ||| -6.0",
@@ -248,12 +248,12 @@ def test_nbest_output_keeps_lines_and_replaces_only_the_score(write, tmp_path):
     nb = write("nb", "0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| -9 ||| 0-0 1-1\r\n\n"
                      "0 ||| c ||| LM0= 0 TM0= 0 0\n \t\n0 ||| d ||| LM0= -0.5 TM0= 0 0 |||\n")
     out = str(tmp_path / "o")
-    assert cli("-q", "--nbest", nb, "--weights", write("init", INIT_OPT), "--out-nbest", out, "-k", "2") == 0
+    assert cli("-q", "--nbest", nb, "--weights", write("init", INIT_OPT), "--output-nbest", out, "--nbest-size", "2") == 0
     # later fields kept, the CR dropped; a line without a score field gets one; an empty one is filled
     lines = [b"0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| 1.0 ||| 0-0 1-1\n", b"0 ||| c ||| LM0= 0 TM0= 0 0 ||| 0.0\n",
              b"0 ||| d ||| LM0= -0.5 TM0= 0 0 ||| -0.5\n"]
     assert (tmp_path / "o").read_bytes() == b"".join(lines[:2])
-    assert cli("-q", "--nbest", nb, "--weights", write("init2", "-1 0 -1\n0 0 0\n1 1 1\n"), "--out-nbest", out) == 0
+    assert cli("-q", "--nbest", nb, "--weights", write("init2", "-1 0 -1\n0 0 0\n1 1 1\n"), "--output-nbest", out) == 0
     assert lines_of(out) == ["0 ||| d ||| LM0= -0.5 TM0= 0 0 ||| 0.5", "0 ||| c ||| LM0= 0 TM0= 0 0 ||| 0.0",
                              "0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| -1.0 ||| 0-0 1-1"]
 
@@ -261,19 +261,19 @@ def test_nbest_output_keeps_lines_and_replaces_only_the_score(write, tmp_path):
 def test_options_that_cannot_take_effect_and_bad_values(write, tmp_path, capsys):
     nb, init = write("nb", MOSES), write("init", INIT_OPT)
     cases = [
-        (["-k", "2"], "-k takes effect only with --out-nbest FILE"),
-        (["-k", "0", "--out-nbest", str(tmp_path / "o")], "-k must be >= 1, got 0"),
+        (["--nbest-size", "2"], "--nbest-size takes effect only with --output-nbest FILE"),
+        (["--nbest-size", "0", "--output-nbest", str(tmp_path / "o")], "--nbest-size must be >= 1, got 0"),
         (["--sentences", "0"], "--sentences must be >= 1, got 0"),
-        (["--out", "-", "--out-nbest", "-"], "--out and --out-nbest name the same stream"),
-        (["--out", str(tmp_path / "same"), "--out-nbest", str(tmp_path / "same")], "name the same file"),
-        (["--out", str(tmp_path)], "is a directory"),
-        (["--out", str(tmp_path / "no" / "such")], "no such folder"),
+        (["--output", "-", "--output-nbest", "-"], "--output and --output-nbest name the same stream"),
+        (["--output", str(tmp_path / "same"), "--output-nbest", str(tmp_path / "same")], "name the same file"),
+        (["--output", str(tmp_path)], "is a directory"),
+        (["--output", str(tmp_path / "no" / "such")], "no such folder"),
     ]
     for extra, message in cases:
         assert cli("-q", "--nbest", nb, "--weights", init, *extra) == EXIT_INPUT_ERROR
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
-    assert cli("-q", "--nbest", nb, "--weights", init, "-k", "x") == EXIT_INPUT_ERROR
+    assert cli("-q", "--nbest", nb, "--weights", init, "--nbest-size", "x") == EXIT_INPUT_ERROR
     assert "invalid int value" in capsys.readouterr().err
 
 
@@ -311,15 +311,15 @@ def test_output_places(write, tmp_path, capsys):
     assert cli("-q", "--nbest", nb, "--weights", init) == 0                 # default: the 1-best on stdout
     assert capsys.readouterr().out == "a b c\nx y\n"
     nbest = str(tmp_path / "n")
-    assert cli("-q", "--nbest", nb, "--weights", init, "--out-nbest", nbest) == 0   # then no 1-best unless --out
+    assert cli("-q", "--nbest", nb, "--weights", init, "--output-nbest", nbest) == 0   # then no 1-best unless --output
     assert capsys.readouterr().out == "" and len(lines_of(nbest)) == 4
-    assert cli("-q", "--nbest", nb, "--weights", init, "--out-nbest", "-", "-k", "1", "--out", "/dev/null") == 0
+    assert cli("-q", "--nbest", nb, "--weights", init, "--output-nbest", "-", "--nbest-size", "1", "--output", "/dev/null") == 0
     assert capsys.readouterr().out == ("0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 1.0\n"
                                        "1 ||| x y ||| LM0= -1 TM0= 0 1 ||| 0.0\n")
     # an error leaves an existing output as it was
     keep = tmp_path / "keep"
     keep.write_text("old\n")
-    assert cli("-q", "--nbest", write("bad", "0 ||| a ||| LM0= x\n"), "--weights", init, "--out", str(keep)) == 2
+    assert cli("-q", "--nbest", write("bad", "0 ||| a ||| LM0= x\n"), "--weights", init, "--output", str(keep)) == 2
     assert keep.read_text() == "old\n"
     capsys.readouterr()
 
@@ -332,7 +332,7 @@ def test_same_input_gives_identical_output(write, tmp_path):
     outputs = []
     for run in range(2):
         one, n = tmp_path / f"1.{run}", tmp_path / f"n.{run}"
-        assert cli("-q", "--nbest", nb, "--weights", w, "--out", str(one), "--out-nbest", str(n), "-k", "5") == 0
+        assert cli("-q", "--nbest", nb, "--weights", w, "--output", str(one), "--output-nbest", str(n), "--nbest-size", "5") == 0
         outputs.append((one.read_bytes(), n.read_bytes()))
     assert outputs[0] == outputs[1]
 
@@ -360,11 +360,11 @@ def test_example_moses_one_best_is_the_first_hypothesis(example_data):
 
 def test_example_one_best_scores_the_bleu_optimize_reports(example_data, tmp_path, capsys):
     nbest, ref0, init = (str(example_data / n) for n in ("run1.best100.out.gz", "ref.0", "run1.init.opt"))
-    assert main(["optimize", "none", "-q", "--nbest", nbest, "--ref", ref0, "--init", init,
-                 "--out", str(tmp_path / "w")]) == 0
+    assert main(["optimize", "none", "-q", "--nbest", nbest, "--ref", ref0, "--weights", init,
+                 "--output", str(tmp_path / "w")]) == 0
     reported = json.loads(capsys.readouterr().out)["bleu"]
     one_best = str(tmp_path / "1best")
-    assert cli("-q", "--nbest", nbest, "--weights", init, "--out", one_best) == 0
+    assert cli("-q", "--nbest", nbest, "--weights", init, "--output", one_best) == 0
     assert main(["score", "--hyp", one_best, "--ref", ref0, "--json"]) == 0
     scored = json.loads(capsys.readouterr().out)["score"]
     assert scored == pytest.approx(reported, abs=1e-12) and reported == pytest.approx(0.265757, abs=1e-6)

@@ -78,7 +78,7 @@ def inputs(write):
 
 def optimize(inputs, out):
     nb, ref, init = inputs
-    return main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--init", init, "--out", str(out)])
+    return main(["optimize", "none", "-q", "--nbest", nb, "--ref", ref, "--weights", init, "--output", str(out)])
 
 
 # ------------------------------------------------------------------------ mtplug commands
@@ -115,7 +115,7 @@ def test_optimize_on_a_full_disk_keeps_the_old_file(small, inputs, capsys):
 def test_optimize_into_a_read_only_place(small, inputs, capsys):
     fs = small("ro")
     assert optimize(inputs, fs / "w.txt") == 2
-    assert one_error_line(capsys.readouterr().err) == (f"mtplug: error: {fs / 'w.txt'}: cannot write the --out "
+    assert one_error_line(capsys.readouterr().err) == (f"mtplug: error: {fs / 'w.txt'}: cannot write the --output "
                                                        f"output in {fs} (Read-only file system)")
 
 
@@ -123,10 +123,10 @@ def test_kbest_rerank_and_evaluate_on_a_full_disk(small, write, capsys):
     fs = small("full")
     plf = write("dev.plf", "((('a',0.5,1),('b',0.25,1),),)\n")
     weights = write("w", "LatticeCost_0 1\n")
-    assert main(["kbest", "-q", "--forests", plf, "--weights", weights, "-k", "2", "--out", str(fs / "kb")]) == 2
+    assert main(["kbest", "-q", "--forests", plf, "--weights", weights, "--nbest-size", "2", "--output", str(fs / "kb")]) == 2
     assert one_error_line(capsys.readouterr().err) == f"mtplug: error: {fs / 'kb'}: {FULL}"
     nbest, ref = write("nbest", NBEST), write("ref", REF)
-    assert main(["rerank", "-q", "--nbest", nbest, "--weights", write("init", INIT), "--out", str(fs / "old")]) == 2
+    assert main(["rerank", "-q", "--nbest", nbest, "--weights", write("init", INIT), "--output", str(fs / "old")]) == 2
     assert one_error_line(capsys.readouterr().err) == f"mtplug: error: {fs / 'old'}: {FULL}"
     hyps = [write(f"h{k}", REF) for k in range(2)]
     assert main(["evaluate", "-q", "--ref", ref, "--hyps-baseline", *hyps, "--json", str(fs / "r.json")]) == 2

@@ -19,8 +19,8 @@ from .conftest import ORIGIN
 def test_kbest_lines_read_back_as_an_nbest_list(cdec_setup, tmp_path, capsys):
     hg, init, refs = cdec_setup
     out = tmp_path / "k.best"
-    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(init), "-k", "20", "--unique",
-                 "--out", str(out)]) == 0
+    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(init), "--nbest-size", "20", "--unique",
+                 "--output", str(out)]) == 0
     lines = out.read_text().splitlines()
     by_sent = [[ln for ln in lines if ln.startswith(f"{s} |||")] for s in range(2)]
     assert [len(x) for x in by_sent] == [20, 20]
@@ -43,8 +43,8 @@ def test_kbest_lines_read_back_as_an_nbest_list(cdec_setup, tmp_path, capsys):
 
 def test_kbest_refuses_bad_k(cdec_setup, capsys):
     hg, init, _ = cdec_setup
-    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(init), "-k", "0"]) == 2
-    assert "-k must be >= 1" in capsys.readouterr().err
+    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(init), "--nbest-size", "0"]) == 2
+    assert "--nbest-size must be >= 1" in capsys.readouterr().err
 
 
 def test_expbleu_directions_over_forests(cdec_setup):
@@ -66,7 +66,7 @@ def test_a_forest_without_features_is_fine(tmp_path, algorithm, capsys):
     (tmp_path / "ref").write_text("a\nx\n")
     (tmp_path / "init").write_text("LatticeCost_0 1\n")
     args = ["optimize", algorithm, "-q", "--forests", str(tmp_path / "dev.plf"), "--ref", str(tmp_path / "ref"),
-            "--init", str(tmp_path / "init"), "--out", str(tmp_path / "out")]
+            "--weights", str(tmp_path / "init"), "--output", str(tmp_path / "out")]
     assert main(args + (["--passes", "2"] if algorithm == "kbmira" else ["--restarts", "1"])) == 0, \
         capsys.readouterr().err
     assert (tmp_path / "out").exists()
@@ -78,7 +78,7 @@ def test_kbest_refuses_weights_that_name_no_feature_of_the_forests(cdec_setup, t
     moses = tmp_path / "moses.weights"
     moses.write_text("LM0_0 0.5\nWordPenalty0_0 -1\n")
     out = tmp_path / "k.best"
-    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(moses), "-k", "5", "--out", str(out)]) == 2
+    assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(moses), "--nbest-size", "5", "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the forests "
                           "(it gives LM0_0, WordPenalty0_0; expected names such as "), err
@@ -91,8 +91,8 @@ def test_forest_optimize_refuses_weights_that_name_no_feature_of_the_forests(cde
     moses = tmp_path / "moses.weights"
     moses.write_text("LM0_0 0.5\nWordPenalty0_0 -1\n")
     out = tmp_path / "out"
-    assert main(["optimize", "mert", "-q", "--forests", str(hg), "--ref", *refs, "--init", str(moses),
-                 "--out", str(out)]) == 2
+    assert main(["optimize", "mert", "-q", "--forests", str(hg), "--ref", *refs, "--weights", str(moses),
+                 "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the forests "), err
     assert err.count("\n") == 1 and not out.exists()

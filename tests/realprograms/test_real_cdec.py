@@ -104,7 +104,7 @@ def test_mtplug_tune_with_the_real_cdec(cdec_dir, cdec_toy, tmp_path, optimizer,
         p = subprocess.run([sys.executable, "-m", "mtplug", "tune", "--decoder", "cdec", "--decoder-bin",
                             str(cdec_dir / "decoder" / "cdec"), "--config", str(cdec_toy.config), "--weights",
                             str(cdec_toy.weights), "--input", str(cdec_toy.dev_src), "--ref", str(cdec_toy.dev_ref),
-                            "--optimizer", optimizer, "--iterations", "3", "--nbest", "50", "--jobs", jobs,
+                            "--optimizer", optimizer, "--iterations", "3", "--nbest-size", "50", "--jobs", jobs,
                             "--workdir", str(wd), "--seed", "1", *extra], capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, p.stderr[-3000:]
         finals.append((wd / "final").read_bytes())

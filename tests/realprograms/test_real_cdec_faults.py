@@ -48,7 +48,7 @@ def tune_argv(decoder: Path, toy, workdir: Path, *extra) -> list[str]:
     return [sys.executable, "-m", "mtplug", "tune", "--decoder", "cdec", "--decoder-bin", str(decoder),
             "--config", str(toy.config), "--weights", str(toy.weights), "--input", str(toy.dev_src),
             "--ref", str(toy.dev_ref), "--optimizer", "mert", "--restarts", "2", "--iterations", "3",
-            "--nbest", "50", "--jobs", "2", "--workdir", str(workdir), "--seed", "1", "-q", *extra]
+            "--nbest-size", "50", "--jobs", "2", "--workdir", str(workdir), "--seed", "1", "-q", *extra]
 
 
 def test_sigterm_during_real_decoding_then_resume(cdec_toy, wrapper, tmp_path):

@@ -52,7 +52,7 @@ def test_moses_test_set(moses_dir, moses_toy, tmp_path):
 
     wd = tmp_path / "wd"
     summary = tune(["--decoder", "moses", "--decoder-bin", moses], moses_toy, wd, "--optimizer", "mert",
-                   "--restarts", "5", "--nbest", "50")
+                   "--restarts", "5", "--nbest-size", "50")
     check_history(summary, wd, moses_toy, onebest)
 
 
@@ -68,7 +68,7 @@ def test_cdec_test_set(cdec_dir, cdec_toy, tmp_path, extra):
 
     wd = tmp_path / "wd"
     summary = tune(["--decoder", "cdec", "--decoder-bin", cdec, "--weights", str(cdec_toy.weights)], cdec_toy, wd,
-                   "--nbest", "50", *extra)
+                   "--nbest-size", "50", *extra)
     check_history(summary, wd, cdec_toy, onebest)
     if "--forests" in extra:   # the test decode left the tuning set's forests alone
         n = summary["iterations"]

@@ -87,21 +87,21 @@ class Case:
 
 #: command kind -> how it reads its input (the "Read by" line of a section)
 READ_BY = {
-    "nbest": "`mtplug optimize ALGO --nbest NBEST --ref REF --init INIT`",
-    "mertdata": "`mtplug optimize ALGO --ffile FEATURES --scfile SCORES --init INIT`",
+    "nbest": "`mtplug optimize ALGO --nbest NBEST --ref REF --weights INIT`",
+    "mertdata": "`mtplug optimize ALGO --ffile FEATURES --scfile SCORES --weights INIT`",
     "score": "`mtplug score --hyp HYP --ref REF`",
     "sparse": "`kbmira --sparse-init FILE` (the same reader serves `mert --sparse-weights` and, for Moses, "
               "`mtplug tune --weights`)",
     "cdecweights": "`mtplug dtrain`, its `input_weights=FILE` (read before the first decoder call)",
-    "cdecinit": "`mtplug optimize ALGO --nbest KBEST --init FILE`",
+    "cdecinit": "`mtplug optimize ALGO --nbest KBEST --weights FILE`",
     "megam": "`megam_i686.opt -fvals -nobias binary FILE`, as mert-moses.pl --pairwise-ranked runs it",
     "dtrain": "`mtplug dtrain --config FILE` (checked before the first decoder call)",
     "tune": "`mtplug tune --yaml FILE` (checked before the working directory is created)",
-    "kbest": "`mtplug kbest --forests PATH --weights FILE -k N`",
-    "forestmert": "`mtplug optimize mert --forests PATH --ref REF --init FILE` (the same for `optimize kbmira`)",
+    "kbest": "`mtplug kbest --forests PATH --weights FILE --nbest-size N`",
+    "forestmert": "`mtplug optimize mert --forests PATH --ref REF --weights FILE` (the same for `optimize kbmira`)",
     "hgdir": "`kbmira --hgdir DIR --reference REF --dense-init FILE` (Moses's hypergraph mode; `mtplug kbest "
              "--forests DIR` and `optimize --forests DIR` read the same files)",
-    "rerank": "`mtplug rerank --nbest NBEST --weights INIT --out OUT`",
+    "rerank": "`mtplug rerank --nbest NBEST --weights INIT -o OUT`",
     "evaluate": "`mtplug evaluate --ref REF --hyps-baseline HYP --hyps-sys1 HYP2`",
 }
 #: command kinds run by a Moses program of moses_integration/ (through its entry point,
@@ -120,11 +120,11 @@ def command_line(case: Case, d: str) -> list[str]:
     """The arguments of :func:`program` that read ``case``'s files from directory ``d`` (outputs in d/out)."""
     p = lambda name: f"{d}/{name}"  # noqa: E731
     if case.command == "nbest":
-        return ["optimize", "none", "-q", "--nbest", p("nbest"), "--ref", p("ref"), "--init", p("init"),
-                "--out", p("out")]
+        return ["optimize", "none", "-q", "--nbest", p("nbest"), "--ref", p("ref"), "--weights", p("init"),
+                "--output", p("out")]
     if case.command == "mertdata":
         return ["optimize", "none", "-q", "--ffile", p("features.dat"), "--scfile", p("scores.dat"),
-                "--init", p("init"), "--out", p("out")]
+                "--weights", p("init"), "--output", p("out")]
     if case.command == "score":
         return ["score", "-q", "--hyp", p("hyp"), "--ref", p("ref")]
     if case.command == "sparse":
@@ -133,24 +133,24 @@ def command_line(case: Case, d: str) -> list[str]:
     if case.command == "megam":
         return ["-fvals", "-maxi", "30", "-nobias", "-quiet", "binary", p("pro.data")]
     if case.command == "cdecinit":
-        return ["optimize", "none", "-q", "--nbest", p("kbest"), "--ref", p("ref"), "--init", p("weights"),
-                "--out", p("out")]
+        return ["optimize", "none", "-q", "--nbest", p("kbest"), "--ref", p("ref"), "--weights", p("weights"),
+                "--output", p("out")]
     if case.command in ("dtrain", "cdecweights"):
         # 'false' as the decoder: a case that got past the reading would fail on the first call
         return ["dtrain", "-q", "--config", p("dtrain.ini"), "--decoder-bin", "false"]
     if case.command == "tune":
         return ["tune", "-q", "--yaml", p("tune.yaml")]
     if case.command == "kbest":
-        return ["kbest", "-q", "--forests", p(forest_input(case)), "--weights", p("forest.weights"), "-k", "2",
-                "--out", p("out")]
+        return ["kbest", "-q", "--forests", p(forest_input(case)), "--weights", p("forest.weights"), "--nbest-size", "2",
+                "--output", p("out")]
     if case.command == "forestmert":
         return ["optimize", "mert", "-q", "--forests", p(forest_input(case)), "--ref", p("ref"),
-                "--init", p("forest.weights"), "--out", p("out")]
+                "--weights", p("forest.weights"), "--output", p("out")]
     if case.command == "hgdir":
         return ["--hgdir", p("hg"), "--reference", p("ref"), "--dense-init", p("dense"), "--iters", "1",
                 "-o", p("out")]
     if case.command == "rerank":
-        return ["rerank", "-q", "--nbest", p("nbest"), "--weights", p("init"), "--out", p("out")]
+        return ["rerank", "-q", "--nbest", p("nbest"), "--weights", p("init"), "--output", p("out")]
     if case.command == "evaluate":
         return ["evaluate", "-q", "--ref", p("ref"), "--hyps-baseline", p("hyp"), "--hyps-sys1", p("hyp2"),
                 "--boot-samples", "10", "--ar-shuffles", "10", "--json", p("out")]
@@ -427,22 +427,22 @@ CASES = [
          "mtplug: error: DIR/dtrain.ini: decoder_config: is required (the cdec.ini of the decoder)", "dtrain"),
     # ---------------------------------------------------------------- tune YAML
     Case("tune YAML", "unknown option", {"tune.yaml": GOOD_TUNE + "nbset: 10\n"},
-         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest'?); known: config, decoder, decoder_args, decoder_bin, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest, optimizer, patience, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
+         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest_size'?); known: config, decoder, decoder_args, decoder_bin, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest_size, optimizer, patience, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
     Case("tune YAML", "test references without a test set", {"tune.yaml": GOOD_TUNE + "test_ref: [DIR/ref]\n"},
          "mtplug: error: DIR/tune.yaml:7: test_ref needs test_input too (a test set is its source and its references)", "tune"),
     Case("tune YAML", "test set and test references of different lengths",
          {"tune.yaml": GOOD_TUNE + "test_input: DIR/test.src\ntest_ref: [DIR/ref]\n", "test.src": "a\nb\nc\n"},
          "mtplug: error: DIR/test.src: 3 test sentences but 2 test references (DIR/ref)", "tune"),
-    Case("tune YAML", "an option twice", {"tune.yaml": GOOD_TUNE + "nbest: 10\nseed: 1\nnbest: 20\n"},
-         "mtplug: error: DIR/tune.yaml:9: nbest is given twice (first on line 7); expected each option once", "tune"),
+    Case("tune YAML", "an option twice", {"tune.yaml": GOOD_TUNE + "nbest_size: 10\nseed: 1\nnbest_size: 20\n"},
+         "mtplug: error: DIR/tune.yaml:9: nbest_size is given twice (first on line 7); expected each option once", "tune"),
     Case("tune YAML", "word for an integer", {"tune.yaml": GOOD_TUNE + "iterations: ten\n"},
          "mtplug: error: DIR/tune.yaml:7: iterations must be an integer, got 'ten'", "tune"),
     Case("tune YAML", "fraction for an integer", {"tune.yaml": GOOD_TUNE + "iterations: 2.5\n"},
          "mtplug: error: DIR/tune.yaml:7: iterations must be an integer, got 2.5", "tune"),
-    Case("tune YAML", "boolean for an integer", {"tune.yaml": GOOD_TUNE + "nbest: yes\n"},
-         "mtplug: error: DIR/tune.yaml:7: nbest must be an integer, got true", "tune"),
-    Case("tune YAML", "value missing (null)", {"tune.yaml": GOOD_TUNE + "nbest:\n"},
-         "mtplug: error: DIR/tune.yaml:7: nbest must be an integer, got null", "tune"),
+    Case("tune YAML", "boolean for an integer", {"tune.yaml": GOOD_TUNE + "nbest_size: yes\n"},
+         "mtplug: error: DIR/tune.yaml:7: nbest_size must be an integer, got true", "tune"),
+    Case("tune YAML", "value missing (null)", {"tune.yaml": GOOD_TUNE + "nbest_size:\n"},
+         "mtplug: error: DIR/tune.yaml:7: nbest_size must be an integer, got null", "tune"),
     Case("tune YAML", "number for a flag", {"tune.yaml": GOOD_TUNE + "lowercase: 1\n"},
          "mtplug: error: DIR/tune.yaml:7: lowercase must be true or false, got 1", "tune"),
     Case("tune YAML", "list for a string", {"tune.yaml": GOOD_TUNE + "decoder_args: [-threads, 4]\n"},

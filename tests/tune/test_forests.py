@@ -25,7 +25,7 @@ def tune_args(tmp_path, *extra, optimizer="mert"):
                           str(GOLDEN / "input.txt")])
     return ["tune", "--decoder", "cdec", "--decoder-bin", decoder, "--config", str(GOLDEN / "cdec.ini"),
             "--weights", str(GOLDEN / "weights"), "--input", str(GOLDEN / "input.txt"), "--ref",
-            str(tmp_path / "ref"), "--optimizer", optimizer, "--nbest", "5", "--forests", "--seed", "2", *extra]
+            str(tmp_path / "ref"), "--optimizer", optimizer, "--nbest-size", "5", "--forests", "--seed", "2", *extra]
 
 
 @pytest.mark.parametrize("optimizer, options", [("mert", ["--restarts", "2"]), ("kbmira", ["--passes", "5"])])

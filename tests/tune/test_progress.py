@@ -23,7 +23,7 @@ def tune_command(tmp_path, *extra) -> list[str]:
     standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-source", str(src)])
     return [sys.executable, "-m", "mtplug", "tune", "--decoder", "moses", "--decoder-bin", standin,
             "--config", str(tmp_path / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
-            "--optimizer", "kbmira", "--passes", "3", "--iterations", "1", "--nbest", "5", "--jobs", "2",
+            "--optimizer", "kbmira", "--passes", "3", "--iterations", "1", "--nbest-size", "5", "--jobs", "2",
             "--workdir", str(tmp_path / "wd"), *extra]
 
 

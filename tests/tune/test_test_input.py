@@ -53,7 +53,7 @@ def tune_args(d: Path, workdir: str, *extra, decoder="moses", test=("test.src", 
                   "--config", str(d / "cdec.ini"), "--weights", str(d / "weights")]
     tested = ["--test-input", str(d / test[0]), "--test-ref", *(str(d / r) for r in test[1:])] if test else []
     return ["tune", *(["-q"] if quiet else []), *system, "--input", str(d / "dev.src"), "--ref", str(d / "dev.ref"),
-            *tested, "--optimizer", "mert", "--restarts", "2", "--iterations", str(iterations), "--nbest", "10",
+            *tested, "--optimizer", "mert", "--restarts", "2", "--iterations", str(iterations), "--nbest-size", "10",
             "--workdir", str(d / workdir), "--seed", "3", *extra]
 
 
@@ -227,7 +227,7 @@ def test_yaml_keys(split, capsys):
                                                                      "-standin-source", str(split / "all.src")]))),
         ("config", split / "moses.ini"), ("input", split / "dev.src"), ("ref", split / "dev.ref"),
         ("test_input", split / "test.src"), ("test_ref", f"[{split / 'test.ref'}]"), ("workdir", split / "y"),
-        ("optimizer_options", "{restarts: 2}"), ("iterations", 1), ("nbest", 10), ("seed", 3)))
+        ("optimizer_options", "{restarts: 2}"), ("iterations", 1), ("nbest_size", 10), ("seed", 3)))
     (split / "tune.yaml").write_text(text)
     from_yaml = run(["tune", "-q", "--yaml", str(split / "tune.yaml")], capsys)
     assert from_yaml["test_bleu"] == run(tune_args(split, "flags", iterations=1), capsys)["test_bleu"]

@@ -58,7 +58,7 @@ def moses_args(sysdir, workdir, *extra, optimizer="mert", iterations=3, nbest=10
     return ["tune", "-q", "--decoder", "moses",
             "--decoder-bin", shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
             "--config", str(sysdir / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
-            "--optimizer", optimizer, "--iterations", str(iterations), "--nbest", str(nbest),
+            "--optimizer", optimizer, "--iterations", str(iterations), "--nbest-size", str(nbest),
             "--workdir", str(workdir), "--seed", "3", *FAST[optimizer], *extra]
 
 
@@ -169,7 +169,7 @@ def test_cdec_loop(system, optimizer, capsys):
                                                 "-standin-source", str(src)]),
                    "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"),
                    "--input", str(src), "--ref", str(TOY / "ref.0"), "--optimizer", optimizer,
-                   "--iterations", "3", "--nbest", "10", "--jobs", "2", "--workdir", str(wd), *FAST[optimizer]],
+                   "--iterations", "3", "--nbest-size", "10", "--jobs", "2", "--workdir", str(wd), *FAST[optimizer]],
                   capsys)
     assert summary["history"][0]["bleu"] == pytest.approx(START_BLEU, abs=5e-7)
     assert max(h["bleu"] for h in summary["history"]) > START_BLEU + 0.03
@@ -194,7 +194,7 @@ def test_cdec_seg_ids(system, capsys):
                     shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec", "-standin-source", str(src)]),
                     "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"), "--input", str(inp),
                     "--ref", str(TOY / "ref.0"), "--optimizer", "mert", "--restarts", "2", "--iterations", "2",
-                    "--nbest", "10", "--jobs", "3", "--workdir", str(wd)], capsys)
+                    "--nbest-size", "10", "--jobs", "3", "--workdir", str(wd)], capsys)
 
     plain, tagged = tune(src, system / "plain"), tune(segs, system / "tagged")
     assert plain["history"] == tagged["history"]
@@ -220,7 +220,7 @@ def test_yaml_and_flags(system, capsys):
     src = system / "dev.src"
     template.update(decoder_bin=shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
                     config=str(system / "moses.ini"), input=str(src), ref=[str(TOY / "ref.0")],
-                    workdir=str(system / "from-yaml"), iterations=5, nbest=7, seed=3,
+                    workdir=str(system / "from-yaml"), iterations=5, nbest_size=7, seed=3,
                     optimizer_options={"restarts": 2, "directions": "random"})
     (system / "tune.yaml").write_text(yaml.safe_dump(template))
     summary = run(["tune", "-q", "--yaml", str(system / "tune.yaml"), "--iterations", "2",
@@ -329,7 +329,7 @@ def test_start_weights_that_name_no_feature_stop_the_run(system, capsys):
                "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec",
                                             "-standin-source", str(src)]),
                "--config", str(system / "cdec.ini"), "--weights", str(system / "moses-named"),
-               "--input", str(src), "--ref", str(TOY / "ref.0"), "--iterations", "2", "--nbest", "10",
+               "--input", str(src), "--ref", str(TOY / "ref.0"), "--iterations", "2", "--nbest-size", "10",
                "--restarts", "2", "--workdir", str(system / "wd")])
     err = capsys.readouterr().err
     assert rc == 2, err
