@@ -911,7 +911,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("tune", cmd_tune, "decoder-in-the-loop tuning: decode, merge n-best, optimize, repeat (Moses, cdec)",
             "examples:\n  mtplug tune --decoder moses --decoder-bin ~/moses/bin/moses --config moses.ini "
-            "--input dev.src --ref dev.ref \\\n      --optimizer mert --iterations 10 --nbest 100 --jobs 4 "
+            "--input dev.src --ref dev.ref \\\n      --optimizer mert --iterations 10 --nbest-size 100 --jobs 4 "
             "--workdir tuning\n  mtplug tune --yaml tune.yaml --resume\n"
             "  mtplug tune --write-config > tune.yaml\n")
     add_tune_arguments(p)
