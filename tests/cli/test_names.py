@@ -158,3 +158,9 @@ def test_the_table_in_the_docs_names_every_alias():
 def test_unknown_option_suggests_the_new_name_of_an_old_one(capsys):
     assert main(["kbest", "--forests", "f", "--weights", "w", "--ot", "x"]) == EXIT_INPUT_ERROR
     assert "(did you mean --output?)" in capsys.readouterr().err
+
+
+def test_no_example_in_help_uses_an_old_name():
+    for prog, p in _parsers(build_parser()):
+        for old in aliases.old_names(p):
+            assert not re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", p.epilog or ""), (prog, old)
