@@ -36,6 +36,7 @@ from .formats.weights_core import Weights
 from .metrics.bleu import BleuConfig
 from .optimizers.base import Result
 from .optimizers.registry import OPTIMIZER_NAMES, get_optimizer
+from .validation import check_seed, check_threads
 
 __all__ = ["OPTIMIZER_NAMES", "InputError", "NbestCorpus", "References", "Result", "Weights", "get_optimizer",
            "load_mert_data", "load_nbest", "load_plain", "load_store", "optimize", "read_devset",
@@ -145,7 +146,8 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
     without one is a warning, also in ``Result.warnings``
     (:func:`mtplug.start_weights.check_match`).
     seed: the seed of every random choice (same input and seed, same weights).
-    threads: worker threads (None: all cores; no effect on the result). progress:
+    threads: worker threads, >= 1 (None: all cores; no effect on the result; 0 is an
+    error, as ``--threads 0`` is). progress:
     called with counts of finished work units. options: the optimizer's own, as in its
     class docstring and ``mtplug optimize NAME --help`` with ``_`` for ``-``
     (``restarts=20``, ``directions="powell"``).
@@ -164,15 +166,15 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
         optimizer = cls(**options)
     except ValueError as err:
         raise ValueError(f"{name}: {err}") from None
-    if not 0 <= int(seed) < 2**63:
-        raise ValueError(f"seed must be an integer in [0, 2^63), got {seed}")
+    seed = check_seed(seed, "seed=")
+    threads = check_threads(threads, "threads=")   # as --threads: None is every core, 0 an error
     corpus.check_complete()
     if corpus.n_stats == 0:
         raise InputError("the store has no metric statistics: load it with references (refs=...)")
     vector, ranges, start_warnings = _weight_vector(corpus, start, "start")
     for advice in optimizer.advice(corpus):
         warnings.warn(advice, stacklevel=2)
-    result = optimizer.optimize(corpus, vector, int(seed), threads=threads, ranges=ranges, progress=progress)
+    result = optimizer.optimize(corpus, vector, seed, threads=threads, ranges=ranges, progress=progress)
     result.feature_names = list(corpus.feature_names)
     result.warnings = start_warnings + list(result.warnings)
     for message in result.warnings:

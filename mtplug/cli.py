@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import difflib
 import os
+import re
 import signal
 import sys
 import threading
@@ -761,6 +762,8 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         self._refuse_unknown(self._own_tokens())
+        # a bad value in the words of mtplug.validation, whoever checks it: '--seed must be ...'
+        message = re.sub(r"^argument ([^:/ ]+)(?:/[^:]*)?: (must be )", r"\1 \2", message)
         print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
         sys.exit(EXIT_INPUT_ERROR)
 

@@ -36,9 +36,9 @@ def one_error_line(capsys) -> str:
 
 
 @pytest.mark.parametrize("algorithm, extra, message", [
-    ("mert", ["--seed", "-1"], "argument --seed: expected a seed in [0, 2^63), got -1"),
-    ("mert", ["--threads", "0"], "argument --threads: expected a thread count >= 1"),
-    ("apro", ["--threads", "-2"], "argument --threads: expected a thread count >= 1"),
+    ("mert", ["--seed", "-1"], "--seed must be an integer in [0, 2^63), got -1"),
+    ("mert", ["--threads", "0"], "--threads must be a thread count >= 1 (leave it out for all cores), got 0"),
+    ("apro", ["--threads", "-2"], "--threads must be a thread count >= 1"),
     ("mert", ["--reg", "l2"], "mert: reg l2 needs reg_strength > 0"),
     ("mert", ["--reg", "l2", "--reg-strength", "0"], "reg_strength must be a finite number > 0 with reg l2"),
     ("mert", ["--reg-strength", "0.1"], "mert: reg_strength applies only with a regulariser"),

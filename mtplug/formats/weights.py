@@ -38,6 +38,10 @@ from . import cdec_weights, mert_weights, moses_ini, sparse_weights
 from .number_text import FIELD_SEP, looks_numeric
 from .weights_core import Weights
 
+#: the documentation of the weights formats and of how positional files get their names
+WEIGHTS_DOCS = "docs/formats.md, 'Weights files' (the table of formats and their feature names)"
+_FILE_NAMES = {"init-opt": "init.opt", "weights-txt": "weights.txt"}
+
 # ---------------------------------------------------------------------------------------
 # format registry, detection and dispatch
 
@@ -286,13 +290,17 @@ def read_weights(path, fmt: str | None = None, *, feature_names: Sequence[str] |
     """Read a weights file in format ``fmt`` (detected from the content if None).
 
     Positional formats (``init-opt``: its start line; ``weights-txt``) need
-    ``feature_names``, the features.dat column order. For ``mira-out``,
+    ``feature_names``, the features.dat column order; without them the InputError says
+    how to give them (docs/formats.md, "Weights files"). For ``mira-out``,
     ``feature_names`` names the dense features ``F0, F1, ...`` (optional).
     """
     fmt = detect_weights_format(path) if fmt is None else fmt
     entry = _lookup(fmt)
     if entry.positional and feature_names is None:
-        raise ValueError(f"format {fmt!r} is positional: pass feature_names (the features.dat column order)")
+        raise InputError(f"is a Moses {_FILE_NAMES.get(fmt, fmt)} file, whose values name no feature (they go by position): pass "
+                         "feature_names, the n-best list's dense features in column order (e.g. "
+                         "corpus.feature_names[:corpus.n_dense] of mtplug.load_nbest), or give the weights in a "
+                         f"format that names them; see {WEIGHTS_DOCS}", path)
     return entry.read(path, None if feature_names is None else list(feature_names))
 
 

@@ -77,7 +77,7 @@ def test_a_stray_argument_names_the_command(capsys):
 def test_values_that_look_like_options_are_still_values(nbest_args, capsys):
     # a negative number and '-' (stdin) are values, not unknown options
     assert main(["optimize", "mert", *nbest_args, "--seed", "-1"]) == EXIT_INPUT_ERROR
-    assert "argument --seed: expected a seed in [0, 2^63), got -1" in capsys.readouterr().err
+    assert "--seed must be an integer in [0, 2^63), got -1" in capsys.readouterr().err
 
 
 def test_through_the_program_there_is_no_traceback():
