@@ -508,8 +508,6 @@ def cmd_kbest(args) -> int:
     from .formats.forests import read_forests
     from .start_weights import check_match
 
-    if args.nbest_size < 1:
-        raise InputError(f"--nbest-size must be >= 1, got {args.nbest_size}")
     if args.output:
         check_outputs({"--output": args.output})
     w = _named_weights(args.weights)
@@ -878,7 +876,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "of PLF lattices or a Moses search graph; several are merged by sentence")
     p.add_argument("--weights", "-w", required=True, metavar="FILE",
                    help="weights by name: 'name value' lines, a cdec weights file or a moses.ini")
-    p.add_argument("--nbest-size", type=int, default=100, metavar="N",
+    p.add_argument("--nbest-size", type=validation.count, default=100, metavar="N",
                    help="derivations per forest, the size of each n-best list (default 100)")
     p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
     p.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")

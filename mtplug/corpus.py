@@ -166,6 +166,8 @@ class NbestCorpus:
         self.hyp_indptr = np.zeros(1, dtype=np.int64) if has_strings else None
         self.hyp_bytes = np.zeros(0, dtype=np.uint8) if has_strings else None
         self._word_list: list[str] | None = None
+        #: the reference files the sentences were counted from (from_nbest), for messages
+        self.reference_source: str | None = None
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -195,6 +197,7 @@ class NbestCorpus:
             divisor = bleu.ref_len_divisor(references.uniform_count or 1)
             n_sent = len(references)
         corpus = cls(n_sentences=n_sent, bleu=bleu, references=enc, ref_len_divisor=divisor, words=words)
+        corpus.reference_source = None if references is None else references.source
         parsed = parse_metric(metric) if isinstance(metric, str) else metric
         if not parsed.is_bleu:
             if enc is None and any(p.name != "ext" for p in parsed.parts):
@@ -445,11 +448,24 @@ class NbestCorpus:
 
     def check_complete(self, where: str | None = None) -> None:
         """Raise InputError (naming ``where``, the input files) if a sentence has no
-        hypotheses (optimizers need one each)."""
-        empty = np.flatnonzero(np.diff(self.sent_offsets) == 0)
-        if len(empty):
-            raise InputError(f"sentence {int(empty[0])} has no hypotheses "
-                             f"({len(empty)} of {self.n_sentences} sentences are empty)", where)
+        hypotheses (optimizers need one each). When the lists lack only sentences after
+        their last one, the references (which have more lines) are named instead, with
+        their line count and the expected one."""
+        sizes = np.diff(self.sent_offsets)
+        empty = np.flatnonzero(sizes == 0)
+        if not len(empty):
+            return
+        filled = np.flatnonzero(sizes > 0)
+        if self.reference_source is not None and len(filled) and empty[0] > filled[-1]:
+            # the sentences the lists lack are those after their last one: the references,
+            # which set the number of sentences, have lines the lists do not (an extra line)
+            last = int(filled[-1])
+            has = "have" if ", " in self.reference_source else "has"
+            raise InputError(f"{has} {self.n_sentences} lines, expected {last + 1}: one per sentence of the n-best "
+                             f"lists{f' ({where})' if where else ''}, whose last sentence is {last} (unless the lists "
+                             "lack their last sentences)", self.reference_source)
+        raise InputError(f"sentence {int(empty[0])} has no hypotheses "
+                         f"({len(empty)} of {self.n_sentences} sentences are empty)", where)
 
     def scores(self, weights: np.ndarray, threads: int = 1) -> np.ndarray:
         """Model scores float64 [n_hyp] under ``weights`` (float64 [n_features]), on

@@ -140,12 +140,34 @@ def iter_chunks(path: str | os.PathLike, chunk_bytes: int = CHUNK_BYTES) -> Iter
         yield rest, line_no
 
 
+#: what a message about invalid UTF-8 suggests
+ICONV_HINT = "if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8"
+
+
+def quoted_bytes(raw: bytes) -> str:
+    """``raw`` quoted for a message: its UTF-8 text, other bytes as ``\\xNN``, escaped once
+    (``'x \\xfe z'``, not the ``'x \\\\xfe z'`` of a repr of that text)."""
+    return "'" + raw.decode("utf-8", "backslashreplace") + "'"
+
+
+def invalid_utf8(raw: bytes, start: int, where: str = "", width: int = 30) -> str:
+    """The message about invalid UTF-8 at byte ``start`` of ``raw`` (a line; ``where``:
+    `` in the header``): the byte offset, the text around it (:func:`quoted_bytes`) and
+    how to convert the file."""
+    lo, hi = max(0, start - width), min(len(raw), start + width)
+    while 0 < lo < start and 0x80 <= raw[lo] < 0xC0:   # not inside a character
+        lo += 1
+    around = ("..." if lo else "") + quoted_bytes(raw[lo:hi]) + ("..." if hi < len(raw) else "")
+    return f"invalid UTF-8{where} at byte {start}: {around}; {ICONV_HINT}"
+
+
 def decode_line(raw: bytes, path: str, line_no: int) -> str:
-    """Decode one line as UTF-8, or raise :class:`InputError` naming the file and line."""
+    """Decode one line as UTF-8, or raise :class:`InputError` naming the file and line
+    (:func:`invalid_utf8`)."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 at byte {exc.start}", path, line_no) from None
+        raise InputError(invalid_utf8(raw, exc.start), path, line_no) from None
 
 
 def iter_text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:

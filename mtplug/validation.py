@@ -4,7 +4,7 @@ One wording for one bad value everywhere: ``LABEL must be EXPECTED, got VALUE``,
 LABEL is how the value was given (``--threads``, ``threads`` in a YAML file, ``threads=``
 in Python). The ``check_*`` functions raise :class:`~mtplug.errors.InputError` (a
 ValueError) with that line, naming the file and line of a YAML value; the argparse
-``type=`` callables (:func:`seed`, :func:`threads`) raise ``argparse.ArgumentTypeError``
+``type=`` callables (:func:`seed`, :func:`threads`, :func:`count`) raise ``argparse.ArgumentTypeError``
 with the same words, which ``mtplug``'s parser prints as ``--threads must be ...``.
 """
 
@@ -67,6 +67,14 @@ def check_seed(value, label: str = "--seed", path: str | None = None, line: int 
     return number
 
 
+def check_count(value, label: str, minimum: int = 1, path: str | None = None, line: int | None = None) -> int:
+    """A count (iterations, an n-best size, resamples, ...): an integer >= ``minimum``."""
+    number = _integer(value)
+    if number is None or number < minimum:
+        raise _fail(label, f"an integer >= {minimum}", value, path, line)
+    return number
+
+
 def _argparse_type(check):
     def convert(text: str):
         try:
@@ -83,3 +91,5 @@ def _argparse_type(check):
 seed = _argparse_type(check_seed)
 #: argparse ``type=`` of a thread-count flag
 threads = _argparse_type(check_threads)
+#: argparse ``type=`` of a count flag (an integer >= 1)
+count = _argparse_type(check_count)

@@ -65,7 +65,7 @@ def test_kbest_refuses_positional_weights(write, capsys, golden_v18, weights):
 
 
 @pytest.mark.parametrize("flag, value, message", [
-    ("--threads", "0", "--threads must be >= 1"),
+    ("--threads", "0", "--threads must be a thread count >= 1 (leave it out for all cores), got 0"),
     ("--seed", "-5", "--seed must be an integer in [0, 2^63)"),
 ])
 def test_tune_option_values(system_files, capsys, flag, value, message):

@@ -19,6 +19,7 @@ import sys
 from dataclasses import replace
 from typing import Any
 
+from .. import validation
 from .._version import __version__
 from ..aliases import add_alias
 from ..errors import InputError
@@ -48,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", metavar="dtrain.ini", help="dtrain configuration file")
     p.add_argument("--decoder-bin", metavar="PATH",
                    help="the cdec decoder program, or a command line (default: $CDEC, else 'cdec' on PATH)")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=validation.count, metavar="N",
                    help="threads running shards in parallel (default: min(shards, cores)); does not change "
                         "the result")
     p.add_argument("--scheduler", metavar="ADDRESS",
@@ -109,8 +110,6 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
         cfg = replace(cfg, **copy)
     command = _decoder_command(args)
     workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
-    if workers < 1:
-        raise InputError("--workers must be at least 1")
     log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} pairs={cfg.pair_sampling}"
         f"{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling in XYX_METHODS else ''} threshold={cfg.pair_threshold} "
         f"eta={cfg.learning_rate} gamma={cfg.gamma} loss_margin={cfg.loss_margin}"

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 
 from ..errors import InputError
 from ..formats.number_text import looks_numeric
+from ..validation import check_count, check_seed
 from .pairs import PAIR_SAMPLINGS, XYX_METHODS
 
 UINT_MAX = 4294967295  # dtrain's max_pairs default (std::numeric_limits<unsigned>::max())
@@ -190,6 +191,8 @@ def convert(key: str, text, where: tuple[str | None, int | None, str]):
         if choices and text not in choices:
             raise InputError(f"{label}: {text!r} is not one of {', '.join(choices)}", path, line)
         return text
+    if key == "seed":   # mtplug's key: a seed as every command takes it
+        return check_seed(text, label, path, line)
     if kind == "int":
         # ASCII digits only: str.isdigit() also takes '１０' and '²', which int() reads or refuses
         if not _UINT.fullmatch(text):
@@ -319,8 +322,8 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
     if cfg.scorer in MTPLUG_SCORERS and cfg.N != 4:
         fail("scorer", f"{cfg.scorer} is a 4-gram metric; it needs N=4")
     for key in ("k", "epochs", "repeat", "shards", "minibatch", "max_pairs"):
-        if getattr(cfg, key) < 1:
-            fail(key, "must be at least 1")
+        path, line, label = origins.get(key, (ini, None, key))
+        check_count(getattr(cfg, key), label, 1, path, line)   # the words of every command
     if cfg.learning_rate <= 0 and not cfg.scale_bleu_diff:
         fail("learning_rate", "must be > 0")
     if cfg.gamma < 0:

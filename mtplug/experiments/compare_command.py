@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .. import validation
 from ..errors import InputError
 
 EXAMPLES = """\
@@ -30,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run the replicas as tasks on the workers of this dask scheduler (tcp://host:port, a "
                         "scheduler file, or local:N); WORKDIR and every file of the study must be at the same "
                         "paths on every worker; same results as without it")
-    p.add_argument("--threads", type=int, metavar="N",
+    p.add_argument("--threads", type=validation.threads, metavar="N",
                    help="optimizer and report threads (default: the file's threads, else all cores; no effect "
                         "on the results)")
 
@@ -48,8 +49,6 @@ def run(args, log, counter) -> int:
         return 0
     if not args.study:
         raise InputError("no study file: mtplug compare STUDY.yaml (mtplug compare --write-config writes one)")
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads must be >= 1, got {args.threads}")
     study = load_study(args.study, workdir=args.workdir, threads=args.threads)
     done = run_study(study, log, counter, scheduler=args.scheduler, quiet=args.quiet)
     sys.stdout.write(done["text"])

@@ -12,6 +12,7 @@ import argparse
 import re
 from collections.abc import Sequence
 
+from .. import validation
 from ..errors import InputError
 
 EXAMPLES = """\
@@ -74,12 +75,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the report's metrics: bleu, ter, length (hypothesis/reference length), chrf, chrf++, "
                         "wer, per, cder, moses-ter, or a weighted sum such as bleu:0.5,ter:0.5 (default: "
                         f"{' '.join(DEFAULT_METRICS)}, as MultEval without METEOR)")
-    s.add_argument("--boot-samples", type=int, default=DEFAULT_BOOT_SAMPLES, metavar="B",
+    s.add_argument("--boot-samples", type=validation.count, default=DEFAULT_BOOT_SAMPLES, metavar="B",
                    help=f"bootstrap resamples of the test set per replica for s_sel (default {DEFAULT_BOOT_SAMPLES})")
-    s.add_argument("--ar-shuffles", type=int, default=DEFAULT_AR_SHUFFLES, metavar="S",
+    s.add_argument("--ar-shuffles", type=validation.count, default=DEFAULT_AR_SHUFFLES, metavar="S",
                    help=f"shuffles of the approximate randomization test (default {DEFAULT_AR_SHUFFLES})")
-    s.add_argument("--seed", type=int, default=0, help="random seed of the resamples and shuffles (default 0)")
-    s.add_argument("--threads", type=int, default=None, metavar="N",
+    s.add_argument("--seed", type=validation.seed, default=0, help="random seed of the resamples and shuffles (default 0)")
+    s.add_argument("--threads", type=validation.threads, default=None, metavar="N",
                    help="threads summing resamples (default: all cores; no effect on the numbers)")
     o = p.add_argument_group("output (the text table goes to stdout)")
     o.add_argument("--json", metavar="FILE", help="the whole report as JSON ('-': stdout, instead of the table)")
@@ -110,13 +111,6 @@ def run(args, log, counter, references, bleu_config) -> int:
     from .evaluate import evaluate, progress_total, report_metric
     from .report_format import latex_table, plot_replicas, text_table
 
-    for flag, value in (("--boot-samples", args.boot_samples), ("--ar-shuffles", args.ar_shuffles)):
-        if value < 1:
-            raise InputError(f"{flag} must be at least 1, got {value}")
-    if args.seed < 0:
-        raise InputError(f"--seed must be >= 0, got {args.seed}")
-    if args.threads is not None and args.threads < 1:
-        raise InputError(f"--threads must be at least 1, got {args.threads}")
     for m in args.metric:
         try:
             report_metric(m)

@@ -33,6 +33,7 @@ from ..formats.nbest import scan_nbest
 from ..formats.number_text import format_shortest
 from ..formats.weights import detect_weights_format
 from ..formats.weights_core import Weights, list_names
+from ..validation import check_count
 
 _SEP = b"|||"
 #: the prefix of a note that is a warning (shown even with -q, issued by :func:`rerank`)
@@ -150,8 +151,8 @@ class Ranking:
     def top_rows(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` rows of every sentence (all of them for None), best first:
         ``(rows int64 [m], offsets int64 [S + 1])``, sentence s = rows[offsets[s]:offsets[s+1]]."""
-        if k is not None and k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+        if k is not None:
+            k = check_count(k, "k")
         counts = np.diff(self.sent_offsets)
         if k is None or k >= counts.max(initial=0):
             return self.order(), self.sent_offsets
@@ -283,8 +284,8 @@ def rank(nbest_paths: Sequence[str], weights, *, sparse_weights: str | None = No
     paths = [os.fspath(p) for p in nbest_paths]
     if not paths:
         raise InputError("no n-best files given")
-    if sentences is not None and sentences < 1:
-        raise InputError(f"the number of sentences must be >= 1, got {sentences}")
+    if sentences is not None:
+        sentences = check_count(sentences, "sentences=")
     if isinstance(weights, (str, os.PathLike)):
         detect_weights_format(weights)    # a missing or unreadable weights file fails before the long scan
     words, space = Vocabulary(), FeatureSpace()

@@ -7,6 +7,7 @@ import argparse
 import sys
 import time
 
+from .. import validation
 from ..aliases import add_alias
 from ..errors import InputError
 from ..fileio import check_outputs, shown
@@ -37,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="Moses sparse weights ('name value' lines) beside a --weights file that holds the dense "
                         "ones only (init.opt, weights.txt, --dense-init); a moses.ini's [weight-file] is read "
                         "without it")
-    g.add_argument("--sentences", type=int, metavar="N",
+    g.add_argument("--sentences", type=validation.count, metavar="N",
                    help="the number of sentences (e.g. $(wc -l < test.src)): sentences missing at the end are "
                         "an error too (default: the largest id + 1)")
     o = p.add_argument_group("output")
@@ -47,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--output-nbest", metavar="FILE",
                    help="the n-best re-sorted by the new model score, in the input's own lines (the feature "
                         "field byte for byte) with the new score in the fourth field")
-    o.add_argument("--nbest-size", type=int, metavar="K",
+    o.add_argument("--nbest-size", type=validation.count, metavar="K",
                    help="with --output-nbest: keep the best K of every sentence (default: all)")
     for old, new in (("--out", "--output"), ("--out-nbest", "--output-nbest"), ("-k", "--nbest-size")):
         add_alias(p, old, new)
@@ -60,10 +61,6 @@ def run(args, log, progress=None) -> int:
 
     if args.nbest_size is not None and not args.output_nbest:
         raise InputError("--nbest-size takes effect only with --output-nbest FILE (the 1-best goes to --output)")
-    if args.nbest_size is not None and args.nbest_size < 1:
-        raise InputError(f"--nbest-size must be >= 1, got {args.nbest_size}")
-    if args.sentences is not None and args.sentences < 1:
-        raise InputError(f"--sentences must be >= 1, got {args.sentences}")
     out = args.output if args.output or args.output_nbest else "-"
     check_outputs({"--output": out, "--output-nbest": args.output_nbest})
     t0 = time.perf_counter()

@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 
 from .._ext import _resample
+from ..validation import check_count
 
 #: rows of draws made at once (a multiple of 32: see the module docstring)
 DRAW_ROWS = 1024
@@ -43,8 +44,7 @@ def _rows(stats, name: str) -> np.ndarray:
 
 
 def _check_count(count: int, what: str) -> None:
-    if int(count) < 1:
-        raise ValueError(f"{what} must be at least 1, got {count}")
+    check_count(count, what)     # the words of every command (mtplug.validation)
 
 
 def bootstrap_scores(stats, score: Scorer, n_samples: int, seed: int, threads: int = 1) -> np.ndarray:

@@ -30,6 +30,7 @@ from ..formats.weights_core import split_dense_name
 from ..optimizers.mert import restart_bounds
 from ..tuning.config import OLD_NAMES as TUNE_OLD_NAMES
 from ..tuning.config import TUNE_OPTIONS, convert_value, load_yaml, show_value
+from ..validation import check_count, check_seed, check_threads
 
 MODES = ("decoder", "pool")
 #: tune keys the study sets itself, and where the user gives them instead
@@ -322,8 +323,7 @@ def load_study(path: str, workdir: str | None = None, threads: int | None = None
     for section in own:
         if top.get(section) is None:
             raise f.fail("mode", f"mode {mode} needs a {section}: section")
-    if values["threads"] is not None and values["threads"] < 1:
-        raise f.fail("threads", f"threads must be >= 1 (or null: all cores), got {values['threads']}")
+    check_threads(values["threads"], "threads", f.path, f.line("threads"))     # the words of every command
     threads = threads if threads is not None else values["threads"]
 
     optimizers = _optimizers(f, top.get("optimizers"), mode)
@@ -338,10 +338,8 @@ def load_study(path: str, workdir: str | None = None, threads: int | None = None
     rep = f.values(f.mapping(top.get("replicas"), "replicas", list(_REPLICAS), "seeds, start_points, ..."),
                    "replicas", _REPLICAS)
     for key in ("seeds", "start_points"):
-        if rep[key] < 1:
-            raise f.fail(f"replicas.{key}", f"replicas: {key} must be >= 1, got {rep[key]}")
-    if not 0 <= rep["start_seed"] < 2**63:
-        raise f.fail("replicas.start_seed", f"replicas: start_seed must be in [0, 2^63), got {rep['start_seed']}")
+        check_count(rep[key], f"replicas: {key}", 1, f.path, f.line(f"replicas.{key}"))
+    check_seed(rep["start_seed"], "replicas: start_seed", f.path, f.line("replicas.start_seed"))
     fixed = rep["fixed"] or []
 
     ev = f.values(f.mapping(top.get("evaluate"), "evaluate", list(_evaluate_keys()), "metrics, boot_samples, ..."),
@@ -402,10 +400,8 @@ def _check_evaluate(f: _File, ev: dict) -> None:
     from .evaluate import report_metric
 
     for key in ("boot_samples", "ar_shuffles"):
-        if ev[key] < 1:
-            raise f.fail(f"evaluate.{key}", f"evaluate: {key} must be >= 1, got {ev[key]}")
-    if ev["seed"] < 0:
-        raise f.fail("evaluate.seed", f"evaluate: seed must be >= 0, got {ev['seed']}")
+        check_count(ev[key], f"evaluate: {key}", 1, f.path, f.line(f"evaluate.{key}"))
+    check_seed(ev["seed"], "evaluate: seed", f.path, f.line("evaluate.seed"))
     labels = []
     for m in ev["metrics"]:
         try:

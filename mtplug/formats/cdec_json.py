@@ -47,7 +47,7 @@ import zlib
 from typing import NoReturn
 
 from ..errors import InputError
-from ..fileio import atomic_output, open_binary
+from ..fileio import atomic_output, invalid_utf8, open_binary
 from ..hypergraph import Hypergraph, HypergraphBuilder
 from .number_text import format_shortest
 
@@ -335,7 +335,10 @@ def read_cdec_json(path) -> Hypergraph:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"invalid UTF-8 at byte {exc.start}", path, data.count(b"\n", 0, exc.start) + 1) from None
+        first = data.rfind(b"\n", 0, exc.start) + 1
+        end = data.find(b"\n", exc.start)
+        line = data[first:] if end < 0 else data[first:end]
+        raise InputError(invalid_utf8(line, exc.start - first), path, data.count(b"\n", 0, exc.start) + 1) from None
     return parse_cdec_json(text, path)
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._ext import _mertdata_scan, _textio
 from ..errors import InputError
-from ..fileio import atomic_output, open_binary
+from ..fileio import ICONV_HINT, atomic_output, invalid_utf8, open_binary
 from ..metrics.bleu import N_STATS, REF_LEN_COLUMN
 from ..metrics.moses_scorers import metric_of_sctype, sctype_of
 from ..metrics.moses_scores_format import format_header, format_stats_lines
@@ -195,7 +195,7 @@ _MESSAGES = {
     11: "expected a number in {t!r}",
     12: "feature value in {t!r} is NaN or infinite",
     13: "feature {t!r} twice on one line",
-    14: "invalid UTF-8 in feature name {t!r}",
+    14: "invalid UTF-8 in feature name '{t}'; " + ICONV_HINT,
     15: "expected {first_type} after the sentence id and count; got {score_type!r}",
     16: "expected {a} statistics, got {b}",
     17: "expected {dim} non-negative integers, got {t!r} (reflen:average files cannot be read back)",
@@ -324,7 +324,7 @@ class _FileScan:
             scanner.err_text.decode("utf-8")
             self.space.define_dense(fields, self.path)
         except UnicodeDecodeError as exc:
-            raise InputError(f"invalid UTF-8 in the header at byte {exc.start}", self.path, line) from None
+            raise InputError(invalid_utf8(scanner.err_text, exc.start, " in the header"), self.path, line) from None
         except InputError as exc:
             raise InputError(exc.message, self.path, line) from None
 

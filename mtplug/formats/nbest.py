@@ -24,7 +24,7 @@ import numpy as np
 
 from .._ext._nbest_scan import NbestScanner, bleu_stats
 from ..errors import InputError
-from ..fileio import CHUNK_BYTES, open_binary
+from ..fileio import CHUNK_BYTES, ICONV_HINT, open_binary
 
 # Messages for the scanner's status codes (pyx/_nbest_scan.pyx). {t} is the text at fault.
 _MESSAGES = {
@@ -41,7 +41,7 @@ _MESSAGES = {
     11: "sparse feature {t!r} must be followed by exactly one value",
     12: "out of memory",
     13: "dense feature label {t!r} has no values",
-    14: "invalid UTF-8 in {t!r}",
+    14: "invalid UTF-8 in '{t}'; " + ICONV_HINT,   # t: the word, invalid bytes as \\xNN (once)
 }
 
 

@@ -21,6 +21,7 @@ from ..aliases import add_alias, warn_old_name
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..formats.number_text import looks_numeric
+from ..validation import check_count, check_seed, check_threads
 
 DECODERS = ("moses", "cdec")
 
@@ -370,8 +371,11 @@ def config_from_args(args) -> TuneConfig:
             opt_values[key[5:]] = value
             opt_origins[key[5:]] = (None, None, "--" + key[5:].replace("_", "-"))
 
+    def origin(name: str) -> Origin:
+        return origins.get(name, (None, None, "--" + name.replace("_", "-")))
+
     def fail(name: str, message: str) -> InputError:
-        path, line, label = origins.get(name, (None, None, "--" + name.replace("_", "-")))
+        path, line, label = origin(name)
         return InputError(f"{label} {message}", path, line)
 
     missing = [n for n in REQUIRED if values.get(n) in (None, [], "")]
@@ -394,13 +398,13 @@ def config_from_args(args) -> TuneConfig:
             raise InputError(f"{where[2]} is not an option of {values['optimizer']} "
                              f"(its options: {', '.join(sorted(cls.options)) or 'none'})", where[0], where[1])
         options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"))
-    for name in ("iterations", "nbest_size", "jobs"):
-        if values[name] < 1:
-            raise fail(name, f"must be >= 1, got {values[name]}")
+    for name in ("iterations", "nbest_size", "jobs"):   # the words of every command (mtplug.validation)
+        path, line, label = origin(name)
+        check_count(values[name], label, 1, path, line)
     if not 0.0 < values["decoder_timeout"] < math.inf:
         raise fail("decoder_timeout", f"must be a number of seconds > 0, got {show_value(values['decoder_timeout'])}")
-    if values["patience"] < 0:
-        raise fail("patience", f"must be >= 0, got {values['patience']}")
+    path, line, label = origin("patience")
+    check_count(values["patience"], label, 0, path, line)
     if not 0.0 < values["interpolate"] <= 1.0:
         raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
     if not 0.0 <= values["min_change"] < math.inf:
@@ -427,10 +431,10 @@ def config_from_args(args) -> TuneConfig:
                                   f"not {values['optimizer']}")
         if values["scheduler"]:
             raise fail("forests", "with --scheduler is not provided (the forests are read in this process)")
-    if not 0 <= values["seed"] < 2**63:
-        raise fail("seed", f"must be an integer in [0, 2^63), got {values['seed']}")
-    if values["threads"] is not None and values["threads"] < 1:
-        raise fail("threads", f"must be >= 1 (or left out: all cores), got {values['threads']}")
+    path, line, label = origin("seed")
+    check_seed(values["seed"], label, path, line)
+    path, line, label = origin("threads")
+    check_threads(values["threads"], label, path, line)
     if os.path.exists(values["workdir"]) and not os.path.isdir(values["workdir"]):
         raise fail("workdir", f"must be a directory (it is created if missing), but {values['workdir']} is a file")
     if values["forests"] and values["optimizer"] == "mert":

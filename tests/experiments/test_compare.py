@@ -369,7 +369,7 @@ ERRORS = [
     (lambda s: s["optimizers"]["mert"]["options"].update(restarts="many"), "restarts",
      "optimizers: mert: options: restarts must be an integer, got 'many'"),
     (lambda s: s["optimizers"]["mert"]["options"].update(restarts=-1), "options", "optimizers: mert: mert: "),
-    (lambda s: s["replicas"].update(seeds=0), "seeds", "replicas: seeds must be >= 1, got 0"),
+    (lambda s: s["replicas"].update(seeds=0), "seeds", "replicas: seeds must be an integer >= 1, got 0"),
     (lambda s: s.update(tune={"iterations": 3}), "tune", "tune: belongs to a decoder-mode study, but mode is pool "
                                                          "(pool and decoder keys mixed)"),
     (lambda s: s["pool"].update(test_nbest=["missing.nbest"]), "test_nbest",
@@ -382,7 +382,7 @@ ERRORS = [
 
 DECODER_ERRORS = [
     (lambda s: s["tune"].update(seed=3), "seed", "tune: seed is set by the study: replicas: seeds"),
-    (lambda s: s["tune"].update(iterations=0), "iterations", "tune: iterations must be >= 1, got 0"),
+    (lambda s: s["tune"].update(iterations=0), "iterations", "tune: iterations must be an integer >= 1, got 0"),
     (lambda s: s["tune"].update(itrations=3), "itrations", "tune: unknown key 'itrations' (did you mean "
                                                            "'iterations'?)"),
     (lambda s: s["tune"].update(decoder_bin="no-such-decoder -x"), "decoder_bin",

@@ -160,8 +160,8 @@ def test_named_systems_are_rewritten():
 @pytest.mark.parametrize("extra,message", [
     (["--hyps-sys1", "SYS0"], "same number of optimizer replicas"),
     (["--hyps-sys1", "SYS0", "SYS1", "--hyps-sys1", "SYS0", "SYS1"], "system sys1 is given twice"),
-    (["--hyps-sys1", "SYS0", "SYS1", "--boot-samples", "0"], "--boot-samples must be at least 1"),
-    (["--hyps-sys1", "SYS0", "SYS1", "--ar-shuffles", "-3"], "--ar-shuffles must be at least 1"),
+    (["--hyps-sys1", "SYS0", "SYS1", "--boot-samples", "0"], "--boot-samples must be an integer >= 1, got 0"),
+    (["--hyps-sys1", "SYS0", "SYS1", "--ar-shuffles", "-3"], "--ar-shuffles must be an integer >= 1, got -3"),
     (["--hyps-sys1", "SYS0", "SYS1", "--metric", "bleu", "nope"], "--metric nope"),
     (["--hyps-sys1", "SYS0", "SYS1", "--plot", "-"], "--plot needs a file name"),
     (["--hyps-sys1", "SYS0", "MISSING"], "MISSING: no such file"),

@@ -262,8 +262,8 @@ def test_options_that_cannot_take_effect_and_bad_values(write, tmp_path, capsys)
     nb, init = write("nb", MOSES), write("init", INIT_OPT)
     cases = [
         (["--nbest-size", "2"], "--nbest-size takes effect only with --output-nbest FILE"),
-        (["--nbest-size", "0", "--output-nbest", str(tmp_path / "o")], "--nbest-size must be >= 1, got 0"),
-        (["--sentences", "0"], "--sentences must be >= 1, got 0"),
+        (["--nbest-size", "0", "--output-nbest", str(tmp_path / "o")], "--nbest-size must be an integer >= 1, got 0"),
+        (["--sentences", "0"], "--sentences must be an integer >= 1, got 0"),
         (["--output", "-", "--output-nbest", "-"], "--output and --output-nbest name the same stream"),
         (["--output", str(tmp_path / "same"), "--output-nbest", str(tmp_path / "same")], "name the same file"),
         (["--output", str(tmp_path)], "is a directory"),
@@ -274,7 +274,7 @@ def test_options_that_cannot_take_effect_and_bad_values(write, tmp_path, capsys)
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1, err
     assert cli("-q", "--nbest", nb, "--weights", init, "--nbest-size", "x") == EXIT_INPUT_ERROR
-    assert "invalid int value" in capsys.readouterr().err
+    assert "--nbest-size must be an integer >= 1, got 'x'" in capsys.readouterr().err
 
 
 def test_bad_inputs_name_the_file_and_line(write, tmp_path, capsys):
@@ -379,5 +379,5 @@ def test_api_errors(write):
     with pytest.raises(TypeError):
         rank([nb], 3)
     ranking = rank([nb], {"LM0_0": 1})
-    with pytest.raises(ValueError, match="k must be >= 1"):
+    with pytest.raises(ValueError, match="k must be an integer >= 1, got 0"):
         ranking.top_rows(0)

@@ -120,9 +120,9 @@ def test_stack_replicas_orders_replica_by_replica():
 
 def test_bad_counts_are_errors():
     a, b = _tiny_pair()
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="must be an integer >= 1"):
         sig.approximate_randomization(a, b, [_ratio], 0, seed=0)
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="must be an integer >= 1"):
         sig.bootstrap_scores(a, _ratio, 0, seed=0)
     with pytest.raises(ValueError, match="do not pair up"):
         sig.approximate_randomization(a, b[:3], [_ratio], 5, seed=0)

@@ -44,7 +44,7 @@ def test_kbest_lines_read_back_as_an_nbest_list(cdec_setup, tmp_path, capsys):
 def test_kbest_refuses_bad_k(cdec_setup, capsys):
     hg, init, _ = cdec_setup
     assert main(["kbest", "-q", "--forests", str(hg), "--weights", str(init), "--nbest-size", "0"]) == 2
-    assert "--nbest-size must be >= 1" in capsys.readouterr().err
+    assert "--nbest-size must be an integer >= 1, got 0" in capsys.readouterr().err
 
 
 def test_expbleu_directions_over_forests(cdec_setup):
