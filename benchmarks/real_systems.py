@@ -104,7 +104,7 @@ class Cdec:
         n, k, j = str(a.iterations), str(a.nbest), str(a.jobs)
         tune = MTPLUG + ["tune", "--decoder", "cdec", "--decoder-bin", str(self.cdec), "--config", str(self.config),
                          "--weights", str(self.start), "--input", str(self.src), "--ref", str(self.ref),
-                         "--iterations", n, "--nbest", k, "--jobs", j, "--seed", "1", "--quiet"]
+                         "--iterations", n, "--nbest-size", k, "--jobs", j, "--seed", "1", "--quiet"]
         out = {f"mtplug-{o}": ("mtplug", lambda wd, o=o: tune + ["--optimizer", o, "--workdir", str(wd)])
                for o in MTPLUG_OPTIMIZERS}
         out["mtplug-forest-mert"] = ("mtplug", lambda wd: tune + ["--optimizer", "mert", "--forests", "--workdir",
@@ -201,7 +201,7 @@ class Moses:
                                                                            f"--working-dir={wd}"] + f)
         tune = MTPLUG + ["tune", "--decoder", "moses", "--decoder-bin", str(self.moses), "--decoder-args",
                          f"-threads {a.jobs}", "--config", str(self.config), "--input", str(self.src), "--ref",
-                         str(self.ref), "--iterations", str(a.iterations), "--nbest", str(a.nbest), "--seed", "1",
+                         str(self.ref), "--iterations", str(a.iterations), "--nbest-size", str(a.nbest), "--seed", "1",
                          "--quiet"]
         for o in MTPLUG_OPTIMIZERS:
             out[f"tune-{o}"] = ("mtplug", lambda wd, o=o: tune + ["--optimizer", o, "--workdir", str(wd)])

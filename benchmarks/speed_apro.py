@@ -195,8 +195,8 @@ def measure_full_run(ctx: SpeedContext, repeat: int = 3) -> SpeedRow:
     """Row (1): Moses's pro sampling against mtplug's APRO, best of ``repeat`` each."""
     ff, sf, init = mert_files(ctx)
     out = os.path.join(ctx.work, "apro.weights")
-    ours_cmd = [sys.executable, "-m", "mtplug", "optimize", "apro", "--ffile", ff, "--scfile", sf, "--init", init,
-                "--out", out, "--seed", str(SEED), "-q"]
+    ours_cmd = [sys.executable, "-m", "mtplug", "optimize", "apro", "--ffile", ff, "--scfile", sf, "--weights", init,
+                "-o", out, "--seed", str(SEED), "-q"]
     anchor_cmd = None
     if ctx.moses_bin:
         anchor_cmd = [os.path.join(ctx.moses_bin, "pro"), "-r", str(SEED), "--ffile", ff, "--scfile", sf,
@@ -212,7 +212,7 @@ def measure_full_run(ctx: SpeedContext, repeat: int = 3) -> SpeedRow:
     # the last line: mtplug's own JSON summary comes first
     prof = json.loads(subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--profile", "--", "optimize", "apro", "--ffile", ff,
-         "--scfile", sf, "--init", init, "--out", one, "--seed", str(SEED), "--threads", "1", "-q"],
+         "--scfile", sf, "--weights", init, "-o", one, "--seed", str(SEED), "--threads", "1", "-q"],
         check=True, capture_output=True, text=True).stdout.splitlines()[-1])
     with open(one, "rb") as fh:
         same = fh.read() == weights

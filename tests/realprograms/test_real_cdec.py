@@ -149,7 +149,7 @@ def test_forest_optimizers_on_cdecs_forests(cdec_dir, cdec_toy, forests, tmp_pat
     for k in range(2):
         out = tmp_path / f"{optimizer}{k}.w"
         p = subprocess.run([sys.executable, "-m", "mtplug", "optimize", optimizer, "-q", "--forests", str(forests),
-                            "--ref", str(cdec_toy.dev_ref), "--init", str(cdec_toy.weights), "--out", str(out),
+                            "--ref", str(cdec_toy.dev_ref), "--weights", str(cdec_toy.weights), "-o", str(out),
                             "--seed", "3"], capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, p.stderr[-3000:]
         outs.append(out.read_bytes())
