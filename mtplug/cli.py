@@ -28,7 +28,7 @@ from .fileio import (
     check_outputs,
     flush_stdout,
     is_stdout,
-    os_error_line,
+    report_os_error,
     shown,
     stdin_as_file,
     stdin_reader,
@@ -1002,10 +1002,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # a full disk, a read-only or forbidden place of any command, named by its path
         # (writers go through atomic_output, which names the file it writes and leaves
         # nothing half-written); stdout on a full disk is named as such
-        line = os_error_line(exc)
-        if line is None:
+        if not report_os_error("mtplug", exc):
             raise
-        print(f"mtplug: error: {line}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt as exc:
         print("mtplug: interrupted" + (f" by {exc}" if isinstance(exc, Terminated) else ""), file=sys.stderr)

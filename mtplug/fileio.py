@@ -65,6 +65,17 @@ def _stdout_failed(exc: OSError) -> bool:
         return False
 
 
+def report_os_error(prog: str, exc: OSError) -> bool:
+    """Print ``PROG: error: LINE`` on stderr for an OSError that reached a program's
+    ``main`` (LINE as :func:`os_error_line` words it) and return True; False, printing
+    nothing, for an OSError that is no fault of a place (the caller re-raises it)."""
+    line = os_error_line(exc)
+    if line is None:
+        return False
+    print(f"{prog}: error: {line}", file=sys.stderr)
+    return True
+
+
 def os_error_line(exc: OSError) -> str | None:
     """The error line (without the program's prefix) that a command-line program prints for
     an OSError that reached its ``main``: ``PATH: what happened`` (``stdout`` when printing

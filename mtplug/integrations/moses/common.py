@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from typing import Callable
 
 from ...errors import InputError
-from ...fileio import flush_stdout, os_error_line
+from ...fileio import flush_stdout, report_os_error
 
 EXIT_USAGE = 1          # Moses's programs exit 1 after printing their usage
 EXIT_INPUT_ERROR = 2    # as the mtplug command
@@ -109,10 +109,8 @@ def run_program(prog: str, body: Callable[[], int]) -> int:
         return EXIT_INPUT_ERROR
     except OSError as exc:
         # a full disk, a read-only or forbidden place: one line naming the path
-        line = os_error_line(exc)
-        if line is None:
+        if not report_os_error(prog, exc):
             raise
-        print(f"{prog}: error: {line}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
