@@ -102,3 +102,14 @@ def test_readme_is_short_and_starts_with_the_set_up():
     first_code = text.split("```sh\n", 1)[1].split("```", 1)[0]
     assert 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/mtplug example' in first_code
     assert ".venv/bin/python -m pytest -q" in first_code
+
+
+def test_the_docs_extra_has_the_signature_formatter():
+    """mkdocstrings-python lays out the API reference's signatures with black or ruff and, with
+    neither installed, leaves them unformatted ("Formatting signatures requires either Black or
+    Ruff to be installed"): the docs extra brings ruff, at the lint extra's pin."""
+    tomllib = pytest.importorskip("tomllib")      # Python >= 3.11
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    ruff = [req for req in extras["docs"] if re.match(r"ruff\b", req)]
+    assert ruff, f"the docs extra has no signature formatter: {extras['docs']}"
+    assert ruff == [req for req in extras["lint"] if re.match(r"ruff\b", req)]
