@@ -15,8 +15,8 @@ extractor wrote them); ``--sentences N`` uses their first N sentences (a subset 
 under --work).
 
 (2) makes seeded sparse stores under WORK/moonshot (:func:`make_sparse_store`; reused
-when there) and, for each size, runs APRO (C = 0.01, APRO's default until 2026-11-28 and the C of the
-recorded figures, unless ``--c``;
+when there) and, for each size, runs APRO (C = 0.01, APRO's default and the C of the recorded figures,
+unless ``--c``;
 tolerance 1e-6) from w = 0 in a fresh process that memory-maps the store
 (:meth:`mtplug.distributed.pool.PartitionedPool.from_store` on a LocalEngine, 2 kernel
 threads): seconds from start-up to the tuned weights, peak memory, Newton iterations,
