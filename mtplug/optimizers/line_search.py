@@ -22,6 +22,7 @@ Choice of the point (documented tie rules):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,6 +205,33 @@ class SparseColumns:
         hyp_sent = np.repeat(np.arange(corpus.n_sentences, dtype=np.int32), np.diff(corpus.sent_offsets))
         return cls(col_ptr, np.ascontiguousarray(rows[order]), np.ascontiguousarray(corpus.sparse_values[order]),
                    hyp_sent)
+
+    @functools.cached_property
+    def varying(self) -> np.ndarray:
+        """bool [n_features]: the sparse features that take two values within some sentence
+        (absent counts as 0; dense ids False). Only these can have a non-zero expected-BLEU
+        gradient: a feature constant within every sentence shifts each sentence's scores
+        alike."""
+        n_features = len(self.col_ptr) - 1
+        out = np.zeros(n_features, dtype=bool)
+        if len(self.col_hyp) == 0:
+            return out
+        feature = np.repeat(np.arange(n_features), np.diff(self.col_ptr))
+        # one value per (feature, hypothesis): a row may repeat an id
+        first = np.ones(len(self.col_hyp), dtype=bool)
+        first[1:] = (feature[1:] != feature[:-1]) | (self.col_hyp[1:] != self.col_hyp[:-1])
+        at = np.flatnonzero(first)
+        value = np.add.reduceat(self.col_val, at)
+        feature, sentence = feature[at], self.hyp_sent[self.col_hyp[at]]
+        group = np.ones(len(at), dtype=bool)
+        group[1:] = (feature[1:] != feature[:-1]) | (sentence[1:] != sentence[:-1])
+        starts = np.flatnonzero(group)
+        fired = np.diff(np.append(starts, len(at)))
+        low, high = np.minimum.reduceat(value, starts), np.maximum.reduceat(value, starts)
+        size = np.bincount(self.hyp_sent)[sentence[starts]]
+        constant = ((fired == size) & (low == high)) | ((low == 0) & (high == 0))
+        out[feature[starts][~constant]] = True
+        return out
 
     def hypotheses(self, features: np.ndarray) -> np.ndarray:
         """int64 [m]: the hypotheses (ascending, once each) where any of ``features`` fires."""

@@ -261,11 +261,16 @@ class _Search:
         v = w/‖w‖₁ (see :meth:`gradient_direction`). μ starts at ``mu_start`` and doubles
         whenever a search gains less than the tolerance, until μ > ``mu_max``; the cooling
         pass repeats while it improves. At its end one coordinate round, and the gradient
-        passes go on as soon as that round improved (their footnote 8). Over forests the
-        expectation is taken over each forest's 100 best distinct strings at the current point."""
+        passes go on as soon as that round improved (their footnote 8). Under ℓ0 a pass
+        whose gradients cannot pay for the weights they make non-zero goes straight to its
+        round (:meth:`l0_hopeless`; the same moves). Over forests the expectation is taken
+        over each forest's 100 best distinct strings at the current point."""
         while self.iterations < self.max_iterations:
             pass_start = self.objective
             mu = mu_start
+            if self.no_gradient_can_pay():
+                mu = math.inf                 # ℓ0: straight to the round, which is the iteration
+                self.iterations += 1
             while mu <= mu_max and self.iterations < self.max_iterations:
                 self.iterations += 1
                 d = self.gradient_direction(mu)
@@ -285,20 +290,32 @@ class _Search:
                 break                         # an optimum for coordinate moves too
 
     def cannot_pay(self, d: np.ndarray) -> bool:
-        """Whether no point along d can gain under ℓ0: d makes more zero weights non-zero
-        than the largest possible metric gain (BLEU is at most 1) and the weights it can
-        zero pay for (λ each; a point zeroes at most those d moves). The gradient makes
-        every feature that fires non-zero whatever μ (barring exact cancellation), so at
-        λ = 10⁻³ on a pool of 10⁴ sparse features every μ's search would fail: 17
-        gradients per pass for nothing. Other metrics (the synthetic pseudo-BLEU) have no
-        bound here: never skipped."""
+        """Whether no point along d can gain under ℓ0 (:meth:`l0_hopeless` of the zero
+        weights d moves and the non-zero ones)."""
+        moves = d != 0
+        zero = self.w == 0
+        return self.l0_hopeless(int(np.count_nonzero(moves & zero)), int(np.count_nonzero(moves & ~zero)))
+
+    def no_gradient_can_pay(self) -> bool:
+        """Whether no gradient's search can gain under ℓ0, before computing one: the
+        gradient moves every active sparse feature that varies within some sentence
+        (SparseColumns.varying; barring exact cancellation), and at most every active one."""
+        if self.columns is None:
+            return False
+        active_zero = self.w[self.active] == 0
+        new = int(np.count_nonzero(self.columns.varying[self.active] & active_zero))
+        return self.l0_hopeless(new, int(np.count_nonzero(~active_zero)))
+
+    def l0_hopeless(self, new: int, zeroable: int) -> bool:
+        """Whether a direction that makes ``new`` zero weights non-zero and may zero
+        ``zeroable`` others cannot gain under ℓ0: the largest possible metric gain (BLEU
+        is at most 1) and λ per weight it zeroes do not pay λ per new weight. At λ = 10⁻³ on
+        a pool of 10⁴ sparse features from the dense-tuned start, every expected-BLEU
+        gradient's search fails at every μ: 17 gradients per pass for nothing. Other
+        metrics (the synthetic pseudo-BLEU) have no bound here: never hopeless."""
         metric_kind = getattr(self.corpus, "metric", None)
         if not (self.reg.active and self.reg.kind == "l0" and metric_kind is not None and metric_kind.is_bleu):
             return False
-        moves = d != 0
-        zero = self.w == 0
-        new = int(np.count_nonzero(moves & zero))
-        zeroable = int(np.count_nonzero(moves & ~zero))
         metric = self.objective + self.reg.value(self.w) if math.isfinite(self.objective) else 0.0
         return (1.0 - metric) + self.reg.strength * (zeroable - new) <= self.tolerance
 

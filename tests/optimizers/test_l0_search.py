@@ -10,7 +10,14 @@ import pytest
 
 import mtplug.optimizers.line_search as line_search_module
 from mtplug.corpus import NbestCorpus
-from mtplug.optimizers.line_search import LineResult, Regularizer, SparseColumns, best_sparse_unit_move, line_search, sweep
+from mtplug.optimizers.line_search import (
+    LineResult,
+    Regularizer,
+    SparseColumns,
+    best_sparse_unit_move,
+    line_search,
+    sweep,
+)
 from mtplug.optimizers.mert import Mert, _Search
 from tests.reference.random_store import random_store
 
@@ -149,8 +156,55 @@ def test_gradients_l0_cannot_pay_for_are_skipped_with_the_same_weights(monkeypat
             return mert.optimize(corpus, start, 1)
 
     skipping = run()
-    monkeypatch.setattr(_Search, "cannot_pay", lambda self, d: False)
+    monkeypatch.setattr(_Search, "l0_hopeless", lambda self, new, zeroable: False)
     trying = run()
     assert skipping.weights.tobytes() == trying.weights.tobytes()
     assert skipping.score == trying.score
     assert skipping.info["iterations"] < trying.info["iterations"]
+
+
+def _varying_by_hand(corpus) -> np.ndarray:
+    """Each sparse feature's value in every hypothesis, sentence by sentence, written out."""
+    out = np.zeros(corpus.n_features, dtype=bool)
+    for s in range(corpus.n_sentences):
+        lo, hi = corpus.sent_offsets[s], corpus.sent_offsets[s + 1]
+        values = np.zeros((hi - lo, corpus.n_features))
+        for h in range(lo, hi):
+            for p in range(corpus.sparse_indptr[h], corpus.sparse_indptr[h + 1]):
+                values[h - lo, corpus.sparse_ids[p]] += corpus.sparse_values[p]
+        out |= values.min(axis=0) != values.max(axis=0)
+    out[: corpus.n_dense] = False
+    return out
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_varying_features_equal_the_written_out_values(seed):
+    """Repeated ids in a row sum; a feature firing in every hypothesis of a sentence with
+    one value, or only with value 0, does not vary there."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 7, 6)
+    n = int(sizes.sum())
+    indptr, ids, vals = [0], [], []
+    for _h in range(n):
+        for _ in range(int(rng.integers(0, 4))):
+            ids.append(int(rng.integers(0, 5)))
+            vals.append(float(rng.choice([0.0, 1.0, 1.0, 2.0, -1.0])))
+        indptr.append(len(ids))
+    if seed % 2:     # a feature constant within each sentence: fires once per hypothesis, one value
+        rows = []
+        for h in range(n):
+            lo, hi = indptr[h], indptr[h + 1]
+            rows.append((ids[lo:hi] + [5], vals[lo:hi] + [3.0]))
+        indptr, ids, vals = [0], [], []
+        for i, v in rows:
+            ids += i
+            vals += v
+            indptr.append(len(ids))
+    stats = random_store(seed, sizes=tuple(int(x) for x in sizes)).stats
+    corpus = NbestCorpus.from_arrays(np.repeat(np.arange(len(sizes)), sizes), rng.normal(size=(n, 2)), ["D0", "D1"],
+                                     stats, sparse=(np.array(indptr), np.array(ids, dtype=int), np.array(vals)),
+                                     sparse_names=[f"S_{j}" for j in range(6)])
+    varying = SparseColumns.of(corpus).varying
+    assert np.array_equal(varying, _varying_by_hand(corpus))
+    if seed % 2:
+        assert not varying[corpus.n_dense + 5]
