@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import itertools
 import os
 import re
 import signal
@@ -192,10 +193,18 @@ def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None =
     return g
 
 
-METRIC_HELP = ("what the statistics measure and the optimizer maximises: bleu, chrf, chrf++, ter (sacrebleu's), wer, "
-               "per, cder, moses-ter (Moses's TER scorer), ext:FILE (external scores, one per n-best line), "
-               "bleu-ter, ter-bleu, or a weighted sum such as bleu:0.6,moses-ter:0.4 (Moses --sctype BLEU,TER "
-               "--scconfig weights:0.6+0.4); default bleu")
+#: what --metric takes, in the same words in every command (its role comes first: see
+#: metric_help) and in docs/metrics.md; literal, so that --help needs no numpy
+METRIC_HELP = ("bleu, chrf, chrf++, ter (sacrebleu's), wer, per, cder, moses-ter (as Moses's scorers), ext:FILE "
+               "(external scores, one per n-best line), bleu-ter or ter-bleu. A comma joins the parts of one "
+               "interpolation, as in Moses's --sctype BLEU,TER: bleu,ter (equal weights) or bleu:0.6,moses-ter:0.4 "
+               "(Moses's --scconfig weights:0.6+0.4). Several metrics are several values after one --metric, "
+               "in the commands that report several (score, evaluate): --metric bleu ter")
+
+
+def metric_help(role: str, default: str = "bleu") -> str:
+    """The --metric help of a command: its ``role``, then :data:`METRIC_HELP`."""
+    return f"{role}: {METRIC_HELP} (default: {default})"
 
 
 def _metric_text(value: str) -> str:
@@ -209,8 +218,17 @@ def _metric_text(value: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def one_metric_error(option: str, texts: Sequence[str]) -> str:
+    """The message of several --metric values (or a YAML ``metric:`` list) where one metric
+    is measured, in the same words in every command."""
+    joined = f"{option} {','.join(texts)}" if option.startswith("-") else f"{option}: {','.join(texts)}"
+    return (f"{option} takes one metric here, got {len(texts)} ({' '.join(texts)}); the parts of an "
+            f"interpolation are joined by a comma: {joined}")
+
+
 def _add_metric_arg(g) -> None:
-    g.add_argument("--metric", type=_metric_text, default=None, metavar="M", help=METRIC_HELP)
+    g.add_argument("--metric", type=_metric_text, default=None, metavar="M",
+                   help=metric_help("what the statistics measure and the optimizer maximises, one metric"))
 
 
 def _check_store_metric(args, corpus, where: str) -> None:
@@ -302,52 +320,90 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
 # ---------------------------------------------------------------------------- commands
 def cmd_score(args) -> int:
     """``mtplug score``: corpus scores of one translation (--hyp) against references, one
-    line per metric (and their combination) with a signature, or JSON lines with --json.
-    Returns the exit status (0); bad input raises InputError."""
-    from .corpus import NbestCorpus
-    from .metrics.bleu import BleuConfig
-    from .metrics.layer import parse_metric
-    from .metrics.store_stats import part_scorer
+    line per --metric value with a signature, or JSON lines with --json; every score on
+    sacrebleu's scale (0-100). Returns the exit status (0); bad input raises InputError."""
+    from .metrics.layer import LABELS, parse_metric
 
-    items = [t.strip() for t in args.metric.split(",")]
-    metric = parse_metric(args.metric)
-    # a plain list (bleu,chrf,ter) prints each metric; weights or a named difference print their sum too
-    each_only = len(items) > 1 and all(":" not in t or t.lower().startswith("ext:") for t in items)
-    names = [p.name for p in metric.parts]
-    if args.reflen is not None and "bleu" not in names:
+    metrics = [parse_metric(text) for text in args.metric]
+    names = [m.name for m in metrics]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise InputError(f"--metric names {twice} twice")
+    if args.reflen is not None and not any(m.columns("bleu") is not None for m in metrics):
         raise InputError("--reflen is a BLEU option: add bleu to --metric or leave it out")
     reflen = args.reflen or "closest"
     refs = _references(args)
-    corpus = NbestCorpus.from_plain(args.hyp, refs, BleuConfig(reflen=reflen, lowercase=args.lowercase),
-                                    metric=metric)
-    rows = corpus.sent_offsets[:-1]
-    totals = corpus.corpus_stats(rows)
     nrefs = refs.uniform_count or "var"
     case = "lc" if args.lowercase else "mixed"
     version = f"version:mtplug-{__version__}"
-    lines = []
-    for part, (name, value) in zip(corpus.metric.parts, corpus.metric.part_values(totals)):
-        if name == "bleu":
-            score = corpus.bleu_of_rows(rows)
+    parts = _score_parts(args.hyp, refs, reflen, args.lowercase, metrics)
+    for metric in metrics:
+        bound, totals = _bound_totals(metric, parts)
+        value = 100 * bound.value(bound.objective(totals))
+        record = {"name": bound.label, "metric": metric.name, "score": value}
+        if bound.label != LABELS[metric.parts[0].name]:    # a combination (or one weighted part)
+            signature = f"parts:{'+'.join(LABELS[p.name] for p in metric.parts)}|{version}"
+            text = f"{bound.label} = {value:.2f}"
+        elif metric.parts[0].name == "bleu":
+            corpus = parts[("bleu", None)][0]
+            score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
             signature = f"nrefs:{nrefs}|case:{case}|reflen:{reflen}|tok:none|smooth:none|{version}"
-            lines.append(({"name": "BLEU", **score.as_dict()}, score.format(), signature))
-            continue
-        if name == "ext":
-            label, signature = "ext", f"file:{part.source}|mean|{version}"
+            record.update(_bleu_details(score))
+            record["score"] = score.score
+            text = score.format()
+        elif metric.parts[0].name == "ext":
+            signature = f"file:{metric.parts[0].source}|mean|{version}"
+            text = f"{bound.label} = {value:.2f}"
         else:
-            scorer = part_scorer(name, args.lowercase)
-            # sacrebleu's and Moses's TER both call themselves TER: the label tells them apart
-            label = "MosesTER" if name == "moses-ter" else scorer.name
-            signature = f"nrefs:{nrefs}|{scorer.signature}|{version}"
-        lines.append(({"name": label, "score": 100 * value}, f"{label} = {100 * value:.2f}", signature))
-    if not each_only and len(metric.parts) > 1:
-        value = corpus.metric.value(corpus.metric.objective(totals))
-        parts = "+".join(r["name"] for r, _, _ in lines)
-        lines.insert(0, ({"name": metric.name, "score": 100 * value}, f"{metric.name} = {100 * value:.2f}",
-                         f"parts:{parts}|{version}"))
-    for record, text, signature in lines:
+            from .metrics.store_stats import part_scorer
+
+            signature = f"nrefs:{nrefs}|{part_scorer(metric.parts[0].name, args.lowercase).signature}|{version}"
+            text = f"{bound.label} = {value:.2f}"
         print(json_line({**record, "signature": signature}) if args.json else f"{text} {signature}")
     return 0
+
+
+def _score_parts(path: str, refs, reflen: str, lowercase: bool, metrics) -> dict:
+    """{(part name, source): (store of the translation with that part's statistics alone,
+    its summed statistics)} for every part of ``metrics``: each part is computed once,
+    however many metrics share it."""
+    from .corpus import NbestCorpus
+    from .metrics.bleu import BleuConfig
+
+    out = {}
+    for metric in metrics:
+        for part in metric.parts:
+            key = (part.name, part.source)
+            if key not in out:
+                text = f"ext:{part.source}" if part.name == "ext" else part.name
+                corpus = NbestCorpus.from_plain(path, refs, BleuConfig(reflen=reflen, lowercase=lowercase),
+                                                metric=text)
+                out[key] = (corpus, corpus.corpus_stats(corpus.sent_offsets[:-1]))
+    return out
+
+
+def _bound_totals(metric, parts: dict):
+    """``metric`` bound to the statistics of :func:`_score_parts` (each part's width and
+    parameter) and its summed statistics row (the parts' side by side)."""
+    import numpy as np
+
+    from .metrics.layer import Metric, Part
+
+    bound_parts, totals = [], []
+    for p in metric.parts:
+        corpus, summed = parts[(p.name, p.source)]
+        b = corpus.metric.parts[0]
+        bound_parts.append(Part(p.name, p.weight, b.width, b.param, p.source))
+        totals.append(summed)
+    bound = Metric(metric.name, tuple(bound_parts), metric.constant, metric.value_offset, metric.value_sign)
+    return bound, np.concatenate(totals)
+
+
+def _bleu_details(score) -> dict:
+    """BLEU's --json fields beside its score: the n-gram precisions, the brevity penalty
+    and length ratio, the lengths."""
+    return {"precisions": list(score.precisions), "brevity_penalty": score.brevity_penalty,
+            "ratio": score.ratio, "sys_len": score.sys_len, "ref_len": score.ref_len}
 
 
 def cmd_extract(args) -> int:
@@ -721,10 +777,30 @@ class _Parser(argparse.ArgumentParser):
         self._argv = aliases.respell(self, sys.argv[1:] if args is None else args)
         namespace, extras = super().parse_known_args(self._argv, namespace)
         self._refuse_unknown(extras)
+        self._refuse_several_metrics(extras)
         if extras and self._own_tokens() is self._argv:
             # a command's own parser: what is left over is its user's mistake
             self.error(f"unexpected argument(s): {' '.join(extras)}")
         return namespace, extras
+
+    def _refuse_several_metrics(self, extras: Sequence[str]) -> None:
+        """``--metric bleu ter`` where --metric takes one value (extract, optimize, tune):
+        the one-metric message (one_metric_error) instead of 'unexpected argument(s)'."""
+        action = self._option_string_actions.get("--metric")
+        if not extras or action is None or action.nargs is not None:
+            return
+        argv = self._argv
+        for i, token in enumerate(argv[:-2]):
+            if token == "--metric" and argv[i + 2] == extras[0]:
+                values = list(itertools.takewhile(lambda t: not t.startswith("-") or t == "-", argv[i + 1:]))
+                from .metrics.layer import parse_metric
+
+                try:
+                    for value in values:
+                        parse_metric(value)
+                except ValueError:    # not metrics: a stray argument, reported as such
+                    return
+                self.error(one_metric_error("--metric", values))
 
     def _unknown_options(self, tokens: Sequence[str]) -> list[str]:
         """The options among ``tokens`` (as typed, without ``=value``) that this parser lacks."""
@@ -791,14 +867,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("score", cmd_score, "corpus BLEU, chrF, TER, WER, PER, CDER of a translation (one hypothesis per line)",
             "examples:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n"
-            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu,chrf,chrf++,ter\n"
-            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu:0.6,ter:0.4\n")
+            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu chrf chrf++ ter     # four lines\n"
+            "  mtplug score --hyp out.txt --ref ref.0 --metric bleu:0.6,ter:0.4 bleu ter  # the interpolation, "
+            "then its parts\n")
     p.add_argument("--hyp", required=True, metavar="FILE", help="translations, line i = sentence i ('-': stdin)")
-    p.add_argument("--metric", type=_metric_text, default="bleu", metavar="M[,M...]",
-                   help="metrics to print, one line each: bleu, chrf, chrf++ (sacrebleu's, β 2), ter (sacrebleu's), "
-                        "wer, per, cder (as Moses's scorers, printed as error rates), ext:FILE (the mean of one "
-                        "score per line); with weights (bleu:0.6,ter:0.4) or bleu-ter / ter-bleu the weighted "
-                        "sum is printed first (default bleu)")
+    p.add_argument("--metric", type=_metric_text, nargs="+", default=["bleu"], metavar="M",
+                   help=metric_help("the metrics to print, one line each (scores on sacrebleu's 0-100 scale; wer, "
+                                    "per, cder as error rates)"))
     p.add_argument("--json", action="store_true", help="print one JSON object per metric instead of text lines")
     _add_reference_args(p, reflen_default=None)
 

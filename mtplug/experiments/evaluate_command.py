@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 
 from .. import validation
+from ..aliases import add_alias
+from ..cli import metric_help
 from ..errors import InputError
 
 EXAMPLES = """\
@@ -71,10 +73,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="--hyps-NAME FILE...: another system called NAME (as many as you like), with as many "
                         "replicas as the baseline")
     s = p.add_argument_group("statistics")
-    s.add_argument("--metric", "--metrics", nargs="+", default=list(DEFAULT_METRICS), metavar="M",
-                   help="the report's metrics: bleu, ter, length (hypothesis/reference length), chrf, chrf++, "
-                        "wer, per, cder, moses-ter, or a weighted sum such as bleu:0.5,ter:0.5 (default: "
-                        f"{' '.join(DEFAULT_METRICS)}, as MultEval without METEOR)")
+    s.add_argument("--metric", nargs="+", default=list(DEFAULT_METRICS), metavar="M",
+                   help=metric_help("the report's metrics, a column each (also length: the hypothesis to "
+                                    "reference length)", f"{' '.join(DEFAULT_METRICS)}, as MultEval without METEOR"))
+    add_alias(p, "--metrics", "--metric")     # MultEval's spelling (a list there too)
     s.add_argument("--boot-samples", type=validation.count, default=DEFAULT_BOOT_SAMPLES, metavar="B",
                    help=f"bootstrap resamples of the test set per replica for s_sel (default {DEFAULT_BOOT_SAMPLES})")
     s.add_argument("--ar-shuffles", type=validation.count, default=DEFAULT_AR_SHUFFLES, metavar="S",

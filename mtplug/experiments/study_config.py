@@ -64,6 +64,8 @@ _POOL_REQUIRED = ("nbest", "ref", "weights", "test_nbest", "test_ref")
 _POOL_FILES = ("nbest", "ref", "weights", "sparse_weights", "test_nbest", "test_ref")
 #: old key names of a section -> the key they stand for now (they work, with one warning each)
 _OLD_POOL_KEYS = {"init": "weights", "sparse_init": "sparse_weights"}
+#: evaluate's metrics: metric (a list, as mtplug evaluate --metric bleu ter), formerly metrics
+_OLD_EVALUATE_KEYS = {"metrics": "metric"}
 #: the fingerprints keep the keys studies wrote before the keys were renamed, so that their
 #: replicas count as done (compare.py compares fingerprint.json key by key)
 _FINGERPRINT_KEYS = {"pool.weights": "pool.init", "pool.sparse_weights": "pool.sparse_init",
@@ -76,7 +78,7 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
 def _evaluate_keys() -> dict:
     from .evaluate import DEFAULT_AR_SHUFFLES, DEFAULT_BOOT_SAMPLES, DEFAULT_METRICS
 
-    return {"metrics": (list(DEFAULT_METRICS), _LIST), "boot_samples": (DEFAULT_BOOT_SAMPLES, _INT),
+    return {"metric": (list(DEFAULT_METRICS), _LIST), "boot_samples": (DEFAULT_BOOT_SAMPLES, _INT),
             "ar_shuffles": (DEFAULT_AR_SHUFFLES, _INT), "seed": (0, _INT)}
 
 
@@ -342,12 +344,12 @@ def load_study(path: str, workdir: str | None = None, threads: int | None = None
     check_seed(rep["start_seed"], "replicas: start_seed", f.path, f.line("replicas.start_seed"))
     fixed = rep["fixed"] or []
 
-    ev = f.values(f.mapping(top.get("evaluate"), "evaluate", list(_evaluate_keys()), "metrics, boot_samples, ..."),
-                  "evaluate", _evaluate_keys())
+    ev = f.values(f.mapping(top.get("evaluate"), "evaluate", list(_evaluate_keys()), "metric, boot_samples, ...",
+                            old_names=_OLD_EVALUATE_KEYS), "evaluate", _evaluate_keys())
     _check_evaluate(f, ev)
 
     study = Study(path, str(name), os.path.abspath(workdir), mode, optimizers, rep["seeds"],
-                  rep["start_points"], rep["start_seed"], list(fixed), list(ev["metrics"]), ev["boot_samples"],
+                  rep["start_points"], rep["start_seed"], list(fixed), list(ev["metric"]), ev["boot_samples"],
                   ev["ar_shuffles"], ev["seed"], threads, lines=lines)
     if mode == "pool":
         study.pool = _pool(f, top["pool"])
@@ -403,13 +405,13 @@ def _check_evaluate(f: _File, ev: dict) -> None:
         check_count(ev[key], f"evaluate: {key}", 1, f.path, f.line(f"evaluate.{key}"))
     check_seed(ev["seed"], "evaluate: seed", f.path, f.line("evaluate.seed"))
     labels = []
-    for m in ev["metrics"]:
+    for m in ev["metric"]:
         try:
             labels.append(report_metric(m).label)
         except ValueError as err:
-            raise f.fail("evaluate.metrics", f"evaluate: metrics: {m}: {err}") from None
+            raise f.fail("evaluate.metric", f"evaluate: metric: {m}: {err}") from None
     if len(set(labels)) != len(labels):
-        raise f.fail("evaluate.metrics", f"evaluate: metrics names a metric twice: {' '.join(ev['metrics'])}")
+        raise f.fail("evaluate.metric", f"evaluate: metric names a metric twice: {' '.join(ev['metric'])}")
 
 
 def _pool(f: _File, value) -> dict:
@@ -569,7 +571,7 @@ replicas:                      # every optimizer runs seeds x start_points times
                                # that are not tuned; moses -show-weights calls them UNTUNEABLE)
 
 evaluate:                      # the report on the test set (mtplug evaluate, MultEval's statistics)
-  metrics: [bleu, ter, length]
+  metric: [bleu, ter, length]  # a list, a column each (a comma joins the parts of one interpolation)
   boot_samples: 10000          # bootstrap resamples for s_sel
   ar_shuffles: 10000           # approximate randomization shuffles for the p-values
   seed: 0

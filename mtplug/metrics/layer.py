@@ -13,11 +13,13 @@ names (``--sctype``) map onto these parts in mtplug.metrics.moses_scorers. A :cl
 the metric. Its *value* (what users read) is the metric on its natural scale,
 ``value_offset + value_sign · objective``: TER as an error rate (lower is better), a
 Moses interpolation as Moses prints it, (TER − BLEU)/2 as cdec and Z-MERT minimise it.
+Outputs name a metric by its :attr:`Metric.label` (:data:`LABELS`: ``BLEU``, ``chrF``, ``TER``).
 
 The formulas are compiled (pyx/_metric.pxd); the line sweep evaluates the objective
 at every breakpoint from summed statistics, so MERT works for every metric here.
 
-Names (one syntax for the CLI, ``--metric``, and :func:`parse_metric`):
+Names (one syntax for the CLI, ``--metric``, and :func:`parse_metric`; a comma always
+joins the parts of one interpolation, as in Moses's ``--sctype BLEU,TER``):
 
 ================  ============================================================
 ``bleu``          BLEU (reference lengths and case as the store's BleuConfig)
@@ -63,6 +65,11 @@ PART_KINDS = {
 #: the names ``--metric`` accepts (``ext`` as ``ext:FILE``), for --help and error messages
 METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "ext:FILE", "bleu-ter",
                 "ter-bleu")
+
+#: how text outputs name each metric part (JSON keys use the ``--metric`` text, lower case);
+#: a combination is named by its ``--metric`` text
+LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER", "wer": "WER", "per": "PER",
+          "cder": "CDER", "moses-ter": "MosesTER", "ext": "ext", "linear": "linear"}
 
 #: external scores are stored in fixed point, two int32 columns (hi · 2^31 + lo) of this many units per 1.0
 EXT_UNITS = 10 ** 9
@@ -134,8 +141,11 @@ class Metric:
 
     @property
     def label(self) -> str:
-        """How logs name it: BLEU, or the metric's text."""
-        return "BLEU" if self.is_bleu else self.name
+        """How text outputs name it: :data:`LABELS` for one metric (``BLEU``, ``chrF``,
+        ``TER``), the ``--metric`` text for a combination (``bleu:0.6,ter:0.4``, ``bleu-ter``)."""
+        if len(self.parts) == 1 and self.name == _part_text(self.parts[0], None):
+            return LABELS[self.parts[0].name]
+        return self.name
 
     def columns(self, name: str) -> slice | None:
         """The columns of the first part called ``name``, or None."""

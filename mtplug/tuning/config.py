@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..aliases import add_alias, warn_old_name
+from ..cli import metric_help, one_metric_error
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..formats.number_text import looks_numeric
@@ -77,9 +78,8 @@ TUNE_OPTIONS: dict[str, tuple] = {
                                  "unless --restarts / --max-iterations say otherwise)")),
     "reflen": ("closest", dict(choices=("closest", "shortest", "average"), help="BLEU reference length")),
     "lowercase": (False, dict(action="store_true", help="compare case-insensitively")),
-    "metric": ("bleu", dict(metavar="M", help="what to tune to: bleu, chrf, chrf++, ter, wer, per, cder, bleu-ter, "
-                                              "ter-bleu, or a weighted sum such as bleu:0.6,ter:0.4 (default bleu; "
-                                              "the best iteration is chosen by it)")),
+    "metric": ("bleu", dict(metavar="M",
+                            help=metric_help("what to tune to, one metric (the best iteration is chosen by it)"))),
 }
 REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
 #: old option names (flags, YAML keys, mtplug.tune keywords) -> the name they stand for now;
@@ -361,6 +361,8 @@ def config_from_args(args) -> TuneConfig:
             opt_origins[name] = (yaml_path, lines.get("optimizer_options." + name), f"optimizer_options: {name}")
         for name, value in data.items():
             origins[name] = (yaml_path, lines.get(name), name)
+            if name == "metric" and isinstance(value, list):   # the one-metric words of the flag
+                raise InputError(one_metric_error(name, [str(v) for v in value]), yaml_path, lines.get(name))
             values[name] = convert_value(value, TUNE_OPTIONS[name][1], origins[name], TUNE_OPTIONS[name][0])
     for name in TUNE_OPTIONS:
         if name in given:
@@ -487,5 +489,6 @@ scheduler: null                # dask scheduler address (tcp://host:8786, schedu
                                # shards and optimizer partitions on its workers (shared file system)
 reflen: closest                # BLEU reference length: closest, shortest or average
 lowercase: false               # case-insensitive BLEU
-metric: bleu                   # what to tune to: bleu, chrf, ter, ..., bleu:0.6,ter:0.4 (mtplug optimize --help)
+metric: bleu                   # what to tune to, one metric: bleu, chrf, ter, ...; a comma joins the parts
+                               # of an interpolation: bleu:0.6,ter:0.4 (mtplug tune --help)
 """

@@ -42,7 +42,7 @@ def test_aliases_exist_and_are_hidden_from_help():
     found = every_alias()
     olds = {old for _, old, _ in found}
     assert {"--init", "--sparse-init", "--out", "--out-format", "--out-nbest", "-k", "--hgdir", "--continue",
-            "--learning_rate", "--input_weights", "--input-weights", "--k"} <= olds
+            "--learning_rate", "--input_weights", "--input-weights", "--k", "--metrics"} <= olds
     for prog, p in _parsers(build_parser()):
         shown = [s for a in p._actions if a.help is not argparse.SUPPRESS for s in a.option_strings]
         usage = p.format_usage()
@@ -94,6 +94,8 @@ def test_an_old_name_is_warned_of_once_per_run(files, tmp_path, capsys):
     (["dtrain", "--input_weights", "w"], "--input_weights", "--weights", "input_weights", "w"),
     (["dtrain", "--input-weights", "w"], "--input-weights", "--weights", "input_weights", "w"),
     (["dtrain", "--k", "20"], "--k", "--nbest-size", "k", "20"),
+    (["evaluate", "--hyps-baseline", "b", "--metrics", "bleu", "ter"], "--metrics", "--metric", "metric",
+     ["bleu", "ter"]),
 ])
 def test_each_old_name_sets_what_the_new_one_sets(capsys, argv, old, new, dest, value):
     aliases.reset()

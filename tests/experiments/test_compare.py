@@ -216,7 +216,7 @@ def test_resume_runs_only_missing_replicas(data, tmp_path, optimize_calls, capsy
     assert [s["name"] for s in doc["report"]["systems"]] == ["mert", "apro", "rampion", "pro"]
     assert doc["report"]["n_replicas"] == 2
     # the evaluate settings change the report only
-    study["evaluate"] = {"boot_samples": 100, "ar_shuffles": 100, "metrics": ["bleu"]}
+    study["evaluate"] = {"boot_samples": 100, "ar_shuffles": 100, "metric": ["bleu"]}
     compare(write_yaml(path, study), capsys)
     assert optimize_calls() == 8
 
@@ -375,7 +375,7 @@ ERRORS = [
     (lambda s: s["pool"].update(test_nbest=["missing.nbest"]), "test_nbest",
      "pool: test_nbest: no such file missing.nbest"),
     (lambda s: s.update(baseline="pro"), "baseline", "baseline must name one of the optimizers"),
-    (lambda s: s["evaluate"].update(metrics=["bleu", "blue"]), "metrics", "evaluate: metrics: blue: "),
+    (lambda s: s["evaluate"].update(metric=["bleu", "blue"]), "metric", "evaluate: metric: blue: "),
     (lambda s: s["pool"].update(metric="ext:x.scores"), "metric", "pool: metric: ext: scores belong"),
 ]
 

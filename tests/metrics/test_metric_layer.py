@@ -255,7 +255,7 @@ def test_score_equals_sacrebleu_ter_and_prints_error_rates(write, capsys):
     hyps = ["The cat sat on the mat", "a dog barked loudly today", ""]
     refs = ["the mat the cat sat on", "the dog barked loudly", "nothing here"]
     hyp, ref = write("hyp", "\n".join(hyps) + "\n"), write("ref", "\n".join(refs) + "\n")
-    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "ter,wer,per,cder", "--json"]) == 0
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "ter", "wer", "per", "cder", "--json"]) == 0
     lines = {x["name"]: x for x in map(json.loads, capsys.readouterr().out.splitlines())}
     assert lines["TER"]["score"] == pytest.approx(sacrebleu.TER().corpus_score(hyps, [refs]).score, abs=1e-9)
     assert set(lines) == {"TER", "WER", "PER", "CDER"}
@@ -268,13 +268,13 @@ def test_score_prints_each_metric_and_an_interpolation(write, capsys):
     hyps = ["the cat sat on the mat", "a dog barked loudly today"]
     refs = ["the cat sat on a mat", "the dog barked loudly"]
     hyp, ref = write("hyp", "\n".join(hyps) + "\n"), write("ref", "\n".join(refs) + "\n")
-    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "bleu,chrf", "--json"]) == 0
+    assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "bleu", "chrf", "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [x["name"] for x in lines] == ["BLEU", "chrF2"]
+    assert [x["name"] for x in lines] == ["BLEU", "chrF"]
     chrf = sacrebleu.CHRF().corpus_score(hyps, [refs]).score
     assert lines[1]["score"] == pytest.approx(chrf, abs=1e-9)
     assert main(["score", "--hyp", hyp, "--ref", ref, "--metric", "bleu:0.25,chrf:0.75", "--json"]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     bleu = sacrebleu.BLEU(tokenize="none").corpus_score(hyps, [refs]).score
-    assert lines[0]["name"] == "bleu:0.25,chrf:0.75"
+    assert [x["name"] for x in lines] == ["bleu:0.25,chrf:0.75"]    # one value, one line: the interpolation
     assert lines[0]["score"] == pytest.approx(0.25 * bleu + 0.75 * chrf, abs=1e-9)
