@@ -7,9 +7,8 @@
 2. The expected-BLEU gradient (pyx/_expbleu.pyx; model scores, both per-sentence passes)
    over the same S × k hypotheses with 15 dense features, the store checked once.
 3. The APRO loss + gradient kernel, a Hessian-vector product (pyx/_apro.pyx) and the
-   exact X^T c (pyx/_rows.pyx transpose_exact) over them: with 15 dense features (each
-   thread its own accumulators), and with 5 of 10^6 sparse features per hypothesis (the
-   threads split the features: one accumulator each).
+   exact X^T c (pyx/_rows.pyx transpose_pairs) over them: with 15 dense features, and with
+   5 of 10^6 sparse features per hypothesis.
 4. The forest line search (envelope semiring per sentence in threads, then the sweep) on
    synthetic 10⁴-edge forests (benchmarks/bench_forest_mert.py).
 5. Hope/fear selection (pyx/_hopefear.pyx, MIRA / RAMPION): the per-sentence argmax of
@@ -108,25 +107,27 @@ def apro_kernels(S: int, k: int, repeat: int) -> None:
     bufs = [np.empty(n, dtype=np.int32) for _ in range(4)]
     dense = rng.normal(size=(n, 15))
     no_sparse = (np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), np.zeros(0))
+    no_acc = np.empty((0, accumulator(0).shape[1]), dtype=np.int64)
+
+    def transpose(sparse, n_features):
+        pairs = _rows.sentence_pairs(*sparse, offsets, n_features)[1:]
+        out = np.empty(n_features)
+        return lambda t: _rows.transpose_pairs(dense, sparse[0], sparse[2], *pairs, offsets, offsets[:-1], v, out,
+                                               no_acc, t)
+
     for name, fn in (("APRO loss + gradient", lambda t: _apro.loss_gradient(h, np.empty(0), ranks, offsets, g,
                                                                           *bufs, accumulator(3), t)),
                      ("APRO Hessian product", lambda t: _apro.hessian_product(v, ranks, offsets, *bufs, out, t)),
-                     ("X^T c (exact sums), 15 dense features",
-                      lambda t: _rows.transpose_exact(dense, *no_sparse, offsets, offsets[:-1], v, accumulator(15), t))):
+                     ("X^T c (exact sums), 15 dense features", transpose(no_sparse, 15))):
         compare_threads(f"{name}, {n:,} hypotheses", lambda t: lambda: fn(t), repeat)
-    # sparse features as sparse-feature tuning has them: 5 per hypothesis out of 10^6 ids.
-    # Copies of 10^6 accumulators would take 544 MB per extra thread; the threads split
-    # the features instead (one accumulator per feature)
+    # sparse features as sparse-feature tuning has them: 5 per hypothesis out of 10^6 ids
     n_sparse = 1_000_000
     indptr = np.arange(n + 1, dtype=np.int64) * 5
     ids = rng.integers(15, n_sparse, 5 * n).astype(np.int32)
     values = rng.normal(size=5 * n)
-    copies = (n_sparse + 15) * 544 / 2**20
+    sparse_fn = transpose((indptr, ids, values), n_sparse + 15)
     compare_threads(f"X^T c (exact sums), 15 dense + 5 of 10^6 sparse features, {n:,} hypotheses",
-                    lambda t: lambda: _rows.transpose_exact(dense, indptr, ids, values, offsets, offsets[:-1], v,
-                                                            accumulator(n_sparse + 15), t), max(3, repeat // 3),
-                    extra=lambda: f"  (accumulators {copies:.0f} MB; a copy per extra thread would add as much "
-                                  f"again beyond {_rows.TRANSPOSE_COPY_BYTES >> 20} MB, so threads split features)")
+                    lambda t: lambda: sparse_fn(t), max(3, repeat // 3))
 
 
 def forest_search(n_forests: int, repeat: int) -> None:

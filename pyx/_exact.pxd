@@ -132,3 +132,87 @@ cdef inline double exact_round(const int64_t* acc) noexcept nogil:
         q += 1
     # at least 2^-1021 here: a normal number, so ldexp is exact (or overflows to inf)
     return sign * ldexp(<double>q, 32 * lo - 1074 + sh)
+
+
+cdef inline int exact_add_low(int64_t* acc, double x) noexcept nogil:
+    """exact_add, with the sign applied without a branch (a sum's
+    terms change sign at random): the same integers end up in acc. Returns the lowest
+    chunk it changed (it changes that one and the next two), or -1."""
+    cdef uint64_t bits
+    memcpy(&bits, &x, 8)
+    cdef int ef = <int>((bits >> 52) & 0x7ff)
+    cdef uint64_t m = bits & 0xfffffffffffffULL
+    cdef int64_t neg = -<int64_t>(bits >> 63)
+    if ef == 0x7ff:
+        acc[EXACT_CHUNKS] += 1
+        return -1
+    if ef == 0:
+        if m == 0:
+            return -1
+        ef = 1
+    else:
+        m |= 1ULL << 52
+    cdef int pos = ef - 1
+    cdef int i = pos >> 5
+    cdef int sh = pos & 31
+    cdef int64_t c0 = <int64_t>((m << sh) & 0xffffffffULL)
+    cdef int64_t c1 = <int64_t>((m >> (32 - sh)) & 0xffffffffULL)
+    cdef int64_t c2 = <int64_t>(m >> (64 - sh)) if sh else 0
+    acc[i] += (c0 ^ neg) - neg
+    acc[i + 1] += (c1 ^ neg) - neg
+    acc[i + 2] += (c2 ^ neg) - neg
+    return i
+
+
+cdef inline double exact_round_span(const int64_t* acc, int lo, int hi) noexcept nogil:
+    """exact_round(acc) for an accumulator (normalized or not) whose chunks outside
+    [lo, hi) are 0, with hi + 2 < EXACT_CHUNKS: the same steps on the chunks that can be
+    nonzero (a negative sum's normalized form runs to the top chunk; its magnitude does
+    not), so a sum costs what its terms span, not 68 chunks."""
+    cdef int64_t c[EXACT_CHUNKS]
+    cdef int n = hi - lo + 2, k, j, top, low, nb, sh
+    cdef int64_t carry
+    cdef double sign = 1.0
+    if acc[EXACT_CHUNKS] != 0:
+        return NAN
+    for k in range(n - 2):
+        c[k] = acc[lo + k]
+    c[n - 2] = 0
+    c[n - 1] = 0
+    for k in range(n - 1):
+        carry = c[k] >> 32
+        c[k] -= carry << 32
+        c[k + 1] += carry
+    if c[n - 1] < 0:
+        sign = -1.0
+        for k in range(n):
+            c[k] = -c[k]
+        for k in range(n - 1):
+            carry = c[k] >> 32
+            c[k] -= carry << 32
+            c[k + 1] += carry
+    j = n - 1
+    while j >= 0 and c[j] == 0:
+        j -= 1
+    if j < 0:
+        return 0.0
+    top = lo + j                       # in exact_round's numbering: its j
+    low = top - 2 if top >= 2 else 0   # its lo
+    cdef mtplug_u128 M = 0
+    for k in range(top, low - 1, -1):
+        M = (M << 32) | <mtplug_u128>(c[k - lo] if k >= lo else 0)
+    nb = mtplug_bitlen128(M)
+    if nb <= 53:
+        return sign * ldexp(<double>(<uint64_t>M), 32 * low - 1074)
+    sh = nb - 53
+    cdef uint64_t q = <uint64_t>(M >> sh)
+    cdef mtplug_u128 rem = M & (((<mtplug_u128>1) << sh) - 1)
+    cdef mtplug_u128 half = (<mtplug_u128>1) << (sh - 1)
+    cdef bint sticky = False
+    for k in range(lo, low):
+        if c[k - lo] != 0:
+            sticky = True
+            break
+    if rem > half or (rem == half and (sticky or (q & 1))):
+        q += 1
+    return sign * ldexp(<double>q, 32 * low - 1074 + sh)

@@ -38,7 +38,9 @@
 # features, which are not centred), which shrinks with the gradient itself as mu grows,
 # instead of a few ulps of E[g] E[f], which does not. Sums across sentences (T, the
 # gradient) are exact (mtplug.exact_sum): the same bits whatever the threads or partitions;
-# sums within one sentence (<= a few thousand terms) are plain, in row order.
+# sums within one sentence (<= a few thousand terms) are plain, in row order. A sparse
+# feature with one value in every row of a sentence adds exactly 0 there and is skipped
+# (_rows.transpose_pairs).
 
 from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_normalize
 from libc.math cimport INFINITY, NAN, exp, log
@@ -127,7 +129,7 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     sentences are exact, so the result is the same bit for bit for any number of threads.
 
     It is the steps below in a row: :func:`sentence_moments`, :func:`partition_totals`,
-    :func:`hypothesis_coefficients` and ``_rows.transpose_exact`` work on any run of
+    :func:`hypothesis_coefficients` and ``_rows.transpose_pairs`` work on any run of
     sentences (a caller may split them over machines and merge the exact sums), then
     :func:`value_and_slope` on the merged totals.
 
@@ -165,10 +167,11 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
         return value, status, index
     coef = np.empty(n, dtype=np.float64)
     hypothesis_coefficients(prob, sent_offsets, stats, sent_best, sent_dev, slope, coef, n_threads)
-    grad_acc = np.zeros((gradient.shape[0], EXACT_WIDTH), dtype=np.int64)
-    _rows.transpose_exact(dense if n else np.zeros((0, 0)), sp_indptr, sp_ids, sp_values, sent_offsets,
-                          sent_best, coef, grad_acc, n_threads)
-    _exact.round_rows(grad_acc, gradient)
+    bad, *pairs = _rows.sentence_pairs(sp_indptr, sp_ids, sp_values, sent_offsets, gradient.shape[0])
+    if bad >= 0:
+        raise ValueError(f"sparse feature id {sp_ids[bad]} is outside the gradient")
+    _rows.transpose_pairs(dense if n else np.zeros((0, 0)), sp_indptr, sp_values, *pairs, sent_offsets, sent_best,
+                          coef, gradient, np.empty((0, EXACT_WIDTH), dtype=np.int64), n_threads)
     for k in range(gradient.shape[0]):
         gradient[k] = mu * gradient[k]
     return value, status, index
@@ -310,7 +313,7 @@ def hypothesis_coefficients(const double[::1] prob, const int64_t[::1] sent_offs
     sent_offsets and stats, slope float64 [n_stats] (u from :func:`value_and_slope`).
     Output, overwritten: coef float64 [n], c_h = p_h (g_h - E_s[g]) with g = u . stats (0
     in sentences of fewer than two hypotheses). dJ/dw = mu X^T c, which
-    ``_rows.transpose_exact`` forms with the dense block relative to each sentence's b
+    ``_rows.transpose_pairs`` forms with the dense block relative to each sentence's b
     (sent_best). n_threads: OpenMP threads over sentences.
     """
     cdef Py_ssize_t n = prob.shape[0], S = sent_offsets.shape[0] - 1

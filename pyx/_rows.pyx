@@ -2,13 +2,15 @@
 # duplicate detection and CSR row gathering. Inputs are clean contiguous arrays
 # (validated in mtplug/corpus.py); nothing here raises inside the loops.
 
-from libc.stdint cimport int8_t, int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc
-from libc.string cimport memcmp, memcpy
+from libc.math cimport NAN
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcmp, memcpy, memset
 
 from cython.parallel cimport prange, threadid
 
-from _exact cimport EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add, exact_merge, exact_normalize
+from _exact cimport (EXACT_CHUNKS, EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add_low, exact_merge, exact_normalize,
+                    exact_round, exact_round_span)
 
 import numpy as np
 
@@ -55,114 +57,241 @@ def hyp_scores_rows(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
             out[i] = row_score(dense, sp_indptr, sp_ids, sp_values, weights, rows[i])
 
 
-#: the most memory (bytes) transpose_exact spends on per-thread copies of the sparse
-#: features' accumulators; beyond it the threads split those features instead
-TRANSPOSE_COPY_BYTES = 64 << 20
+# X^T c where c sums to 0 within each sentence (the gradients of expectations and of
+# pairwise losses, and their Hessian products). The old way added every term
+# c_h x_hj to a 544-byte exact accumulator of feature j, hit at random: 1.6 M such adds
+# (and 7 MB of accumulators to clear, merge and round) per gradient on a pool of 100
+# sentences x 100 hypotheses x 13,590 features. Here the terms of one (sentence, feature)
+# pair are summed in double first, in row order, within the sentence: a sentence is
+# never split between threads or partitions, so that sum has the same bits everywhere,
+# and only the sums of the pairs (29,000 on that pool) are added exactly across sentences.
+# A feature with one value in every row of a sentence adds value x sum_h c_h = 0 there
+# (exactly, in exact arithmetic): such pairs (39 % of the entries on that pool) are left
+# out, so features that cannot move any sentence's choice get an exact 0.
 
 
-def transpose_exact(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
-                    const double[::1] sp_values, const int64_t[::1] sent_offsets, const int64_t[::1] ref_rows,
-                    const double[::1] coef, int64_t[:, ::1] acc, int n_threads=1,
-                    int64_t copy_bytes=TRANSPOSE_COPY_BYTES):
-    """acc += X^T coef, exactly, with the dense block taken relative to one row per sentence.
+def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
+                   const int64_t[::1] sent_offsets, Py_ssize_t n_features):
+    """The (sentence, feature) pairs of the sparse block where the feature varies within
+    the sentence, numbered sentence by sentence (a sentence's pairs are neighbours, so
+    threads over sentences write apart), and listed feature by feature.
 
-    For sentence s with reference row r_s: sum_h coef_h (dense_h - dense_{r_s}) (in row
-    order, rows with coef 0 and r_s itself skipped) is added to the dense rows of acc, and
-    every coef_h * sparse value to its feature's row. This is X^T coef whenever coef sums
-    to 0 within each sentence (gradients of pairwise losses and of expectations), with
-    fewer rounding errors. Terms are added exactly (mtplug.exact_sum), so partitions of
-    the sentences accumulated anywhere merge to the same bits.
+    sp_indptr int64 [n + 1] (from 0), sp_ids int32 [nnz], sp_values float64 [nnz]: CSR
+    rows; sent_offsets int64 [S + 1] (0 .. n). Returns ``(bad, entry_pair, feature_ptr,
+    feature_pairs)``: bad -1, or the first entry whose id is outside [0, n_features) (the
+    arrays are then None); entry_pair int32 [nnz], the pair of each entry, or -1 where
+    its feature takes one value in every row of its sentence (present in each row once,
+    values equal under ==; NaN never equals); feature_ptr int64 [n_features + 1] and
+    feature_pairs int32 [P]: feature j's pairs, by sentence, are
+    feature_pairs[feature_ptr[j]:feature_ptr[j + 1]].
+    """
+    cdef Py_ssize_t n = sp_indptr.shape[0] - 1, S = sent_offsets.shape[0] - 1, nf = n_features
+    if n < 0 or nf < 0 or S < 0 or sent_offsets[S] != n or (n > 0 and sp_indptr[0] != 0) \
+            or sp_ids.shape[0] < sp_indptr[n] or sp_values.shape[0] < sp_indptr[n]:
+        raise ValueError("sp_indptr, sp_ids, sp_values and sent_offsets disagree in shape")
+    cdef int32_t[::1] entry_pair = np.empty(sp_indptr[n], dtype=np.int32)
+    cdef int64_t[::1] feature_ptr = np.zeros(nf + 1, dtype=np.int64)
+    cdef int32_t[::1] feature_pairs
+    cdef int32_t* rows_with = <int32_t*>calloc(nf + 1, sizeof(int32_t))   # rows of the sentence with j
+    cdef int64_t* last_row = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
+    cdef double* first = <double*>malloc((nf + 1) * sizeof(double))
+    cdef uint8_t* varies = <uint8_t*>malloc(nf + 1)
+    cdef int32_t* touched = <int32_t*>malloc((nf + 1) * sizeof(int32_t))
+    cdef int64_t* next_pair = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
+    if not (rows_with and last_row and first and varies and touched and next_pair):
+        free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
+        raise MemoryError()
+    cdef Py_ssize_t s, t, j, nt
+    cdef int64_t e, bad = -1, slot = 0
+    try:
+        with nogil:     # count the pairs of each feature
+            for s in range(S):
+                nt = _scan_sentence(sp_indptr, sp_ids, sp_values, sent_offsets[s], sent_offsets[s + 1], nf,
+                                    rows_with, last_row, first, varies, touched, &bad)
+                if bad >= 0:
+                    break
+                for t in range(nt):
+                    j = touched[t]
+                    rows_with[j] = 0
+                    if varies[j]:
+                        feature_ptr[j + 1] += 1
+            for j in range(nf):
+                feature_ptr[j + 1] += feature_ptr[j]
+                next_pair[j] = feature_ptr[j]
+        if bad >= 0:
+            return bad, None, None, None
+        if feature_ptr[nf] > INT32_MAX:
+            raise OverflowError("more than 2^31 - 1 (sentence, feature) pairs")
+        feature_pairs = np.empty(feature_ptr[nf], dtype=np.int32)
+        with nogil:     # number them
+            for s in range(S):
+                nt = _scan_sentence(sp_indptr, sp_ids, sp_values, sent_offsets[s], sent_offsets[s + 1], nf,
+                                    rows_with, last_row, first, varies, touched, &bad)
+                for t in range(nt):
+                    j = touched[t]
+                    rows_with[j] = 0
+                    if varies[j]:
+                        last_row[j] = slot           # the pair's number, while in this sentence
+                        feature_pairs[next_pair[j]] = <int32_t>slot
+                        next_pair[j] += 1
+                        slot += 1
+                for e in range(sp_indptr[sent_offsets[s]], sp_indptr[sent_offsets[s + 1]]):
+                    j = sp_ids[e]
+                    entry_pair[e] = <int32_t>last_row[j] if varies[j] else -1
+    finally:
+        free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
+    return -1, np.asarray(entry_pair), np.asarray(feature_ptr), np.asarray(feature_pairs)
 
-    Shapes: dense float64 [n, n_dense]; sp_indptr int64 [n + 1], sp_ids int32 [nnz]
-    (< n_features), sp_values float64 [nnz]; sent_offsets int64 [S + 1] (0 .. n); ref_rows
-    int64 [S] (a row of each non-empty sentence); coef float64 [n]; acc int64
-    [n_features, WIDTH], normalized (left normalized). n_threads: OpenMP threads over
-    sentences, each adding into its own copy of acc (thread 0 into acc itself). When the
-    copies would take more than ``copy_bytes`` ((n_threads - 1) x n_features x 544), the
-    threads copy the dense rows only and then split the sparse features: thread t adds
-    the terms of the blocks of 64 feature ids numbered t mod n_threads, reading every row,
-    so memory stays one accumulator per feature. Every way gives the same bits.
+
+cdef Py_ssize_t _scan_sentence(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
+                               const double[::1] sp_values, int64_t lo, int64_t hi, Py_ssize_t nf,
+                               int32_t* rows_with, int64_t* last_row, double* first, uint8_t* varies,
+                               int32_t* touched, int64_t* bad) noexcept nogil:
+    """The distinct features of rows lo .. hi-1 into touched (returns how many) and
+    varies[j] for each: 0 where j is in every row once with one value. rows_with must be 0
+    for every feature on entry (the caller clears the touched ones). bad: the first entry
+    with an id outside [0, nf), then the scan stops."""
+    cdef Py_ssize_t nt = 0
+    cdef int64_t h, e
+    cdef int32_t j
+    cdef double v
+    for h in range(lo, hi):
+        for e in range(sp_indptr[h], sp_indptr[h + 1]):
+            j = sp_ids[e]
+            if j < 0 or j >= nf:
+                bad[0] = e
+                return nt
+            v = sp_values[e]
+            if rows_with[j] == 0:
+                touched[nt] = j
+                nt += 1
+                rows_with[j] = 1
+                last_row[j] = h
+                first[j] = v
+                varies[j] = 0
+            elif last_row[j] == h:
+                varies[j] = 1                  # twice in one row: not worth telling apart
+            else:
+                rows_with[j] += 1
+                last_row[j] = h
+                if not (v == first[j]):
+                    varies[j] = 1
+    for e in range(nt):
+        j = touched[e]
+        if rows_with[j] != hi - lo or first[j] != first[j]:
+            varies[j] = 1
+    return nt
+
+
+def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const double[::1] sp_values,
+                    const int32_t[::1] entry_pair, const int64_t[::1] feature_ptr,
+                    const int32_t[::1] feature_pairs, const int64_t[::1] sent_offsets,
+                    const int64_t[::1] ref_rows, const double[::1] coef, double[::1] out, int64_t[:, ::1] acc,
+                    int n_threads=1):
+    """X^T coef for coef summing to 0 within each sentence, exactly across sentences.
+
+    Sentence s (reference row r_s) gives, in row order in double, for each dense column k
+    sum_h coef_h (dense_hk - dense_{r_s k}) and for each of its pairs (j, s) (from
+    :func:`sentence_pairs`) sum_h coef_h x_hj; rows with coef 0 and r_s's own dense term
+    are skipped. Feature j's value is the exact sum of its sentences' values. Equal to
+    X^T coef in exact arithmetic when coef sums to 0 in each sentence.
+
+    Shapes: dense float64 [n, n_dense]; sp_indptr int64 [n + 1] (from 0), sp_values float64
+    [nnz]; entry_pair int32 [nnz], feature_ptr int64 [n_features + 1] (n_features >= n_dense)
+    and feature_pairs int32 [P] (from :func:`sentence_pairs`);
+    sent_offsets int64 [S + 1] (0 .. n); ref_rows int64 [S] (a row of each non-empty
+    sentence); coef float64 [n]. Exactly one output has n_features rows: out float64
+    [n_features] gets each sum correctly rounded (NaN if a term was not finite); or acc
+    int64 [n_features, WIDTH], normalized, gets each sum added exactly (left normalized;
+    partitions of the sentences merge into the same bits). n_threads: OpenMP threads over
+    sentences, then over features; the result does not depend on it.
     """
     cdef Py_ssize_t n = coef.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
-    cdef Py_ssize_t nf = acc.shape[0]
-    if (dense.shape[0] != n or sp_indptr.shape[0] != n + 1 or ref_rows.shape[0] != S or sent_offsets[S] != n
-            or acc.shape[1] != EXACT_WIDTH or nf < d or sp_indptr[n] > sp_ids.shape[0]
-            or sp_ids.shape[0] != sp_values.shape[0]):
-        raise ValueError("dense, sp_indptr, sent_offsets, ref_rows, coef and acc disagree in shape")
+    cdef Py_ssize_t nf = feature_ptr.shape[0] - 1, P = feature_pairs.shape[0]
+    cdef bint rounded = out.shape[0] == nf
+    if (dense.shape[0] != n or sp_indptr.shape[0] != n + 1 or ref_rows.shape[0] != S or S < 0
+            or sent_offsets[S] != n or nf < d or entry_pair.shape[0] < sp_indptr[n] or feature_ptr[nf] != P
+            or sp_values.shape[0] < sp_indptr[n] or rounded == (acc.shape[0] == nf)
+            or (not rounded and acc.shape[1] != EXACT_WIDTH)):
+        raise ValueError("dense, the sparse block, the pairs, sent_offsets, ref_rows, coef and the output "
+                         "disagree in shape")
     cdef int T = n_threads if n_threads > 1 else 1
-    cdef int T_rows = T if T <= S else (S if S > 0 else 1)
-    cdef bint split = T > 1 and sp_indptr[n] > 0 and (T - 1) * nf * EXACT_WIDTH * 8 > copy_bytes
-    cdef Py_ssize_t n_copied = d if split else nf
-    # thread t > 0 adds into its own zeroed rows; thread 0 into acc itself
-    cdef int64_t[:, :, ::1] extra = np.zeros((T_rows - 1, n_copied if T_rows > 1 else 0, EXACT_WIDTH),
-                                             dtype=np.int64)
-    # per-thread dense sums at local[tid, 8:8 + d]: 64 bytes of gap on either side keep
-    # the threads off each other's cache lines whatever the array's alignment
-    cdef double[:, ::1] local = np.zeros((T_rows, d + 16), dtype=np.float64)
-    cdef int64_t[::1] adds = np.zeros(T_rows * 8, dtype=np.int64)    # per thread, padded apart
-    cdef int8_t[::1] owner = (np.arange((nf >> 6) + 1) % T).astype(np.int8)   # thread of each 64 ids
-    cdef Py_ssize_t s, k, f
-    cdef int64_t lo, h, e, r, count
-    cdef int tid, t
-    cdef int32_t fid
+    # per-pair and per-(sentence, dense column) sums; a pair belongs to one sentence, so
+    # the threads of the first loop never write one slot twice
+    cdef double[::1] pair_sum = np.zeros(P, dtype=np.float64)
+    cdef double[:, ::1] dense_sum = np.zeros((d, S), dtype=np.float64)
+    cdef int64_t* locals_ = <int64_t*>calloc(T * EXACT_WIDTH, sizeof(int64_t))
+    if locals_ == NULL:
+        raise MemoryError()
+    cdef double* dsum = &dense_sum[0, 0] if d > 0 and S > 0 else NULL
+    cdef double* psum = &pair_sum[0] if P > 0 else NULL
+    cdef const int32_t* fpairs = &feature_pairs[0] if P > 0 else NULL
+    cdef double* out_ptr = &out[0] if rounded and nf > 0 else NULL
+    cdef int64_t* acc_ptr = &acc[0, 0] if not rounded and nf > 0 else NULL
+    cdef Py_ssize_t s, k, j
+    cdef int64_t lo, h, e, r
+    cdef int32_t p
     cdef double c
-    cdef int64_t* rows
     with nogil:
-        if n_copied > 0:     # else no row to add to here (and no row to point at)
-            for s in prange(S, num_threads=T_rows, schedule="dynamic", chunksize=16):
-                tid = threadid()
-                rows = &acc[0, 0] if tid == 0 else &extra[tid - 1, 0, 0]
-                lo = sent_offsets[s]
-                if sent_offsets[s + 1] == lo:
+        for s in prange(S, num_threads=T, schedule="dynamic", chunksize=4):
+            lo = sent_offsets[s]
+            if sent_offsets[s + 1] == lo:
+                continue
+            r = ref_rows[s]
+            for h in range(lo, sent_offsets[s + 1]):
+                c = coef[h]
+                if c == 0.0:
                     continue
-                r = ref_rows[s]
-                for k in range(d):
-                    local[tid, 8 + k] = 0.0
-                for h in range(lo, sent_offsets[s + 1]):
-                    c = coef[h]
-                    if c == 0.0:
-                        continue
-                    if h != r:
-                        for k in range(d):
-                            local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
-                    if not split:
-                        for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                            exact_add(rows + <Py_ssize_t>sp_ids[e] * EXACT_WIDTH, c * sp_values[e])
-                        adds[tid * 8] = adds[tid * 8] + sp_indptr[h + 1] - sp_indptr[h]
-                for k in range(d):
-                    exact_add(rows + k * EXACT_WIDTH, local[tid, 8 + k])
-                adds[tid * 8] = adds[tid * 8] + d
-                if adds[tid * 8] >= EXACT_SAFE_ADDS:
-                    for f in range(n_copied):
-                        exact_normalize(rows + f * EXACT_WIDTH)
-                    adds[tid * 8] = 0
-        for f in range(n_copied):
-            exact_normalize(&acc[f, 0])
-        for tid in range(T_rows - 1):
-            for f in range(n_copied):
-                exact_normalize(&extra[tid, f, 0])
-                exact_merge(&acc[f, 0], &extra[tid, f, 0])
-        if split:
-            for t in prange(T, num_threads=T, schedule="static", chunksize=1):
+                if h != r:
+                    for k in range(d):
+                        dense_sum[k, s] = dense_sum[k, s] + c * (dense[h, k] - dense[r, k])
+                for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                    p = entry_pair[e]
+                    if p >= 0:
+                        pair_sum[p] = pair_sum[p] + c * sp_values[e]
+        for j in prange(nf, num_threads=T, schedule="dynamic", chunksize=64):
+            _sum_feature(dsum + j * S if j < d else NULL, S if j < d else 0, psum,
+                         fpairs + feature_ptr[j] if fpairs else NULL, feature_ptr[j + 1] - feature_ptr[j],
+                         locals_ + threadid() * EXACT_WIDTH, out_ptr + j if out_ptr else NULL,
+                         acc_ptr + j * EXACT_WIDTH if acc_ptr else NULL)
+    free(locals_)
+
+
+cdef void _sum_feature(const double* a, Py_ssize_t na, const double* b, const int32_t* idx, Py_ssize_t nb,
+                       int64_t* local, double* out, int64_t* acc) noexcept nogil:
+    """The exact sum of a[:na] and b[idx[:nb]] (pointers may be NULL when their count is
+    0) into *out, rounded, or (out NULL) added to the normalized accumulator acc; local:
+    EXACT_WIDTH zeros, left zero."""
+    cdef int lo = EXACT_CHUNKS, hi = 0, i, part
+    cdef Py_ssize_t k, m, count = 0
+    for part in range(2):
+        m = na if part == 0 else nb
+        for k in range(m):
+            i = exact_add_low(local, a[k] if part == 0 else b[idx[k]])
+            if i >= 0:
+                lo = i if i < lo else lo
+                hi = i + 3 if i + 3 > hi else hi
+            count += 1
+            if count == EXACT_SAFE_ADDS:
+                exact_normalize(local)       # carries may now reach every chunk
+                lo = 0
+                hi = EXACT_CHUNKS
                 count = 0
-                for h in range(n):
-                    c = coef[h]
-                    if c == 0.0:
-                        continue
-                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                        fid = sp_ids[e]
-                        if owner[fid >> 6] != t:
-                            continue
-                        exact_add(&acc[fid, 0], c * sp_values[e])
-                        count = count + 1
-                        if count >= EXACT_SAFE_ADDS:
-                            for f in range(nf):
-                                if owner[f >> 6] == t:
-                                    exact_normalize(&acc[f, 0])
-                            count = 0
-                for f in range(nf):
-                    if owner[f >> 6] == t:
-                        exact_normalize(&acc[f, 0])
+    if out != NULL:
+        if hi == 0:
+            out[0] = NAN if local[EXACT_CHUNKS] else 0.0
+        elif hi + 2 < EXACT_CHUNKS:
+            out[0] = exact_round_span(local, lo, hi)
+        else:
+            out[0] = exact_round(local)
+    elif hi > 0 or local[EXACT_CHUNKS]:
+        exact_normalize(local)
+        exact_merge(acc, local)
+        lo = 0
+        hi = EXACT_CHUNKS
+    if hi > lo:
+        memset(local + lo, 0, (hi - lo) * sizeof(int64_t))
+    local[EXACT_CHUNKS] = 0
 
 
 def argmax_per_sentence(const double[::1] scores, const int64_t[::1] sent_offsets,

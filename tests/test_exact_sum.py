@@ -88,9 +88,31 @@ def _same(a: float, b: float) -> bool:
         (a == b == 0.0)
 
 
+def pairs_reference(indptr, ids, values, offsets):
+    """The (sentence, feature) pairs where a feature varies, as sentence_pairs defines
+    them: {(s, j)}; a feature is constant in s when each row holds it once, all with one
+    value (== ; NaN never equals)."""
+    pairs = set()
+    for s in range(len(offsets) - 1):
+        rows = range(offsets[s], offsets[s + 1])
+        seen: dict[int, list[float]] = {}
+        twice = set()
+        for h in rows:
+            here = [int(j) for j in ids[indptr[h]:indptr[h + 1]]]
+            twice |= {j for j in here if here.count(j) > 1}
+            for e in range(indptr[h], indptr[h + 1]):
+                seen.setdefault(int(ids[e]), []).append(float(values[e]))
+        for j, vals in seen.items():
+            if j in twice or len(vals) != len(rows) or any(not (v == vals[0]) for v in vals):
+                pairs.add((s, j))
+    return pairs
+
+
 def transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, n_features):
-    """X^T coef as _rows.transpose_exact defines it, with Python floats: per sentence the
-    dense sums in row order, then every term summed exactly (math.fsum)."""
+    """X^T coef as _rows.transpose_pairs defines it, with Python floats: per sentence the
+    dense sums relative to its reference row and each varying pair's sum, in row order;
+    then each feature's sentence sums exactly (math.fsum)."""
+    pairs = pairs_reference(indptr, ids, values, offsets)
     terms = [[] for _ in range(n_features)]
     for s in range(len(offsets) - 1):
         lo, hi = offsets[s], offsets[s + 1]
@@ -98,6 +120,7 @@ def transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, n_f
             continue
         r = ref_rows[s]
         local = [0.0] * dense.shape[1]
+        sums: dict[int, float] = {}
         for h in range(lo, hi):
             c = float(coef[h])
             if c == 0.0:
@@ -106,37 +129,126 @@ def transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, n_f
                 for k in range(dense.shape[1]):
                     local[k] += c * (float(dense[h, k]) - float(dense[r, k]))
             for e in range(indptr[h], indptr[h + 1]):
-                terms[ids[e]].append(c * float(values[e]))
+                j = int(ids[e])
+                if (s, j) in pairs:
+                    sums[j] = sums.get(j, 0.0) + c * float(values[e])
         for k in range(dense.shape[1]):
             terms[k].append(local[k])
+        for j, v in sums.items():
+            terms[j].append(v)
     return np.array([math.fsum(t) for t in terms])
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.sampled_from([9, 300]), st.booleans())
-def test_transpose_exact_equals_its_reference_for_any_threads(seed, threads, nf, split):
-    """Also when the threads split the sparse features (copy_bytes=0) instead of each
-    adding into its own copy of the accumulators; 300 features make several 64-id blocks."""
-    rng = np.random.default_rng(seed)
-    sizes = rng.integers(0, 12, size=rng.integers(1, 15))
+@st.composite
+def sentence_blocks(draw):
+    """Sentences of rows with a dense block and sparse entries drawn from a few features
+    per sentence, some of them constant within their sentence (one value in every row),
+    some twice in a row, values over wide exponent ranges, coefficients summing to about
+    0 per sentence (and some exactly 0), sometimes a NaN value."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    sizes = rng.integers(0, 9, size=rng.integers(1, 12))
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n, d = int(offsets[-1]), int(rng.integers(0, 4))
-    dense = rng.normal(size=(n, d)) * 10.0 ** rng.integers(-3, 4)
-    nnz_per_row = rng.integers(0, 3, size=n)
-    indptr = np.concatenate([[0], np.cumsum(nnz_per_row)]).astype(np.int64)
-    ids = rng.integers(max(d, 0), nf, size=indptr[-1]).astype(np.int32)
-    values = rng.normal(size=indptr[-1])
-    coef = rng.normal(size=n) * (rng.random(n) < 0.8)
+    nf = d + int(rng.choice([5, 300]))
+    scale = 10.0 ** rng.integers(-3, 4)
+    dense = rng.normal(size=(n, d)) * scale
+    rows = []
+    for s in range(len(sizes)):
+        vocab = rng.choice(np.arange(d, nf), size=min(6, nf - d), replace=False)
+        constant = {int(j): float(rng.integers(1, 3)) for j in vocab[:2]}
+        for _ in range(sizes[s]):
+            row = {j: v for j, v in constant.items()}
+            for j in rng.choice(vocab[2:], size=int(rng.integers(0, 3))) if len(vocab) > 2 else []:
+                row[int(j)] = float(rng.normal() * 10.0 ** rng.integers(-20, 20))
+            items = sorted(row.items())
+            if items and rng.random() < 0.05:
+                items.append(items[0])               # the same feature twice in one row
+            rows.append(items)
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    ids = np.array([j for r in rows for j, _ in r], dtype=np.int32)
+    values = np.array([v for r in rows for _, v in r], dtype=np.float64)
+    if len(values) and rng.random() < 0.1:
+        values[rng.integers(len(values))] = np.nan
+    coef = rng.normal(size=n) * (rng.random(n) < 0.85)
+    for lo, hi in zip(offsets[:-1], offsets[1:]):
+        coef[lo:hi] -= coef[lo:hi].mean() if hi > lo else 0.0
     ref_rows = np.array([lo + rng.integers(0, hi - lo) if hi > lo else 0
                          for lo, hi in zip(offsets[:-1], offsets[1:])], dtype=np.int64)
-    acc = accumulator(nf)
-    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, acc, threads,
-                          0 if split else _rows.TRANSPOSE_COPY_BYTES)
+    return dense, indptr, ids, values, offsets, ref_rows, coef, nf
+
+
+@settings(max_examples=120, deadline=None)
+@given(sentence_blocks())
+def test_sentence_pairs_are_the_varying_pairs(block):
+    dense, indptr, ids, values, offsets, ref_rows, coef, nf = block
+    bad, entry_pair, feature_ptr, feature_pairs = _rows.sentence_pairs(indptr, ids, values, offsets, nf)
+    assert bad == -1
+    want = pairs_reference(indptr, ids, values, offsets)
+    sentence_of_entry = np.repeat(np.repeat(np.arange(len(offsets) - 1), np.diff(offsets)), np.diff(indptr))
+    got = {(int(s), int(j)) for s, j, p in zip(sentence_of_entry, ids, entry_pair) if p >= 0}
+    assert got == want
+    assert np.all((entry_pair >= 0) == [(int(s), int(j)) in want for s, j in zip(sentence_of_entry, ids)])
+    # a pair's number is shared by its entries alone; feature j lists its pairs by sentence
+    number = {}
+    for s, j, p in zip(sentence_of_entry, ids, entry_pair):
+        if p >= 0:
+            assert number.setdefault((int(s), int(j)), int(p)) == p
+    assert sorted(number.values()) == list(range(len(want)))
+    for j in range(nf):
+        listed = feature_pairs[feature_ptr[j]:feature_ptr[j + 1]].tolist()
+        assert listed == [number[(s, jj)] for s, jj in sorted(want) if jj == j]
+
+
+@settings(max_examples=120, deadline=None)
+@given(sentence_blocks(), st.integers(1, 4), st.integers(0, 12))
+def test_transpose_pairs_equals_its_reference_for_any_threads_and_split(block, threads, cut):
+    """Rounded on the spot, or as exact accumulators of two runs of sentences merged:
+    the same bits as the reference, and the same for any thread count."""
+    dense, indptr, ids, values, offsets, ref_rows, coef, nf = block
     want = transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, nf)
-    assert rounded(acc).tobytes() == want.tobytes()
-    one = accumulator(nf)   # one thread, no split: the same canonical rows
-    _rows.transpose_exact(dense, indptr, ids, values, offsets, ref_rows, coef, one, 1)
-    assert one.tobytes() == acc.tobytes()
+    pairs = _rows.sentence_pairs(indptr, ids, values, offsets, nf)[1:]
+    out = np.full(nf, 7.0)
+    _rows.transpose_pairs(dense, indptr, values, *pairs, offsets, ref_rows, coef, out,
+                          np.empty((0, _exact.WIDTH), np.int64), threads)
+    assert out.tobytes() == want.tobytes()
+    # the sentences cut in two runs, each summed into an exact accumulator where it is
+    S = len(offsets) - 1
+    k = min(cut, S)
+    parts = []
+    for s_lo, s_hi in ((0, k), (k, S)):
+        lo, hi = int(offsets[s_lo]), int(offsets[s_hi])
+        sub_indptr = indptr[lo:hi + 1] - indptr[lo]
+        e = slice(int(indptr[lo]), int(indptr[hi]))
+        sub = (np.ascontiguousarray(dense[lo:hi]), sub_indptr, np.ascontiguousarray(ids[e]),
+               np.ascontiguousarray(values[e]), offsets[s_lo:s_hi + 1] - lo)
+        acc = accumulator(nf)
+        sub_pairs = _rows.sentence_pairs(sub[1], sub[2], sub[3], sub[4], nf)[1:]
+        _rows.transpose_pairs(sub[0], sub[1], sub[3], *sub_pairs, sub[4], ref_rows[s_lo:s_hi] - lo,
+                              coef[lo:hi].copy(), np.empty(0), acc, threads)
+        parts.append(acc)
+    assert rounded_sum(parts).tobytes() == want.tobytes()
+
+
+def test_sentence_pairs_report_an_id_out_of_range():
+    indptr = np.array([0, 2, 3], np.int64)
+    ids = np.array([0, 1, 4], np.int32)
+    bad, *arrays = _rows.sentence_pairs(indptr, ids, np.ones(3), np.array([0, 2], np.int64), 4)
+    assert bad == 2 and arrays == [None, None, None]
+
+
+def test_a_feature_constant_in_its_sentence_gets_an_exact_zero():
+    """Its terms sum to value x sum(coef) = 0 in exact arithmetic, however the
+    coefficients round; a feature that varies keeps its sum."""
+    coef = np.array([0.1, 0.2, -0.3])          # sums to 5.6e-17 in floating point
+    indptr = np.array([0, 2, 4, 5], np.int64)
+    ids = np.array([3, 4, 3, 4, 3], np.int32)
+    values = np.array([2.0, 1.0, 2.0, 5.0, 2.0])
+    offsets = np.array([0, 3], np.int64)
+    pairs = _rows.sentence_pairs(indptr, ids, values, offsets, 5)[1:]
+    out = np.empty(5)
+    _rows.transpose_pairs(np.zeros((3, 0)), indptr, values, *pairs, offsets, np.zeros(1, np.int64), coef, out,
+                          np.empty((0, _exact.WIDTH), np.int64))
+    assert out[3] == 0.0 and out[4] == 0.1 * 1.0 + 0.2 * 5.0
 
 
 @settings(max_examples=60, deadline=None)

@@ -64,21 +64,3 @@ def centred_scores(
     weights2: np.ndarray | None = ...,  # const float64_t[::1], [n_features]: a second vector, or None/empty
     out2: np.ndarray | None = ...,  # float64_t[::1], [n], overwritten: its scores (same read of the features)
 ) -> None: ...
-def csc_from_csr(
-    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1], from 0
-    sp_ids: np.ndarray,  # const int32_t[::1], [nnz], 0 <= id < n_features
-    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
-    col_ptr: np.ndarray,  # int64_t[::1], [n_features + 1], overwritten
-    col_rows: np.ndarray,  # int32_t[::1], [nnz], overwritten: rows ascending within each column
-    col_values: np.ndarray,  # float64_t[::1], [nnz], overwritten
-    n_threads: int = ...,  # OpenMP threads; the result does not depend on it
-) -> int: ...  # -1, or the first entry whose id is out of range
-def transpose_columns(
-    col_ptr: np.ndarray,  # const int64_t[::1], [n_features + 1], from csc_from_csr
-    col_rows: np.ndarray,  # const int32_t[::1], [nnz]
-    col_values: np.ndarray,  # const float64_t[::1], [nnz]
-    coef: np.ndarray,  # const float64_t[::1], [n]
-    out: np.ndarray,  # float64_t[::1], [n_features]: out[j] = sum coef[row] * value, correctly rounded, j >= first
-    first: int = ...,  # columns below it are left alone
-    n_threads: int = ...,  # OpenMP threads over columns; the result does not depend on it
-) -> None: ...

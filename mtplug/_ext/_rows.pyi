@@ -19,21 +19,27 @@ def hyp_scores_rows(
     rows: np.ndarray,  # const int64_t[::1] [m], each < n_hyp
     out: np.ndarray,  # double[::1] [m], written: hyp_scores' value of each row (the same bits)
 ) -> None: ...
-def transpose_exact(
+def sentence_pairs(
+    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1], from 0
+    sp_ids: np.ndarray,  # const int32_t[::1], [nnz]
+    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1], 0 .. n
+    n_features: int,
+) -> tuple: ...  # (bad entry or -1, entry_pair int32 [nnz], feature_ptr int64 [n_features + 1], feature_pairs int32 [P])
+def transpose_pairs(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
     sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
-    sp_ids: np.ndarray,  # const int32_t[::1], [nnz], < n_features
     sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    entry_pair: np.ndarray,  # const int32_t[::1], [nnz], from sentence_pairs
+    feature_ptr: np.ndarray,  # const int64_t[::1], [n_features + 1], from sentence_pairs
+    feature_pairs: np.ndarray,  # const int32_t[::1], [P], from sentence_pairs
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0
     ref_rows: np.ndarray,  # const int64_t[::1], [S], the dense block is taken relative to these rows
-    coef: np.ndarray,  # const float64_t[::1], [n]
-    acc: np.ndarray,  # int64_t[:, ::1], [n_features, WIDTH], exact sums added to: X^T coef
+    coef: np.ndarray,  # const float64_t[::1], [n], summing to 0 within each sentence
+    out: np.ndarray,  # float64_t[::1], [n_features] (X^T coef, rounded) or empty
+    acc: np.ndarray,  # int64_t[:, ::1], [n_features, WIDTH] (exact sums added) or [0, WIDTH]
     n_threads: int = ...,  # OpenMP threads; the result does not depend on it
-    copy_bytes: int = ...,  # most bytes of per-thread accumulator copies; beyond, threads split sparse features
 ) -> None: ...
-
-#: default copy_bytes of transpose_exact
-TRANSPOSE_COPY_BYTES: int
 def argmax_per_sentence(
     scores: np.ndarray,  # const double[::1]
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]

@@ -20,6 +20,7 @@ import numpy as np
 from .._ext import _rows
 from ..corpus import FeatureSpace, map_store, stored_metric
 from ..errors import InputError
+from ..exact_sum import WIDTH, accumulator
 from ..metrics.sentence import row_scores
 from .local import LocalEngine
 from .partition import partition_sentences
@@ -59,6 +60,35 @@ class PoolPart:
         out = np.empty(self.n_hypotheses, dtype=np.float64)
         _rows.hyp_scores(self.dense, self.sp_indptr, self.sp_ids, self.sp_values, weights, out, threads)
         return out
+
+    def pairs(self, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(entry_pair int32 [nnz], feature_ptr int64 [n_features + 1], feature_pairs int32
+        [P]): the (sentence, feature) pairs where a sparse feature varies
+        (``_rows.sentence_pairs``), made on first use and kept with the partition.
+        ValueError for a feature id out of range."""
+        cached = self.__dict__.get("_pairs")
+        if cached is None or cached[1].shape[0] != n_features + 1:
+            bad, *cached = _rows.sentence_pairs(self.sp_indptr, self.sp_ids, self.sp_values, self.offsets,
+                                                n_features)
+            if bad >= 0:
+                raise ValueError(f"sparse feature id {int(self.sp_ids[bad])} is outside [0, {n_features})")
+            self._pairs = cached = tuple(cached)
+        return cached
+
+    def transpose(self, coef: np.ndarray, ref_rows: np.ndarray, n_features: int, threads: int,
+                  exact: bool) -> np.ndarray:
+        """X^T coef (coef float64 [n_p], summing to 0 within each sentence; ref_rows int64
+        [S_p], the row each sentence's dense block is taken relative to): float64
+        [n_features], each sum rounded once, or (``exact``) an exact accumulator int64
+        [n_features, WIDTH] for merging with other partitions' (``_rows.transpose_pairs``;
+        the same values either way, for any threads and partitions)."""
+        if exact:
+            out, acc = np.empty(0), accumulator(n_features)
+        else:
+            out, acc = np.empty(n_features), np.empty((0, WIDTH), dtype=np.int64)
+        _rows.transpose_pairs(self.dense, self.sp_indptr, self.sp_values, *self.pairs(n_features), self.offsets,
+                              ref_rows, coef, out, acc, threads)
+        return acc if exact else out
 
     def metric_scores(self, variant: str, threads: int) -> np.ndarray:
         """Sentence-level metric of every row (:func:`mtplug.metrics.sentence.hypothesis_scores`)."""

@@ -142,17 +142,17 @@ def _public(result):
     return result[1]
 
 
-def _part_gradient(part, result, slope: np.ndarray, n_features: int, packed: bool,
+def _part_gradient(part, result, slope: np.ndarray, n_features: int, form: str,
                    threads: int) -> Packed | np.ndarray:
-    """Pass 2 on one partition: the exact partial X^T c, an accumulator of n_features rows,
-    :func:`pack`ed when it travels to another process (``packed``)."""
+    """Pass 2 on one partition: X^T c (``PoolPart.transpose``, the dense block relative to
+    each sentence's best row), rounded (``form`` "rounded": the only partition, in this
+    process), or as an exact accumulator of n_features rows ("exact"), :func:`pack`ed to
+    travel to another process ("packed")."""
     sent_best, sent_dev, _, prob = result[0]
     coef = np.empty(prob.shape[0])
     _expbleu.hypothesis_coefficients(prob, part.offsets, part.stats, sent_best, sent_dev, slope, coef, threads)
-    acc = accumulator(n_features)
-    _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, sent_best, coef,
-                          acc, threads)
-    return pack(acc) if packed else acc
+    out = part.transpose(coef, sent_best, n_features, threads, exact=form != "rounded")
+    return pack(out) if form == "packed" else out
 
 
 class ExpectedBleu:
@@ -231,11 +231,11 @@ class ExpectedBleu:
                 f"{' '.join(f'{k}={v:.6g}' for k, v in zip(STATS_LAYOUT, totals))}): "
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
-        # in this process one partition's accumulator is rounded as it is (no pack and unpack)
-        local = pool.engine.address is None
+        # the only partition, in this process, rounds its sums itself
+        form = "packed" if pool.engine.address is not None else "rounded" if len(pool.parts) == 1 else "exact"
         parts = pool.engine.fetch(pool.run(_part_gradient, results, pool.each(slope), pool.each(self.n_features),
-                                           pool.each(not local)))
-        gradient = mu * (rounded(parts[0]) if local and len(parts) == 1 else rounded_sum(parts))
+                                           pool.each(form)))
+        gradient = mu * (parts[0] if form == "rounded" else rounded_sum(parts))
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
                                      f"mu = {mu:g}); the features or mu are too large")

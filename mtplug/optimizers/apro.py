@@ -29,10 +29,9 @@ engine: the kernels run sentences in OpenMP threads, or in partitions on dask wo
 (``engine``, or a :class:`mtplug.distributed.pool.PartitionedPool` whose workers read
 the store themselves), every per-hypothesis result is independent of the split, and
 the sums across sentences (loss, curvature, slope, X^T g) are exact
-(:mod:`mtplug.exact_sum`). Only weight vectors travel to the partitions. On a single
-partition, X^T products over sparse features run feature by feature over the block
-by columns (built once): each feature's terms go into one exact accumulator that
-stays in the cache, rounded once, which gives the same bits as summing by rows.
+(:mod:`mtplug.exact_sum`). Only weight vectors travel to the partitions. X^T products
+sum each (sentence, feature) pair's terms within its sentence first and only those sums
+exactly (``PoolPart.transpose``).
 """
 
 from __future__ import annotations
@@ -46,7 +45,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._ext import _apro, _rows
+from .._ext import _apro
 from ..exact_sum import Packed, accumulator, pack, rounded, rounded_sum
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from .base import Optimizer, Result, largest_weight
@@ -67,9 +66,8 @@ class _Workspace:
     """What APRO keeps next to a partition (a :class:`mtplug.distributed.pool.PoolPart`).
 
     ranks: int32 [n_p], the dense ranks of its metric scores within each sentence (they
-    fix the pairs). columns: its sparse block by features (``_apro.csc_from_csr``:
-    col_ptr int64 [n_features + 1], col_rows int32 [nnz], col_values float64 [nnz]) when
-    it is the pool's only partition and has sparse entries, else None. It also keeps
+    fix the pairs). alone: whether it is the pool's only partition (its X^T products
+    then come rounded, else as exact partial sums). It also keeps
     per-hypothesis arrays that passes have released (:meth:`take`, :meth:`give`): a
     fresh array of 2M hypotheses is 16 MB of pages for the kernel to clear first.
     """
@@ -77,12 +75,11 @@ class _Workspace:
     #: released arrays kept per dtype
     SPARE = 8
 
-    def __init__(self, n: int, ranks: np.ndarray, columns: tuple[np.ndarray, np.ndarray, np.ndarray] | None):
+    def __init__(self, n: int, ranks: np.ndarray, alone: bool):
         self.n = n
         self.ranks = ranks
-        self.columns = columns
+        self.alone = alone
         self._spare: dict[str, list[np.ndarray]] = {}
-        self._no_entries: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def take(self, dtype) -> np.ndarray:
         """An array [n_p] of ``dtype`` (contents undefined)."""
@@ -97,16 +94,10 @@ class _Workspace:
                 if len(spare) < self.SPARE:
                     spare.append(a)
 
-    def dense_only(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(sp_indptr, sp_ids, sp_values) of no sparse entries for the n_p rows (made once)."""
-        if self._no_entries is None:
-            self._no_entries = (np.zeros(self.n + 1, dtype=np.int64), np.zeros(0, dtype=np.int32), _NO_DIRECTION)
-        return self._no_entries
 
-
-def _workspace(part, sentence_metric: str, by_columns: bool, n_features: int, threads: int) -> _Workspace:
-    """The :class:`_Workspace` of a partition; ``by_columns``: whether X^T products may run
-    by columns (one partition: they then return rounded sums). Stays on the worker."""
+def _workspace(part, sentence_metric: str, alone: bool, n_features: int, threads: int) -> _Workspace:
+    """The :class:`_Workspace` of a partition (``alone``: the pool's only one). Stays on
+    the worker."""
     b = part.metric_scores(sentence_metric, threads)
     bad = np.flatnonzero(~np.isfinite(b))
     if bad.size:
@@ -114,17 +105,8 @@ def _workspace(part, sentence_metric: str, by_columns: bool, n_features: int, th
     ranks = np.empty(b.shape[0], dtype=np.int32)
     _apro.metric_ranks(b, part.offsets, ranks)
     del b
-    columns = None
-    nnz = int(part.sp_indptr[-1])
-    if by_columns and nnz:
-        col_ptr, col_rows = np.empty(n_features + 1, dtype=np.int64), np.empty(nnz, dtype=np.int32)
-        col_values = np.empty(nnz, dtype=np.float64)
-        bad_entry = _apro.csc_from_csr(part.sp_indptr, part.sp_ids, part.sp_values, col_ptr, col_rows, col_values,
-                                       threads)
-        if bad_entry >= 0:
-            raise ValueError(f"sparse feature id {int(part.sp_ids[bad_entry])} is out of range")
-        columns = (col_ptr, col_rows, col_values)
-    return _Workspace(part.n_hypotheses, ranks, columns)
+    part.pairs(n_features)      # X^T's (sentence, feature) pairs, made once here
+    return _Workspace(part.n_hypotheses, ranks, alone)
 
 
 def _line(part, ws: _Workspace, w: np.ndarray, d: np.ndarray | None, threads: int):
@@ -164,25 +146,11 @@ def _public(result):
 
 
 def _transpose(part, ws: _Workspace, coef: np.ndarray, n_features: int, threads: int) -> Packed | np.ndarray:
-    """X^T coef on one partition: a packed exact accumulator of n_features rows, or, when
-    the workspace has the columns (the only partition), the sums rounded, float64
-    [n_features] (the same values: rounding an exact sum once)."""
-    if ws.columns is None:
-        acc = accumulator(n_features)
-        _rows.transpose_exact(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets,
-                              part.offsets[:-1], coef, acc, threads)
-        return pack(acc)
-    out = np.empty(n_features, dtype=np.float64)
-    n_dense = part.dense.shape[1]
-    if n_dense:
-        acc = accumulator(n_dense)
-        no_indptr, no_ids, no_values = ws.dense_only()
-        _rows.transpose_exact(part.dense, no_indptr, no_ids, no_values, part.offsets, part.offsets[:-1], coef, acc,
-                              threads)
-        out[:n_dense] = rounded(acc)
-    col_ptr, col_rows, col_values = ws.columns
-    _apro.transpose_columns(col_ptr, col_rows, col_values, coef, out, n_dense, threads)
-    return out
+    """X^T coef on one partition (``PoolPart.transpose``, the dense block relative to each
+    sentence's first row): rounded, float64 [n_features], on the only partition, else a
+    packed exact accumulator of n_features rows (the same values once merged)."""
+    out = part.transpose(coef, part.offsets[:-1], n_features, threads, exact=not ws.alone)
+    return out if ws.alone else pack(out)
 
 
 def _gradient(part, ws: _Workspace, result, n_features: int, threads: int) -> Packed | np.ndarray:
@@ -192,11 +160,10 @@ def _gradient(part, ws: _Workspace, result, n_features: int, threads: int) -> Pa
 
 def _hessian(part, ws: _Workspace, result, d: np.ndarray, n_features: int, threads: int) -> Packed | np.ndarray:
     """X^T H X d on the active set of a :func:`_loss` result, as :func:`_transpose` gives
-    it. The dense block is read once (``_apro.hessian_transpose``), unless a partition of
-    several has sparse entries (their exact sums then go by rows, with the dense ones)."""
+    it. Without sparse entries the dense block is read once (``_apro.hessian_transpose``)."""
     order, fill1, fill2, partners = result[0][1]
     hv = ws.take(np.float64)
-    if ws.columns is None and part.sp_indptr[-1]:
+    if part.sp_indptr[-1]:
         v = ws.take(np.float64)
         _apro.centred_scores(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, d, v, threads)
         _apro.hessian_product(v, ws.ranks, part.offsets, order, fill1, fill2, partners, hv, threads)
@@ -204,18 +171,11 @@ def _hessian(part, ws: _Workspace, result, d: np.ndarray, n_features: int, threa
         ws.give(v, hv)
         return out
     n_dense = part.dense.shape[1]
-    acc = accumulator(n_features if ws.columns is None else n_dense)
+    acc = accumulator(n_features)
     _apro.hessian_transpose(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, d, ws.ranks,
                             order, fill1, fill2, partners, hv, acc[:n_dense], threads)
-    if ws.columns is None:
-        ws.give(hv)
-        return pack(acc)
-    out = np.empty(n_features, dtype=np.float64)
-    out[:n_dense] = rounded(acc)
-    col_ptr, col_rows, col_values = ws.columns
-    _apro.transpose_columns(col_ptr, col_rows, col_values, hv, out, n_dense, threads)
     ws.give(hv)
-    return out
+    return rounded(acc) if ws.alone else pack(acc)
 
 
 _NO_DIRECTION = np.empty(0, dtype=np.float64)

@@ -235,56 +235,6 @@ def test_metric_ranks_of_extreme_and_signed_zero_values():
     np.testing.assert_array_equal(ranks, [3, 3, 4, 2, 5, 0, 1, 3])
 
 
-@st.composite
-def csr_blocks(draw):
-    """Random CSR rows with values and coefficients over wide exponent ranges (terms that
-    cancel, subnormals, zero coefficients), and sometimes an infinite value."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    n, nf = draw(st.integers(1, 60)), draw(st.integers(1, 40))
-    counts = rng.integers(0, 6, n)
-    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    ids = np.concatenate([np.sort(rng.choice(nf, size=min(k, nf), replace=False)) for k in counts] +
-                         [np.zeros(0, np.int64)]).astype(np.int32)
-    indptr = np.concatenate([[0], np.cumsum(np.minimum(counts, nf))]).astype(np.int64)
-    scale = draw(st.sampled_from([0, 30, 300]))
-    values = rng.normal(size=len(ids)) * 10.0 ** rng.integers(-scale, scale + 1, len(ids))
-    if draw(st.booleans()):
-        values = np.rint(values)
-    if len(values) and draw(st.integers(0, 9)) == 0:
-        values[rng.integers(len(values))] = np.inf
-    coef = rng.normal(size=n) * 10.0 ** rng.integers(-scale, scale + 1, n)
-    coef[rng.random(n) < 0.2] = 0.0
-    return indptr, ids, values, coef, nf
-
-
-@settings(max_examples=200, deadline=None)
-@given(csr_blocks(), st.integers(1, 3))
-def test_columns_and_their_sums_equal_the_reference(block, threads):
-    indptr, ids, values, coef, nf = block
-    cols = (np.empty(nf + 1, np.int64), np.empty(len(ids), np.int32), np.empty(len(ids)))
-    assert _apro.csc_from_csr(indptr, ids, values, *cols, threads) == -1
-    for got, want in zip(cols, ref.columns(indptr, ids, values, nf)):
-        np.testing.assert_array_equal(got, want)
-    out = np.full(nf, 7.0)
-    first = min(nf, 2)
-    _apro.transpose_columns(*cols, coef, out, first, threads)
-    want = ref.column_sums(indptr, ids, values, coef, nf)
-    assert np.all(out[:first] == 7.0)
-    np.testing.assert_array_equal(out[first:], want[first:])
-    # and what the row-wise exact transpose gives, rounded
-    acc = accumulator(nf)
-    _rows.transpose_exact(np.zeros((len(coef), 0)), indptr, ids, values, offsets_of([len(coef)]),
-                          np.zeros(1, np.int64), coef, acc, 1)
-    assert out[first:].tobytes() == rounded(acc)[first:].tobytes()
-
-
-def test_columns_report_an_id_out_of_range():
-    indptr = np.array([0, 2, 3], np.int64)
-    ids = np.array([0, 1, 4], np.int32)
-    cols = (np.empty(4, np.int64), np.empty(3, np.int32), np.empty(3))
-    assert _apro.csc_from_csr(indptr, ids, np.ones(3), *cols) == 2
-
-
 # ---------------------------------------------------------------- objective vs reference
 
 @st.composite
@@ -353,7 +303,7 @@ def test_scores_of_two_vectors_in_one_read_equal_two_reads(case, threads):
 @given(small_corpus(), st.integers(1, 3))
 def test_fused_hessian_product_equals_its_three_steps(case, threads):
     # hessian_transpose = centred_scores, hessian_product, then the dense rows of
-    # _rows.transpose_exact: the same bits, for any thread count
+    # _rows.transpose_pairs: the same bits, for any thread count
     corpus, b, w, d = case
     n, n_dense = corpus.n_hypotheses, corpus.n_dense
     offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
@@ -368,12 +318,14 @@ def test_fused_hessian_product_equals_its_three_steps(case, threads):
     v, hv = np.empty(n), np.empty(n)
     _apro.centred_scores(*block, d, v)
     _apro.hessian_product(v, ranks, offsets, *state, hv)
-    want = accumulator(corpus.n_features)
-    _rows.transpose_exact(*block, offsets[:-1], hv, want)
+    want = np.empty(corpus.n_features)
+    pairs = _rows.sentence_pairs(*block[1:], corpus.n_features)[1:]
+    _rows.transpose_pairs(block[0], block[1], block[3], *pairs, offsets, offsets[:-1], hv, want,
+                          np.empty((0, accumulator(0).shape[1]), np.int64))
     got_hv, got = np.empty(n), accumulator(n_dense)
     _apro.hessian_transpose(*block, d, ranks, *state, got_hv, got, threads)
     assert got_hv.tobytes() == hv.tobytes()
-    assert rounded(got).tobytes() == rounded(want)[:n_dense].tobytes()
+    assert rounded(got).tobytes() == want[:n_dense].tobytes()
 
 
 def test_released_buffers_serve_later_passes_without_changing_them(toy):

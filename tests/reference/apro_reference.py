@@ -72,26 +72,3 @@ def sorted_rows(h, sent_offsets) -> np.ndarray:
     leaves (NumPy's stable sort; -0.0 and 0.0 are equal)."""
     return np.concatenate([np.argsort(h[a:b], kind="stable") for a, b in zip(sent_offsets[:-1], sent_offsets[1:])]
                           + [np.zeros(0, np.int64)]).astype(np.int32)
-
-
-def columns(indptr, ids, values, n_features) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR rows (indptr, ids, values) by column: (col_ptr int64 [n_features + 1],
-    rows int32, values float64), rows ascending within each column."""
-    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-    by_col = np.argsort(np.asarray(ids), kind="stable")
-    col_ptr = np.concatenate([[0], np.cumsum(np.bincount(ids, minlength=n_features))]).astype(np.int64)
-    return col_ptr, rows[by_col].astype(np.int32), np.asarray(values, dtype=np.float64)[by_col]
-
-
-def column_sums(indptr, ids, values, coef, n_features) -> np.ndarray:
-    """X^T coef over the sparse entries: each feature's sum of coef[row] * value over its
-    entries with coef != 0, correctly rounded (math.fsum), NaN if a term is not finite."""
-    import math
-
-    terms: list[list[float]] = [[] for _ in range(n_features)]
-    for h in range(len(indptr) - 1):
-        if coef[h] == 0.0:
-            continue
-        for e in range(indptr[h], indptr[h + 1]):
-            terms[ids[e]].append(float(coef[h]) * float(values[e]))
-    return np.array([math.fsum(t) if all(math.isfinite(x) for x in t) else math.nan for t in terms])
