@@ -61,6 +61,16 @@ class PoolPart:
         _rows.hyp_scores(self.dense, self.sp_indptr, self.sp_ids, self.sp_values, weights, out, threads)
         return out
 
+    def kept_scores(self, weights: np.ndarray, threads: int) -> np.ndarray:
+        """:meth:`scores`, kept for the last weights asked (read-only; the expected-BLEU
+        direction finder asks for one point at many μ)."""
+        kept = self.__dict__.get("_kept_scores")
+        if kept is None or not np.array_equal(kept[0], weights):
+            scores = self.scores(weights, threads)
+            scores.flags.writeable = False
+            self._kept_scores = kept = (np.array(weights, dtype=np.float64, copy=True), scores)
+        return kept[1]
+
     def pairs(self, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(entry_pair int32 [nnz], feature_ptr int64 [n_features + 1], feature_pairs int32
         [P]): the (sentence, feature) pairs where a sparse feature varies

@@ -119,7 +119,7 @@ def _part_moments(part, w: np.ndarray, mu: float, threads: int):
     the first sentence with a non-finite score or mu * score, or -1, and (hypothesis,
     score) when the score itself is not finite, else None)."""
     stats = part.stats
-    scores = part.scores(w, threads)
+    scores = part.kept_scores(w, threads)
     S = part.offsets.shape[0] - 1
     moments = (np.empty(S, dtype=np.int64), np.empty((S, stats.shape[1])), np.empty(S, dtype=np.int8),
                np.empty(scores.shape[0]))

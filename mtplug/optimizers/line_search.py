@@ -527,8 +527,8 @@ def _zero_point(w, d):
     nz = d != 0
     if not np.any(nz) or np.any(w[~nz] != 0):
         return None
-    c = np.unique(-w[nz] / d[nz])
-    return float(c[0]) if len(c) == 1 else None
+    c = -w[nz] / d[nz]
+    return float(c[0]) if np.all(c == c[0]) else None
 
 
 def _quadratic(w, d, reg):

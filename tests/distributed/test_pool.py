@@ -65,6 +65,24 @@ def test_apro_does_not_depend_on_the_partitions(seed, parts):
     assert one.info["objective"] == many.info["objective"] and one.score == many.score
 
 
+def test_kept_scores_are_the_scores_of_the_last_weights_asked(corpus):
+    part = load_part_of(corpus)
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.normal(size=(2, corpus.n_features))
+    first = part.kept_scores(w1, 1)
+    assert same(first, part.scores(w1, 1)) and not first.flags.writeable
+    assert part.kept_scores(w1.copy(), 2) is first        # the same weights: not computed again
+    assert same(part.kept_scores(w2, 1), part.scores(w2, 1))
+    w2[0] += 1.0                                          # the caller's array changed: other weights
+    assert same(part.kept_scores(w2, 1), part.scores(w2, 1))
+
+
+def load_part_of(corpus):
+    """The whole corpus as one PoolPart."""
+    pool = PartitionedPool.from_corpus(corpus, LocalEngine(partitions=1))
+    return pool.engine.fetch(pool.parts)[0]
+
+
 def test_pool_from_a_store_equals_the_store_in_memory(corpus, store_path):
     engine = LocalEngine(partitions=3)
     pool = PartitionedPool.from_store(store_path, engine)
