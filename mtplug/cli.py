@@ -35,6 +35,7 @@ from .fileio import (
     stdin_reader,
 )
 from .jsonable import json_line
+from .metric_help import metric_help, one_metric_error
 
 EXIT_INPUT_ERROR = 2
 
@@ -193,20 +194,6 @@ def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None =
     return g
 
 
-#: what --metric takes, in the same words in every command (its role comes first: see
-#: metric_help) and in docs/metrics.md; literal, so that --help needs no numpy
-METRIC_HELP = ("bleu, chrf, chrf++, ter (sacrebleu's), wer, per, cder, moses-ter (as Moses's scorers), ext:FILE "
-               "(external scores, one per n-best line), bleu-ter or ter-bleu. A comma joins the parts of one "
-               "interpolation, as in Moses's --sctype BLEU,TER: bleu,ter (equal weights) or bleu:0.6,moses-ter:0.4 "
-               "(Moses's --scconfig weights:0.6+0.4). Several metrics are several values after one --metric, "
-               "in the commands that report several (score, evaluate): --metric bleu ter")
-
-
-def metric_help(role: str, default: str = "bleu") -> str:
-    """The --metric help of a command: its ``role``, then :data:`METRIC_HELP`."""
-    return f"{role}: {METRIC_HELP} (default: {default})"
-
-
 def _metric_text(value: str) -> str:
     """argparse type of --metric: checked here, parsed again where the store is made."""
     from .metrics.layer import parse_metric
@@ -216,14 +203,6 @@ def _metric_text(value: str) -> str:
         return value.strip()
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def one_metric_error(option: str, texts: Sequence[str]) -> str:
-    """The message of several --metric values (or a YAML ``metric:`` list) where one metric
-    is measured, in the same words in every command."""
-    joined = f"{option} {','.join(texts)}" if option.startswith("-") else f"{option}: {','.join(texts)}"
-    return (f"{option} takes one metric here, got {len(texts)} ({' '.join(texts)}); the parts of an "
-            f"interpolation are joined by a comma: {joined}")
 
 
 def _add_metric_arg(g) -> None:

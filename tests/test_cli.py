@@ -73,7 +73,7 @@ def test_score_prints_each_metric_asked_with_its_signature(write, capsys):
 
 def test_metric_help_names_every_metric():
     # the CLI keeps its help literal (no numpy at start-up); it must not drift from the layer's names
-    from mtplug.cli import METRIC_HELP
+    from mtplug.metric_help import METRIC_HELP
     from mtplug.metrics.layer import METRIC_NAMES
 
     for name in METRIC_NAMES:

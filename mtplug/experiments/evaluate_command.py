@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from .. import validation
 from ..aliases import add_alias
-from ..cli import metric_help
 from ..errors import InputError
+from ..metric_help import metric_help
 
 EXAMPLES = """\
 examples:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..aliases import add_alias, warn_old_name
-from ..cli import metric_help, one_metric_error
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..formats.number_text import looks_numeric
+from ..metric_help import metric_help, one_metric_error
 from ..validation import check_count, check_seed, check_threads
 
 DECODERS = ("moses", "cdec")

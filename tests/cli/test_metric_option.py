@@ -2,7 +2,7 @@
 parts of one interpolation (Moses's --sctype BLEU,TER), several metrics are several values
 after one --metric (score, evaluate), and the commands that measure one metric (extract,
 optimize, tune) refuse several saying how to join them. Every --help and docs/metrics.md
-describe it in the same words (mtplug.cli.METRIC_HELP)."""
+describe it in the same words (mtplug.metric_help.METRIC_HELP)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import pytest
 import yaml
 
 from mtplug import aliases
-from mtplug.cli import EXIT_INPUT_ERROR, METRIC_HELP, build_parser, main
+from mtplug.cli import EXIT_INPUT_ERROR, build_parser, main
+from mtplug.metric_help import METRIC_HELP
 
 REPO = Path(__file__).resolve().parents[2]
 HYPS = ["the small house .", "a big , big house", "he reads a book", "nothing here"]
