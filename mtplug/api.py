@@ -8,8 +8,8 @@ Everything here calls the objects the command-line tools use (the n-best store
 
     corpus = mtplug.load_nbest(["run1.best100.out"], refs=["ref.0", "ref.1"])
     result = mtplug.optimize("mert", corpus, start="moses.ini", seed=1, restarts=20)
-    print(result.score, result.named_weights())
-    mtplug.score(corpus, result)               # BLEU (0..1) of the 1-best under the tuned weights
+    print(result.named_weights())
+    mtplug.score(corpus, result)               # BLEU (0-100) of the 1-best under the tuned weights
     mtplug.rerank(["test.best100.out"], result.named_weights())   # 1-best strings
 
 Bad input raises :class:`~mtplug.errors.InputError` (a ValueError) whose message names
@@ -152,9 +152,11 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
     class docstring and ``mtplug optimize NAME --help`` with ``_`` for ``-``
     (``restarts=20``, ``directions="powell"``).
 
-    Returns a :class:`Result`: ``weights`` float64 [n_features], ``score`` the metric's
-    objective of the tuning set's 1-best (BLEU in 0..1), ``seed``, ``info``,
-    ``feature_names`` and :meth:`Result.named_weights`. Warnings the command prints
+    Returns a :class:`Result`: ``weights`` float64 [n_features], ``score`` the objective
+    the optimizer maximised on the tuning set's 1-best (a fraction, as the kernels and
+    Moses's mert keep it: 0.4995 for BLEU 49.95; :func:`score` gives the score on
+    mtplug's 0-100 scale), ``seed``, ``info``, ``feature_names`` and
+    :meth:`Result.named_weights`. Warnings the command prints
     (a degenerate pool, weights returned unchanged) are issued with :mod:`warnings`.
     As ``mtplug optimize NAME``.
     """
@@ -183,8 +185,9 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
 
 
 def score(corpus: NbestCorpus, weights: WeightsLike | None = None) -> float:
-    """The store's metric (its natural value: BLEU in 0..1, TER as an error rate) of the
-    1-best under ``weights`` (as :func:`optimize`'s ``start``). Without weights every
+    """The store's metric of the 1-best under ``weights`` (as :func:`optimize`'s
+    ``start``), on sacrebleu's scale as every score of mtplug: BLEU 26.58, TER as an
+    error rate in 0-100 (docs/metrics.md, "One scale"). Without weights every
     sentence must have exactly one hypothesis (a store from :func:`load_plain`), as
     ``mtplug score``."""
     if corpus.n_stats == 0:

@@ -226,8 +226,8 @@ def _check_store_metric(args, corpus, where: str) -> None:
 
 
 def _metric_value(corpus, weights) -> str:
-    """'NAME = value' of the 1-best under weights, on the metric's natural scale."""
-    return f"{corpus.metric.label} = {corpus.metric.value(corpus.metric_of(weights)):.6f}"
+    """'NAME = score' of the 1-best under weights (0-100, TER as an error rate; 4 decimals)."""
+    return f"{corpus.metric.label} = {corpus.metric.value(corpus.metric_of(weights)):.4f}"
 
 
 def _load_corpus(args):
@@ -318,7 +318,7 @@ def cmd_score(args) -> int:
     parts = _score_parts(args.hyp, refs, reflen, args.lowercase, metrics)
     for metric in metrics:
         bound, totals = _bound_totals(metric, parts)
-        value = 100 * bound.value(bound.objective(totals))
+        value = bound.value(bound.objective(totals))
         record = {"name": bound.label, "metric": metric.name, "score": value}
         if bound.label != LABELS[metric.parts[0].name]:    # a combination (or one weighted part)
             signature = f"parts:{'+'.join(LABELS[p.name] for p in metric.parts)}|{version}"
@@ -328,7 +328,6 @@ def cmd_score(args) -> int:
             score = corpus.bleu_of_rows(corpus.sent_offsets[:-1])
             signature = f"nrefs:{nrefs}|case:{case}|reflen:{reflen}|tok:none|smooth:none|{version}"
             record.update(_bleu_details(score))
-            record["score"] = score.score
             text = score.format()
         elif metric.parts[0].name == "ext":
             signature = f"file:{metric.parts[0].source}|mean|{version}"
@@ -379,9 +378,13 @@ def _bound_totals(metric, parts: dict):
 
 
 def _bleu_details(score) -> dict:
-    """BLEU's --json fields beside its score: the n-gram precisions, the brevity penalty
-    and length ratio, the lengths."""
-    return {"precisions": list(score.precisions), "brevity_penalty": score.brevity_penalty,
+    """BLEU's --json fields, as sacrebleu's: the score and the n-gram precisions in percent
+    (0-100; those of the text line), the brevity penalty and length ratio as fractions
+    (ratios, not scores), the lengths."""
+    from .metrics.layer import SCALE
+
+    return {"score": SCALE * score.score, "precisions": [SCALE * p for p in score.precisions],
+            "brevity_penalty": score.brevity_penalty,
             "ratio": score.ratio, "sys_len": score.sys_len, "ref_len": score.ref_len}
 
 
@@ -521,11 +524,11 @@ def cmd_optimize(args) -> int:
     metric = corpus.metric
     value, label = metric.value(result.score), metric.label
     written = write_tuned(args.output, out_fmt, start, names, result.weights, n_dense,
-                          comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.6f}")
-    _log(args, f"end: {label} = {value:.6f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
-    # with the weights on stdout (-o - or /dev/stdout), the JSON line goes to stderr
-    scores = {"bleu": result.score} if metric.is_bleu else {"metric": metric.name, "score": value,
-                                                             "metric_objective": result.score}
+                          comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.4f}")
+    _log(args, f"end: {label} = {value:.4f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
+    # with the weights on stdout (-o - or /dev/stdout), the JSON line goes to stderr; the
+    # score on sacrebleu's scale (0-100), the optimizer's own numbers (info) as it keeps them
+    scores = {"metric": metric.name, "score": value}
     # MERT's convergence trace stays in the Python Result: one line per run here
     info = {k: v for k, v in result.info.items() if k != "trace"}
     print(json_line({"algorithm": args.algorithm, **scores, "seed": result.seed,
@@ -723,7 +726,7 @@ def _run_example(args, workdir: str) -> int:
     state = read_state(tune_dir)
     assert state is not None, "tune ended with status 0, so it wrote its state"
     for it in state["history"]:
-        print(f"iteration {it['iteration']}: BLEU = {it['bleu']:.6f}")
+        print(f"iteration {it['iteration']}: BLEU = {it['bleu']:.4f}")
     return 0
 
 
@@ -987,7 +990,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("example", cmd_example, "run extract, optimize and a decoder-in-the-loop tuning on the bundled example",
             "result (stdout): the tuning-set BLEU of each iteration of the tuning, that is the BLEU of the\n"
             "1-best the decoder gave under the iteration's weights, one line each:\n"
-            "  iteration 1: BLEU = 0.265757\n  iteration 2: BLEU = ...\n"
+            "  iteration 1: BLEU = 26.5757\n  iteration 2: BLEU = ...\n"
             "Without --quiet, each step's command line, logs and own result go to stderr.\n\n"
             "examples:\n  mtplug example -q\n"
             "  mtplug example --keep ex    # ex/: features.dat scores.dat store.npz weights.opt moses.ini tune/\n")

@@ -494,9 +494,9 @@ class NbestCorpus:
         return self.bleu_of_rows(self.one_best(weights))
 
     def metric_of(self, weights: np.ndarray) -> float:
-        """The metric's objective (higher is better; BLEU itself for a BLEU store) of the
-        1-best under ``weights``; ``self.metric.value(...)`` turns it into the metric's
-        natural value (e.g. TER)."""
+        """The metric's objective (higher is better, a fraction; BLEU itself for a BLEU
+        store) of the 1-best under ``weights``; ``self.metric.value(...)`` turns it into the
+        score users read (0-100, e.g. TER as an error rate)."""
         return self.metric.objective(self.corpus_stats(self.one_best(weights)))
 
     def bleu_of_rows(self, rows: np.ndarray):

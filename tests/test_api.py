@@ -57,7 +57,8 @@ def test_optimize_equals_the_command(tmp_path, corpus, name, options):
                                                             feature_names=corpus.feature_names).to_array(
                                                                 corpus.feature_names), rtol=1e-5, atol=1e-6)
     assert result.seed == 7 and result.feature_names == corpus.feature_names
-    assert mtplug.score(corpus, result) == pytest.approx(result.score, abs=1e-12)
+    # the score on 0-100 (sacrebleu's scale); Result.score is the optimizer's objective, a fraction
+    assert mtplug.score(corpus, result) == pytest.approx(100 * result.score, abs=1e-10)
     again = mtplug.optimize(name, corpus, INIT, seed=7, **options)
     assert again.weights.tobytes() == result.weights.tobytes()
 
@@ -93,8 +94,9 @@ def test_score_and_rerank_equal_the_commands(tmp_path, corpus, capsys):
     assert mtplug.score(mtplug.load_plain(hyp, REF)) == pytest.approx(mtplug.score(corpus, weights), abs=1e-12)
     capsys.readouterr()
     assert main(["score", "--hyp", str(hyp), "--ref", REF, "--json"]) == 0
-    # the command's BLEU JSON is a fraction, as the API's
-    assert json.loads(capsys.readouterr().out)["score"] == pytest.approx(mtplug.score(corpus, weights), abs=1e-12)
+    # the command's BLEU JSON is on 0-100, as the API's
+    score = mtplug.score(corpus, weights)
+    assert json.loads(capsys.readouterr().out)["score"] == pytest.approx(score, abs=1e-10) and 1 < score < 100
 
 
 def test_mert_data_and_store(tmp_path, corpus):

@@ -48,7 +48,10 @@ def test_score_text_and_json(write, capsys):
     assert line.startswith("BLEU = ") and "hyp_len = 9 ref_len = 10" in line and "nrefs:1|case:mixed" in line
     assert main(["score", "--hyp", hyp, "--ref", ref, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["sys_len"] == 9 and d["ref_len"] == 10 and 0 < d["score"] < 1
+    assert d["sys_len"] == 9 and d["ref_len"] == 10 and d["metric"] == "bleu"
+    # sacrebleu's scale: the score and the precisions in percent, as the text line shows them
+    assert f"BLEU = {d['score']:.2f} " in line and 1 < d["score"] < 100
+    assert "/".join(f"{p:.1f}" for p in d["precisions"]) in line and d["brevity_penalty"] <= 1
 
 
 def test_score_prints_each_metric_asked_with_its_signature(write, capsys):
@@ -159,8 +162,8 @@ def test_example_runs(tmp_path):
     assert rc == 0, err
     # the steps and their logs go to stderr; stdout is the result, as with -q
     lines = out.splitlines()
-    assert lines[0] == "iteration 1: BLEU = 0.265757" and all(ln.startswith("iteration ") for ln in lines)
-    assert "$ mtplug extract " in err and "end: BLEU = 0.265757" in err
+    assert lines[0] == "iteration 1: BLEU = 26.5757" and all(ln.startswith("iteration ") for ln in lines)
+    assert "$ mtplug extract " in err and "end: BLEU = 26.5757" in err
     for name in ("features.dat", "scores.dat", "store.npz", "weights.opt", "moses.ini", "tune/final"):
         assert (tmp_path / name).stat().st_size > 0
 
@@ -170,9 +173,9 @@ def test_example_quiet_prints_only_its_result_and_leaves_no_folder(tmp_path, mon
     assert main(["example", "-q", "--keep", str(keep)]) == 0
     kept = capfd.readouterr()
     history = read_state(str(keep / "tune"))["history"]
-    expected = [f"iteration {it['iteration']}: BLEU = {it['bleu']:.6f}" for it in history]
+    expected = [f"iteration {it['iteration']}: BLEU = {it['bleu']:.4f}" for it in history]
     assert kept.out.splitlines() == expected and kept.err == ""
-    assert expected[0] == "iteration 1: BLEU = 0.265757" and len(expected) >= 2
+    assert expected[0] == "iteration 1: BLEU = 26.5757" and len(expected) >= 2   # the state's scale, 0-100
     assert (keep / "tune" / "final").stat().st_size > 0
 
     # without --keep: the same lines, and the temporary folder is gone afterwards

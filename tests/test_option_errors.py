@@ -96,7 +96,7 @@ def test_pro_without_pairs_warns_and_prints_valid_json(files, write, capsys):
         assert optimize(files, algorithm, nbest=flat) == 0
         out, err = capsys.readouterr()
         result = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON line"))
-        assert result["bleu"] >= 0 and f"mtplug: warning: {algorithm}: no " in err
+        assert result["metric"] == "bleu" and result["score"] >= 0 and f"mtplug: warning: {algorithm}: no " in err
         assert open(files["out"]).read().split() == ["0.5", "0.2", "0.2"]   # the start, unchanged
 
 

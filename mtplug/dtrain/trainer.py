@@ -38,6 +38,7 @@ from ..corpus import FeatureSpace
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..metrics.bleu import N_STATS, corpus_bleu_from_stats
+from ..metrics.layer import SCALE
 from ..start_weights import check_match
 from .decoder import CdecCalls
 from .mixing import make_shards, mix
@@ -112,14 +113,16 @@ class EpochStats:
         return self.score_sum / self.sentences if self.sentences else 0.0
 
     def summary(self, epoch: int, nonzero: int) -> dict:
-        """The epoch's JSON record: averages per sentence, corpus BLEU (0..1) of the 1-best,
-        ``nonzero`` (weights that are not 0) and seconds, for epoch number ``epoch``."""
+        """The epoch's JSON record: averages per sentence, ``avg_score`` (the scorer's
+        per-sentence score of the 1-best) and ``bleu`` (corpus BLEU of the 1-bests) on the
+        0-100 scale of every mtplug score, ``nonzero`` (weights that are not 0) and
+        seconds, for epoch number ``epoch``."""
         n = max(self.sentences, 1)
         return {
             "epoch": epoch,
-            "avg_score": self.avg_score,
+            "avg_score": SCALE * self.avg_score,
             "avg_model_score": self.model_sum / n,
-            "bleu": corpus_bleu_from_stats(self.onebest_stats).score if self.sentences else 0.0,
+            "bleu": SCALE * corpus_bleu_from_stats(self.onebest_stats).score if self.sentences else 0.0,
             "avg_pairs": self.pairs / n,
             "avg_updates": self.updates / n,
             "avg_rank_errors": self.rank_errors / n,
@@ -416,8 +419,8 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
 
 
 def _log_epoch(log: Log, cfg, s: dict, prev: float, weights: dict) -> None:
-    log(f"epoch {s['epoch']}/{cfg.epochs}: 1-best avg score {s['avg_score']:.5f} ({s['avg_score'] - prev:+.5f}), "
-        f"corpus BLEU of the 1-bests {s['bleu']:.5f}, avg model score {s['avg_model_score']:.4f}; "
+    log(f"epoch {s['epoch']}/{cfg.epochs}: 1-best avg score {s['avg_score']:.3f} ({s['avg_score'] - prev:+.3f}), "
+        f"corpus BLEU of the 1-bests {s['bleu']:.3f}, avg model score {s['avg_model_score']:.4f}; "
         f"per sentence: {s['avg_pairs']:.1f} pairs, {s['avg_updates']:.1f} updates, "
         f"{s['avg_rank_errors']:.1f} rank errors, {s['avg_margin_violations']:.1f} margin violations; "
         f"k-best loss not worse for {100 * s['kbest_loss_improved']:.0f}%; "

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..fileio import atomic_output, check_outputs
+from ..metrics.layer import SCALE, parse_metric
 from ..tuning.loop import STATE_FILE, Hooks, read_state, run_tuning
 from .study_config import Replica, Study, random_start, unknown_fixed
 from .study_report import write_report
@@ -72,8 +73,8 @@ def _read_json(path: str):
 
 
 def score_file(path: str, ref_paths: list, reflen: str, lowercase: bool, metric: str) -> float:
-    """The corpus score of a translation file (line i = sentence i) on the metric's natural
-    scale (BLEU in 0..1, TER as an error rate)."""
+    """The corpus score of a translation file (line i = sentence i), on the 0-100 scale of
+    every mtplug score (TER as an error rate)."""
     from ..corpus import NbestCorpus
     from ..formats.references import read_references
     from ..metrics.bleu import BleuConfig
@@ -102,7 +103,8 @@ class _Job:
     def _finish(self, t0: float, start: list, weights: list, dev: float | None, extra: dict) -> dict:
         test = os.path.join(self.folder, TEST_OUT)
         result = {"optimizer": self.optimizer, "algorithm": self.algorithm, "replica": self.replica,
-                  "seed": self.seed, "start_point": self.point, "metric": self.metric, "dev_score": dev,
+                  "seed": self.seed, "start_point": self.point, "metric": self.metric, "score_scale": SCALE,
+                  "dev_score": dev,
                   "test_score": score_file(test, self.test_ref, self.reflen, self.lowercase, self.metric),
                   "seconds": round(time.perf_counter() - t0, 3), **extra,
                   "start_weights": start, "weights": weights}
@@ -148,7 +150,7 @@ class PoolJob(_Job):
         out = os.path.join(self.folder, "tuned." + _WEIGHTS_FILE.get(self.out_format, "weights.txt"))
         written = write_tuned(out, self.out_format, start, names, result.weights, n_dense,
                               comment=f"mtplug compare {self.optimizer} {self.replica} {self.algorithm} "
-                                      f"seed={self.seed} {corpus.metric.label}={value:.6f}")
+                                      f"seed={self.seed} {corpus.metric.label}={value:.4f}")
         ranking = rank(self.test_nbest, written[0], sparse_weights=written[1] if len(written) > 1 else None,
                        sentences=_count_lines(self.test_ref[0]), threads=self.threads or 1)
         ranking.write_one_best(os.path.join(self.folder, TEST_OUT))
@@ -190,6 +192,15 @@ def _count_lines(path: str) -> int:
     from ..fileio import read_text_lines
 
     return len(read_text_lines(path))
+
+
+def _scores_0_100(result: dict) -> dict:
+    """A replica's result.json with its scores on the 0-100 scale: one written before
+    mtplug's scores were (no ``score_scale``) holds fractions, scaled here."""
+    if result.get("score_scale") == SCALE:
+        return result
+    return {**result, "score_scale": SCALE,
+            **{k: None if result.get(k) is None else SCALE * result[k] for k in ("dev_score", "test_score")}}
 
 
 # ------------------------------------------------------------------ the study
@@ -348,16 +359,16 @@ def run_study(study: Study, log: Callable[[str], None], counter, scheduler: str 
     for r in pending:     # after the jobs' checks: a replica counts as started from here on
         _write_json(os.path.join(replica_folder(study, r), FINGERPRINT), fingerprints[r.optimizer.name, r.id])
 
-    label = "BLEU" if study.metric == "bleu" else study.metric
+    label = parse_metric(study.metric).label
     update, close = counter(len(jobs), "replicas")
     done = 0
 
     def finished(job, result) -> None:
         nonlocal done
         done += 1
-        dev = "-" if result["dev_score"] is None else f"{result['dev_score']:.6f}"
+        dev = "-" if result["dev_score"] is None else f"{result['dev_score']:.4f}"
         log(f"{job.optimizer} {job.replica} ({done}/{len(jobs)}): dev {label} = {dev}, test {label} = "
-            f"{result['test_score']:.6f}, {result['seconds']:.2f} s")
+            f"{result['test_score']:.4f}, {result['seconds']:.2f} s")
         if update:
             update(1)
 
@@ -374,7 +385,7 @@ def run_study(study: Study, log: Callable[[str], None], counter, scheduler: str 
                 finished(job, job.run(log, corpus))
     finally:
         close()
-    results = {(r.optimizer.name, r.id): _read_json(os.path.join(replica_folder(study, r), RESULT))
+    results = {(r.optimizer.name, r.id): _scores_0_100(_read_json(os.path.join(replica_folder(study, r), RESULT)))
                for r in replicas}
     systems = [(o.name, [os.path.join(study.workdir, "runs", o.name, i, TEST_OUT) for i in study.replica_ids()])
                for o in study.optimizers]

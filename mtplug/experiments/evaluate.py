@@ -10,10 +10,10 @@ sentences as paired data points, :func:`mtplug.experiments.significance.approxim
 with one replica per system, also the paired bootstrap's p-value and win share
 (Koehn 2004).
 
-Scores are reported ×100 as MultEval prints them (BLEU, TER and the other metrics in
-percent; Length = 100 · hypothesis length / effective reference length from BLEU's
-statistics). Statistics are read once per file and metric (mtplug's scanners); every
-resample and shuffle is an integer sum in pyx/_resample.pyx.
+Scores are on the 0-100 scale of every mtplug score, as MultEval prints them (BLEU,
+TER and the other metrics in percent; Length = 100 · hypothesis length / effective
+reference length from BLEU's statistics). Statistics are read once per file and metric
+(mtplug's scanners); every resample and shuffle is an integer sum in pyx/_resample.pyx.
 """
 
 from __future__ import annotations
@@ -36,10 +36,6 @@ DEFAULT_METRICS = ("bleu", "ter", "length")
 DEFAULT_BOOT_SAMPLES = 10000
 DEFAULT_AR_SHUFFLES = 10000
 
-_LABELS = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF", "chrf++": "chrF++", "wer": "WER", "per": "PER",
-           "cder": "CDER", "moses-ter": "MosesTER", "length": "Length"}
-
-
 @dataclass(frozen=True)
 class ReportMetric:
     """One column of the report: ``text`` as given (``bleu``, ``ter``, ``length``, any
@@ -53,14 +49,14 @@ class ReportMetric:
     stats_metric: str
 
     def scorer(self, bound) -> Callable[[np.ndarray], np.ndarray]:
-        """totals int64 [B, w] -> float64 [B] scores ×100, for statistics of ``bound``
+        """totals int64 [B, w] -> float64 [B] scores (0-100), for statistics of ``bound``
         (the layer metric bound to the references, as the corpus reader returns it)."""
         if self.text == "length":
             from ..metrics.bleu import REF_LEN_COLUMN, STATS_LAYOUT
 
             hyp_col = STATS_LAYOUT.index("total1")
             return lambda t: 100.0 * t[:, hyp_col] / np.maximum(t[:, REF_LEN_COLUMN], 1)
-        return lambda t: 100.0 * (bound.value_offset + bound.value_sign * bound.objectives(t))
+        return lambda t: bound.values(bound.objectives(t))
 
 
 def report_metric(text: str) -> ReportMetric:
@@ -71,13 +67,12 @@ def report_metric(text: str) -> ReportMetric:
     if low == "length":
         return ReportMetric("length", "Length", None, "bleu")
     metric = parse_metric(text)
-    label = _LABELS.get(metric.name, metric.name)
-    return ReportMetric(metric.name, label, metric.higher_is_better, metric.name)
+    return ReportMetric(metric.name, metric.label, metric.higher_is_better, metric.name)
 
 
 @dataclass
 class MetricResult:
-    """One metric of one system. Scores ×100; p-values against the baseline (None for
+    """One metric of one system. Scores 0-100; p-values against the baseline (None for
     the baseline itself); ``p_bootstrap``/``bootstrap_wins`` with one replica only."""
 
     replicas: list[float]
@@ -95,7 +90,7 @@ class MetricResult:
 @dataclass
 class SystemResult:
     """One system of the report: its name, its translation files (one per replica) and
-    its :class:`MetricResult` per metric label."""
+    its :class:`MetricResult` per metric label (``BLEU``, ``TER``, ``Length``)."""
 
     name: str
     files: list[str]
@@ -117,8 +112,10 @@ class Report:
     signature: str
 
     def to_json(self) -> dict:
-        """The report as JSON values: settings, metrics, and per system and metric the
-        numbers of :class:`MetricResult` (scores ×100; NaN, e.g. s_dev of one replica, as null)."""
+        """The report as JSON values: settings, metrics (``name`` as the table prints it,
+        ``metric`` the ``--metric`` text), and per system the numbers of
+        :class:`MetricResult` under each metric's ``--metric`` text (lower case: ``bleu``,
+        ``ter``, ``length``; scores 0-100; NaN, e.g. s_dev of one replica, as null)."""
         def clean(x):
             return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
@@ -129,8 +126,8 @@ class Report:
             "metrics": [{"name": m.label, "metric": m.text, "higher_is_better": m.higher_is_better}
                         for m in self.metrics],
             "systems": [{"name": s.name, "files": s.files,
-                         "scores": {label: {k: clean(v) for k, v in vars(r).items()}
-                                    for label, r in s.metrics.items()}}
+                         "scores": {m.text: {k: clean(v) for k, v in vars(s.metrics[m.label]).items()}
+                                    for m in self.metrics}}
                         for s in self.systems],
         }
 

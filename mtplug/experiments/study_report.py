@@ -72,24 +72,24 @@ def determinism(study: Study, results: dict) -> list[dict]:
 def spread(report) -> dict:
     """The optimizers ranked by s_dev of the test score (steadiest first; ties keep the
     study's order) on the report's first metric with a direction (its first otherwise);
-    ``text`` is the report's line."""
+    ``metric`` is its ``--metric`` text (``bleu``), ``text`` the report's line."""
     metric = next((m for m in report.metrics if m.higher_is_better is not None), report.metrics[0])
     if report.n_replicas < 2:
-        return {"metric": metric.label, "ranking": [],
+        return {"metric": metric.text, "ranking": [],
                 "text": "one replica per optimizer: no spread (s_dev) to rank"}
     ranking = sorted(([s.name, s.metrics[metric.label].s_dev] for s in report.systems), key=lambda e: e[1])
-    return {"metric": metric.label, "ranking": [{"optimizer": n, "s_dev": v} for n, v in ranking],
+    return {"metric": metric.text, "ranking": [{"optimizer": n, "s_dev": v} for n, v in ranking],
             "text": f"test {metric.label} spread across the {report.n_replicas} replicas of each optimizer "
                     f"(s_dev, the table's s_opt; steadiest first): " + ", ".join(f"{n} {v:.2f}" for n, v in ranking)}
 
 
-def _cell(value: float | None, digits: int = 6) -> str:
+def _cell(value: float | None, digits: int = 4) -> str:
     return "NA" if value is None else f"{value:.{digits}f}"
 
 
 def replicas_tsv(study: Study, results: dict) -> str:
     """One line per replica: optimizer, replica, seed, start point, dev and test score
-    (the tuning metric, natural scale), seconds."""
+    (the tuning metric, 0-100 as every score), seconds."""
     metric = study.metric.replace("\t", " ")
     lines = [f"optimizer\talgorithm\treplica\tseed\tstart_point\tdev_{metric}\ttest_{metric}\tseconds"]
     for r in study.replicas():

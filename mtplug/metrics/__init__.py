@@ -7,7 +7,7 @@ command line, over strings::
     >>> from mtplug.metrics import get_metric
     >>> ter = get_metric("ter")
     >>> ter.corpus_score(["the cat sat"], [["the cat sat on the mat"]])   # sacrebleu's TER
-    0.5
+    50.0
 """
 
 from __future__ import annotations
@@ -73,19 +73,19 @@ class TextMetric:
         return np.ascontiguousarray(corpus.stats[corpus.sent_offsets[:-1]]), corpus.metric
 
     def corpus_score(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-        """The corpus score on the metric's natural scale (BLEU and chrF in [0, 1], TER
-        as an error rate, an interpolation as Σ wᵢ · goodnessᵢ)."""
+        """The corpus score on sacrebleu's scale, as sacrebleu's ``corpus_score(...).score``
+        (BLEU and chrF in 0-100, TER as an error rate in 0-100, an interpolation as
+        100 · Σ wᵢ · goodnessᵢ)."""
         rows, metric = self.statistics(hypotheses, references)
         return metric.value(metric.objective(rows.sum(axis=0, dtype=np.int64)))
 
     def sentence_scores(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                         bleu_variant: str = "bleu+1") -> np.ndarray:
-        """float64 [n_sentences]: each sentence's score on the metric's natural scale, as
+        """float64 [n_sentences]: each sentence's score (0-100, as :meth:`corpus_score`), as
         PRO, MIRA and the other pairwise learners rank hypotheses (BLEU parts with the
         sentence-BLEU ``bleu_variant``)."""
         rows, metric = self.statistics(hypotheses, references)
-        objectives = metric.row_objectives(rows, bleu_variant, n_sentences=len(rows))
-        return metric.value_offset + metric.value_sign * objectives
+        return metric.values(metric.row_objectives(rows, bleu_variant, n_sentences=len(rows)))
 
 
 def get_metric(name: str, **options) -> TextMetric:

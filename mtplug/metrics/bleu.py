@@ -84,7 +84,9 @@ _INT64_MAX = np.iinfo(np.int64).max
 
 @dataclass(frozen=True)
 class BleuScore:
-    """Corpus BLEU and its parts, all as fractions (not percentages).
+    """Corpus BLEU and its parts, all as fractions (not percentages), as the kernels compute
+    them; what mtplug prints and returns is 100 × the score and precisions (sacrebleu's
+    scale, docs/metrics.md "One scale"): :meth:`format`, ``mtplug score --json``.
 
     score: BLEU in [0, 1]. precisions: the four modified n-gram precisions
     ``match_n / total_n`` in [0, 1] (0 when ``total_n`` is 0). brevity_penalty:
@@ -124,9 +126,9 @@ class BleuScore:
         )
 
     def as_dict(self) -> dict:
-        """Plain JSON-ready dict (for ``--json``), unrounded, in the same units as the
-        fields (fractions, not percentages): name, score, precisions (list of 4),
-        brevity_penalty, ratio, sys_len, ref_len."""
+        """Plain JSON-ready dict, unrounded, in the same units as the fields (fractions,
+        not percentages; ``mtplug score --json`` prints percentages): name, score,
+        precisions (list of 4), brevity_penalty, ratio, sys_len, ref_len."""
         return {
             "name": "BLEU",
             "score": self.score,

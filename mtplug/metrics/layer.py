@@ -9,11 +9,13 @@ Every part turns its summed statistics into a *goodness* in which higher is bett
 Moses's ``calculateScore`` for the metrics Moses has: BLEU, chrF, the mean of external
 scores, 1 − TER, 1 − WER, 1 − CDER, 1 − PER (Moses's PER scorer). Moses's scorer
 names (``--sctype``) map onto these parts in mtplug.metrics.moses_scorers. A :class:`Metric`'s
-*objective* is ``constant + Σ weight_p · goodness_p``; optimizers maximise it, whatever
-the metric. Its *value* (what users read) is the metric on its natural scale,
-``value_offset + value_sign · objective``: TER as an error rate (lower is better), a
-Moses interpolation as Moses prints it, (TER − BLEU)/2 as cdec and Z-MERT minimise it.
-Outputs name a metric by its :attr:`Metric.label` (:data:`LABELS`: ``BLEU``, ``chrF``, ``TER``).
+*objective* is ``constant + Σ weight_p · goodness_p``, a fraction as the kernels compute
+it; optimizers maximise it, whatever the metric. Its *value* (what users read) is the
+metric's score on sacrebleu's scale, :data:`SCALE` × (``value_offset + value_sign ·
+objective``): BLEU 26.58 for the fraction 0.2658, TER as an error rate (lower is better),
+a Moses interpolation as Moses computes it, (TER − BLEU)/2 as cdec and Z-MERT minimise it.
+Every score mtplug prints or returns is a value (docs/metrics.md, "One scale"); outputs
+name a metric by its :attr:`Metric.label` (:data:`LABELS`: ``BLEU``, ``chrF``, ``TER``).
 
 The formulas are compiled (pyx/_metric.pxd); the line sweep evaluates the objective
 at every breakpoint from summed statistics, so MERT works for every metric here.
@@ -70,6 +72,11 @@ METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-te
 #: a combination is named by its ``--metric`` text
 LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER", "wer": "WER", "per": "PER",
           "cder": "CDER", "moses-ter": "MosesTER", "ext": "ext", "linear": "linear"}
+
+#: the scale of every score mtplug prints or returns (sacrebleu's: BLEU, chrF, TER, ... in
+#: 0-100; docs/metrics.md, "One scale"); the kernels, the objective and Moses's programs
+#: work in fractions
+SCALE = 100.0
 
 #: external scores are stored in fixed point, two int32 columns (hi · 2^31 + lo) of this many units per 1.0
 EXT_UNITS = 10 ** 9
@@ -197,11 +204,17 @@ class Metric:
         return out
 
     def value(self, objective: float) -> float:
-        """The metric on its natural scale from an objective (TER as an error rate, ...)."""
-        return self.value_offset + self.value_sign * float(objective)
+        """The metric's score from an objective, as users read it: on sacrebleu's scale
+        (:data:`SCALE`: BLEU 26.58, not 0.2658), TER as an error rate, an interpolation as
+        Σ wᵢ · goodnessᵢ (× 100)."""
+        return SCALE * (self.value_offset + self.value_sign * float(objective))
+
+    def values(self, objectives) -> np.ndarray:
+        """float64 [B]: :meth:`value` of each objective (e.g. of :meth:`objectives`' rows)."""
+        return SCALE * (self.value_offset + self.value_sign * np.asarray(objectives, dtype=np.float64))
 
     def part_values(self, totals) -> list[tuple[str, float]]:
-        """``(name, natural value)`` of every part, from summed statistics."""
+        """``(name, value)`` of every part (its score, as :meth:`value`), from summed statistics."""
         t = np.ascontiguousarray(totals, dtype=np.int64)
         out, start = [], 0
         for p in self.parts:

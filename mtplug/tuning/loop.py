@@ -54,12 +54,18 @@ from ..decoders import get_decoder
 from ..errors import InputError
 from ..fileio import FILE_SYSTEM_ERRNOS, atomic_output
 from ..formats.weights_core import Weights
+from ..metrics.layer import SCALE, parse_metric
 from ..start_weights import check_match
 from . import lock as workdir_lock
 from . import state as state_checks
 
-STATE_VERSION = 1
+#: 2: scores on sacrebleu's scale (0-100, docs/metrics.md "One scale"); a version 1 state
+#: (fractions) is read as version 2 (:func:`read_state`), so its run resumes
+STATE_VERSION = 2
 STATE_FILE = "state.json"
+#: the score fields of a state's history entries, its best and its final_test (scaled from version 1)
+SCORE_FIELDS = ("bleu", "tuned_bleu", "tuned_metric_value", "metric_value", "objective", "test_bleu",
+                "test_metric_value", "test_objective")
 #: an iteration's test set translations; the final weights' are DIR/final.test.out
 TEST_OUT = "test.out"
 #: where the test set is decoded with final weights no iteration decoded (--final-weights last)
@@ -109,10 +115,26 @@ def read_state(workdir: str) -> dict | None:
             state = json.load(fh)
     except (OSError, ValueError) as exc:
         raise InputError(f"unreadable tuning state ({exc})", path) from None
+    if isinstance(state, dict) and state.get("version") == 1:
+        state = _scores_of_version_1(state)
     if isinstance(state, dict) and state.get("version") != STATE_VERSION:
         raise InputError(f"tuning state of another version (expected {STATE_VERSION})", path)
     state_checks.check_shape(state, path)
     return state
+
+
+def _scores_of_version_1(state: dict) -> dict:
+    """A version 1 state (scores as fractions) as version 2 (scores on 0-100): its
+    :data:`SCORE_FIELDS` times 100; anything else as it is (check_shape judges it)."""
+    def scaled(entry):
+        if not isinstance(entry, dict):
+            return entry
+        return {k: v * SCALE if k in SCORE_FIELDS and isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                for k, v in entry.items()}
+
+    history = state.get("history")
+    return {**state, "version": 2, "history": [scaled(h) for h in history] if isinstance(history, list) else history,
+            **{key: scaled(state[key]) for key in ("best", "final_test") if key in state}}
 
 
 def _count_lines(path: str) -> list[str]:
@@ -748,14 +770,15 @@ def _read_test_set(cfg):
 
 
 def _scores(onebest_path: str, refs, bleu, metric: str) -> tuple[float, float, float | None]:
-    """(BLEU, the metric's objective, the metric's value or None under BLEU) of a 1-best file."""
+    """(BLEU, the metric's objective, the metric's value or None under BLEU) of a 1-best
+    file, each on the 0-100 scale of every score (the objective × 100)."""
     decoded = NbestCorpus.from_plain(onebest_path, refs, bleu, metric=metric)
     rows = decoded.sent_offsets[:-1]
     objective = decoded.metric.objective(decoded.corpus_stats(rows))
     value = None if metric == "bleu" else decoded.metric.value(objective)
     if decoded.metric.columns("bleu") is None:   # BLEU is logged whatever is tuned to
         decoded = NbestCorpus.from_plain(onebest_path, refs, bleu)
-    return decoded.bleu_of_rows(rows).score, objective, value
+    return SCALE * decoded.bleu_of_rows(rows).score, SCALE * objective, value
 
 
 def _test_fields(cfg, scores: tuple) -> dict:
@@ -767,8 +790,13 @@ def _test_fields(cfg, scores: tuple) -> dict:
 
 
 def _test_line(cfg, fields: dict) -> str:
-    measured = "" if cfg.metric == "bleu" else f", {cfg.metric} = {fields['test_metric_value']:.6f}"
-    return f"test BLEU = {fields['test_bleu']:.6f}{measured}"
+    measured = "" if cfg.metric == "bleu" else f", {_label(cfg)} = {fields['test_metric_value']:.4f}"
+    return f"test BLEU = {fields['test_bleu']:.4f}{measured}"
+
+
+def _label(cfg) -> str:
+    """How the log names the tuning metric (BLEU, TER, chrF, or a combination's text)."""
+    return parse_metric(cfg.metric).label
 
 
 def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, weights, n, engine, test):
@@ -816,6 +844,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             seed = iteration_seed(cfg.seed, n)
             t1 = time.perf_counter()
             stop: str | None
+            tuned_value = None
             if added == 0:
                 new, tuned_bleu, stop = weights, None, "no new hypotheses"
             else:
@@ -827,7 +856,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
                 for warning in result.warnings:
                     hooks.log(f"iteration {n}: warning: {warning}")
-                tuned_bleu = float(result.score)
+                tuned_bleu = SCALE * float(result.score)    # the objective on the store (BLEU under bleu)
+                tuned_value = corpus.metric.value(result.score)
                 new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
                 stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change
@@ -847,8 +877,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         decoder.write_weights(os.path.join(folder, "out"), new,
                               comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
         entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": store_size,
-                 **({"metric": cfg.metric, "metric_value": metric_value, "objective": decoded_objective}
-                    if cfg.metric != "bleu" else {}),
+                 **({"metric": cfg.metric, "metric_value": metric_value, "objective": decoded_objective,
+                     "tuned_metric_value": tuned_value} if cfg.metric != "bleu" else {}),
                  "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
                  "optimize_seconds": round(t_opt, 3), **tested, "seconds": round(time.perf_counter() - t0, 3)}
         best = state.get("best")
@@ -866,10 +896,11 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 os.remove(prev)
             shutil.rmtree(os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS), ignore_errors=True)
         pool = "the forests" if cfg.forests else "the store"
-        tuned = "" if tuned_bleu is None else f", {tuned_bleu:.6f} on {pool} ({cfg.optimizer}, seed {seed})"
-        measured = "" if metric_value is None else f", {cfg.metric} = {metric_value:.6f}"
+        named = "" if cfg.metric == "bleu" else f"{_label(cfg)} "
+        tuned = "" if tuned_value is None else f", {named}{tuned_value:.4f} on {pool} ({cfg.optimizer}, seed {seed})"
+        measured = "" if metric_value is None else f", {_label(cfg)} = {metric_value:.4f}"
         timing = "" if not tested else f", test {tested['test_decode_seconds']:.2f} s"
-        hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.6f}{measured} (decoded 1-best){tuned}, "
+        hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.4f}{measured} (decoded 1-best){tuned}, "
                   f"{store_size} unique hypotheses (+{added}), max weight change {change:.3g}, "
                   f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s{timing})")
         if tested:
@@ -892,7 +923,7 @@ def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
         # the weights that decoded the best BLEU: never the optimizer's next weights, which
         # no decoder has run with (even when the last iteration decoded best)
         final_weights, final_iteration, final_bleu = best["weights"], best["iteration"], best["bleu"]
-        which = f"the weights decoded in iteration {final_iteration} (BLEU {final_bleu:.6f})"
+        which = f"the weights decoded in iteration {final_iteration} (BLEU {final_bleu:.4f})"
     else:
         final_weights = state["weights"]
         # only a run that stopped for lack of new hypotheses kept the weights it decoded last
@@ -901,7 +932,7 @@ def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
         final_bleu = last.get("bleu") if decoded else None
         which = f"the weights after iteration {state['completed']}" + (
             "" if decoded else " (not decoded: their BLEU on the store was "
-                               f"{last['tuned_bleu']:.6f})" if last.get("tuned_bleu") is not None else "")
+                               f"{last['tuned_bleu']:.4f})" if last.get("tuned_bleu") is not None else "")
     written = decoder.write_weights(final, _weights_of(final_weights),
                                     comment=f"mtplug tune {cfg.optimizer}: {which}")
     hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights ({which}): {final}")

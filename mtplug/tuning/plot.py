@@ -110,13 +110,13 @@ def _error_surface(plt, workdir: str, state: dict, out: str) -> str | None:
     gx = np.concatenate([[lo], inside, [hi]])
     # score of each interval between consecutive gx points: the interval holding its midpoint
     mids = 0.5 * (gx[:-1] + gx[1:])
-    gy = np.asarray(scores)[np.searchsorted(xs, mids, side="right")]
+    gy = corpus.metric.values(np.asarray(scores)[np.searchsorted(xs, mids, side="right")])   # 0-100
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.step(gx, np.concatenate([gy, gy[-1:]]), where="post")
     ax.axvline(0.0, color="grey", lw=0.8, ls=":")
     ax.axvline(1.0, color="red", lw=0.8, ls=":")
     ax.set_xlabel("γ  (0 = start weights, 1 = tuned weights)")
-    ax.set_ylabel(f"corpus BLEU on the store of iteration {state['completed']}")
+    ax.set_ylabel(f"corpus {corpus.metric.label} on the store of iteration {state['completed']}")
     ax.set_title(f"MERT error surface, iteration {n}: along (final − start) weights,\n"
                  "exact envelope sweep (the optimizer does not expose its last direction)", fontsize=9)
     ax.grid(alpha=0.3)

@@ -62,7 +62,7 @@ def test_optimize_reads_the_nbest_list_from_stdin(example_data, stdin, tmp_path,
     stdin(gzip.decompress((example_data / "run1.best100.out.gz").read_bytes()))
     assert main([*base, "--nbest", "-", "--output", str(tmp_path / "b")]) == 0
     from_stdin = json.loads(capsys.readouterr().out)
-    assert from_stdin["bleu"] == from_file["bleu"]
+    assert from_stdin["score"] == from_file["score"]
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
 
 
@@ -90,13 +90,13 @@ def test_features_and_scores_files_from_stdin(files, tmp_path, stdin, capsys):
     assert main(["extract", "-q", "--nbest", files["nbest"], "--ref", files["ref"], "--ffile", f, "--scfile", s]) == 0
     common = ["optimize", "none", "-q", "--weights", files["init"], "--output", files["out"]]
     assert main([*common, "--ffile", f, "--scfile", s]) == 0
-    expected = json.loads(capsys.readouterr().out)["bleu"]
+    expected = json.loads(capsys.readouterr().out)["score"]
     stdin(open(f).read())
     assert main([*common, "--ffile", "-", "--scfile", s]) == 0
-    assert json.loads(capsys.readouterr().out)["bleu"] == expected
+    assert json.loads(capsys.readouterr().out)["score"] == expected
     stdin(open(s).read())
     assert main([*common, "--ffile", f, "--scfile", "-"]) == 0
-    assert json.loads(capsys.readouterr().out)["bleu"] == expected
+    assert json.loads(capsys.readouterr().out)["score"] == expected
 
 
 def test_kbest_reads_lattices_from_stdin(write, tmp_path, stdin, capsys):

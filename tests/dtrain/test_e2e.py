@@ -49,7 +49,10 @@ def test_tuning_bleu_improves(toy, dtrain_ini, standin_command, pool_corpus, tmp
     print(f"1-best BLEU per epoch {per_epoch}, final weights {final:.6f} (start {TOY_START_BLEU}), "
           f"{result['decoder_calls']} decoder calls, {result['seconds']:.1f} s")
     assert result["decoder_calls"] == 180 and len(per_epoch) == 3
-    assert min(per_epoch) > TOY_START_BLEU + 0.05
+    # the epochs' scores on 0-100 as every mtplug score (TOY_START_BLEU is a fraction, BleuScore's)
+    assert min(per_epoch) > 100 * TOY_START_BLEU + 5 and result["bleu"] == per_epoch[-1]
+    assert 10 < result["score"] == result["epochs"][-1]["avg_score"] < 100
+    assert f"corpus BLEU of the 1-bests {per_epoch[-1]:.3f}," in captured.err
     assert final > TOY_START_BLEU + 0.05
     assert open(out).readline().startswith("# mtplug") and "seed=0" in open(out).readline()
 

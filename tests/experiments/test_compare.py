@@ -151,6 +151,8 @@ def test_pool_study_matches_evaluate_rerank_and_optimize(data, pool_run, tmp_pat
         folder = wd / "runs" / optimizer / i
         result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
         assert (result["optimizer"], result["replica"]) == (optimizer, i)
+        # the dev score is the one optimize reports for these weights, on 0-100 as every score
+        assert result["score_scale"] == 100 and 1 < result["dev_score"] < 100 and 1 < result["test_score"] < 100
         # the test translations are mtplug rerank's with the replica's weights
         rerank = tmp_path / f"{optimizer}-{i}.1best"
         assert main(["rerank", "-q", "--nbest", str(data / "test.nbest"), "--weights",
@@ -175,15 +177,36 @@ def test_pool_study_matches_evaluate_rerank_and_optimize(data, pool_run, tmp_pat
     assert "apro: the 2 seeds gave identical weights from each of the 2 start points" in printed
     assert det["rampion"]["points_identical"] is False and det["rampion"]["point_diff"] > 0
     spread = doc["spread"]
-    assert spread["metric"] == "BLEU" and [e["optimizer"] for e in spread["ranking"]] == sorted(
+    assert spread["metric"] == "bleu" and [e["optimizer"] for e in spread["ranking"]] == sorted(
         ("mert", "apro", "rampion"), key=lambda o: next(s for s in doc["report"]["systems"] if s["name"] == o)
-        ["scores"]["BLEU"]["s_dev"])
+        ["scores"]["bleu"]["s_dev"])
     assert spread["text"] in printed
     tsv = (wd / "replicas.tsv").read_text(encoding="utf-8").splitlines()
     assert tsv[0] == "optimizer\talgorithm\treplica\tseed\tstart_point\tdev_bleu\ttest_bleu\tseconds"
     assert [row.split("\t")[:5] for row in tsv[1:5]] == [["mert", "mert", i, i[1], i[-1]] for i in ids]
     assert (wd / "replicas.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert r"\begin{tabular}" in (wd / "report.tex").read_text(encoding="utf-8")
+
+
+def test_results_written_with_fractions_are_read_on_0_100(data, pool_run, capsys):
+    """A replica's result.json from before mtplug's scores were 0-100 (no score_scale, the
+    scores as fractions) counts as done and enters the report scaled: the same report."""
+    import shutil
+
+    path, printed = pool_run
+    old = data / "pool-old"
+    shutil.copytree(data / "pool-a", old)
+    for result_path in sorted(old.glob("runs/*/*/result.json")):
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+        assert result.pop("score_scale") == 100
+        result["dev_score"] /= 100
+        result["test_score"] /= 100
+        result_path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    for name in ("report.json", "report.txt", "replicas.tsv"):
+        (old / name).unlink()
+    assert compare(path, capsys, "--workdir", str(old)) == printed
+    for name in ("report.json", "replicas.tsv"):
+        assert (old / name).read_bytes() == (data / "pool-a" / name).read_bytes()
 
 
 def test_same_study_in_another_workdir_and_on_dask_gives_identical_reports(data, pool_run, capsys):
@@ -291,7 +314,7 @@ def test_decoder_study_end_to_end_and_resume(data, tmp_path, decoder_calls, caps
     report = {s["name"]: s for s in doc["report"]["systems"]}
     assert report["mert"]["files"] == [f"runs/mert/s{s}-p0/test.out" for s in (1, 2)]
     assert next(d for d in doc["determinism"] if d["optimizer"] == "apro")["seeds_identical"]
-    assert report["apro"]["scores"]["BLEU"]["s_dev"] == 0.0
+    assert report["apro"]["scores"]["bleu"]["s_dev"] == 0.0
     # a second run decodes nothing; a random start point decodes from a copy of moses.ini
     compare(path, capsys)
     assert decoder_calls() == calls

@@ -142,7 +142,11 @@ def test_cli_end_to_end(study, tmp_path, capsys):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["seed"] == 5 and data["n_replicas"] == 3 and [s["name"] for s in data["systems"]] == ["baseline",
                                                                                                        "sys1"]
-    assert data["systems"][0]["scores"]["BLEU"]["p"] is None
+    # JSON keys are the --metric texts (the table's labels are BLEU, TER, Length); scores on 0-100
+    assert [m["metric"] for m in data["metrics"]] == ["bleu", "ter", "length"]
+    assert [m["name"] for m in data["metrics"]] == ["BLEU", "TER", "Length"]
+    assert data["systems"][0]["scores"]["bleu"]["p"] is None
+    assert all(1 < s["scores"][k]["mean"] < 100 for s in data["systems"] for k in ("bleu", "ter", "length"))
     assert out.splitlines()[0].startswith("n=3") and "seed 5" in out
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "t.tex").read_text().startswith("\\begin{table}")

@@ -63,7 +63,7 @@ def test_replica_scores_and_their_spread_equal_multevals(reports):
     case, ours, theirs = reports
     for system in ours["systems"]:
         for metric in ("BLEU", "Length"):   # TER: see test_ter_differs_by_multevals_integer_reference_length
-            r = system["scores"][metric]
+            r = system["scores"][metric.lower()]  # JSON keys: the --metric text
             for k, value in enumerate(r["replicas"]):
                 assert round(value, 6) == theirs[system["name"], metric, f"OptRun {k}"]
             for key, mine in (("AVG", r["mean"]), ("MEDIAN", r["median"]), ("MIN", r["min"]), ("MAX", r["max"])):
@@ -79,7 +79,7 @@ def test_s_sel_and_single_replica_p_agree_within_monte_carlo_error(reports):
     shuffles = ours["ar_shuffles"]
     for system in ours["systems"]:
         for metric, (s_sel, p) in MULTEVAL_MEANS[case, system["name"]].items():
-            r = system["scores"][metric]
+            r = system["scores"][metric.lower()]  # JSON keys: the --metric text
             assert r["s_sel"] == pytest.approx(s_sel, rel=0.04)
             if p is not None and case == "1rep":
                 assert abs(r["p"] - p) < 5 * (p * (1 - p) / shuffles) ** 0.5 + 1 / shuffles
@@ -93,7 +93,7 @@ def test_stratified_p_uses_complementary_shuffles_not_multevals(three_replicas):
     case, ours, _ = three_replicas
     sys1 = next(s for s in ours["systems"] if s["name"] == "sys1")["scores"]
     for metric, (_, multeval_p) in MULTEVAL_MEANS[case, "sys1"].items():
-        assert sys1[metric]["p"] > multeval_p + 0.012
+        assert sys1[metric.lower()]["p"] > multeval_p + 0.012
 
 
 def test_ter_differs_by_multevals_integer_reference_length(reports):
@@ -101,5 +101,5 @@ def test_ter_differs_by_multevals_integer_reference_length(reports):
     # (the mean itself): lower by about 0.5 on these two-reference files
     _, ours, theirs = reports
     for system in ours["systems"]:
-        for k, value in enumerate(system["scores"]["TER"]["replicas"]):
+        for k, value in enumerate(system["scores"]["ter"]["replicas"]):
             assert 0 < theirs[system["name"], "TER", f"OptRun {k}"] - value < 1.0

@@ -272,8 +272,9 @@ def test_mtplug_optimize_reads_other_scorers_and_reweighs_them(tmp_path, capfd, 
     result = json.loads(p.stdout)
     assert result["metric"] == "bleu:0.9,moses-ter:0.1"
     w = [float(v) for v in (tmp_path / "w.opt").read_text().splitlines()[0].split()]     # init.opt: its first line
-    assert result["metric_objective"] == pytest.approx(
-        _corpus_score(features, scores, w, "BLEU,TER", "weights:0.9+0.1"), abs=1e-9)
+    # mtplug's score is Moses's interpolated score on the 0-100 scale
+    assert result["score"] == pytest.approx(
+        100 * _corpus_score(features, scores, w, "BLEU,TER", "weights:0.9+0.1"), abs=1e-7)
     p = subprocess.run([*base, "--metric", "chrf", "--out", str(tmp_path / "x.opt")], capture_output=True, text=True)
     assert p.returncode == 2 and "holds bleu:0.5,moses-ter:0.5 statistics, so --metric chrf cannot take effect" \
         in p.stderr, p.stderr

@@ -1,4 +1,5 @@
-"""mtplug.metrics.get_metric: the CLI's metrics over strings, equal to sacrebleu."""
+"""mtplug.metrics.get_metric: the CLI's metrics over strings, equal to sacrebleu (its
+0-100 scale, every mtplug score's)."""
 
 from __future__ import annotations
 
@@ -15,31 +16,31 @@ REFS = [["the cat sat on a mat", "the dog barked at the moon !", "nothing here",
 
 def test_corpus_scores_equal_sacrebleu():
     assert get_metric("ter").corpus_score(HYPS, REFS) == pytest.approx(
-        sacrebleu.corpus_ter(HYPS, REFS).score / 100, abs=1e-12)
+        sacrebleu.corpus_ter(HYPS, REFS).score, abs=1e-10)
     assert get_metric("chrf").corpus_score(HYPS, REFS) == pytest.approx(
-        sacrebleu.corpus_chrf(HYPS, REFS).score / 100, abs=1e-9)
+        sacrebleu.corpus_chrf(HYPS, REFS).score, abs=1e-7)
     assert get_metric("chrf++").corpus_score(HYPS, REFS) == pytest.approx(
-        sacrebleu.CHRF(word_order=2).corpus_score(HYPS, REFS).score / 100, abs=1e-9)
+        sacrebleu.CHRF(word_order=2).corpus_score(HYPS, REFS).score, abs=1e-7)
     assert get_metric("bleu").corpus_score(HYPS, REFS) == pytest.approx(
-        sacrebleu.corpus_bleu(HYPS, REFS, tokenize="none").score / 100, abs=1e-9)
-    low = sacrebleu.corpus_bleu(HYPS, REFS, tokenize="none", lowercase=True).score / 100
-    assert get_metric("bleu", lowercase=True).corpus_score(HYPS, REFS) == pytest.approx(low, abs=1e-9)
+        sacrebleu.corpus_bleu(HYPS, REFS, tokenize="none").score, abs=1e-7)
+    low = sacrebleu.corpus_bleu(HYPS, REFS, tokenize="none", lowercase=True).score
+    assert get_metric("bleu", lowercase=True).corpus_score(HYPS, REFS) == pytest.approx(low, abs=1e-7)
 
 
 def test_interpolation_is_the_weighted_sum_of_goodness():
     bleu = get_metric("bleu").corpus_score(HYPS, REFS)
     ter = get_metric("ter").corpus_score(HYPS, REFS)
-    assert get_metric("bleu:0.6,ter:0.4").corpus_score(HYPS, REFS) == pytest.approx(0.6 * bleu + 0.4 * (1 - ter))
+    assert get_metric("bleu:0.6,ter:0.4").corpus_score(HYPS, REFS) == pytest.approx(0.6 * bleu + 0.4 * (100 - ter))
     assert get_metric("ter-bleu").corpus_score(HYPS, REFS) == pytest.approx((ter - bleu) / 2)
 
 
 def test_sentence_scores_equal_sacrebleu_sentence_scores():
     got = get_metric("ter").sentence_scores(HYPS, REFS)
-    want = [sacrebleu.sentence_ter(h, [r[i] for r in REFS]).score / 100 for i, h in enumerate(HYPS)]
-    np.testing.assert_allclose(got, want, atol=1e-12)
+    want = [sacrebleu.sentence_ter(h, [r[i] for r in REFS]).score for i, h in enumerate(HYPS)]
+    np.testing.assert_allclose(got, want, atol=1e-10)
     got = get_metric("chrf").sentence_scores(HYPS, REFS)
-    want = [sacrebleu.sentence_chrf(h, [r[i] for r in REFS]).score / 100 for i, h in enumerate(HYPS)]
-    np.testing.assert_allclose(got, want, atol=1e-9)
+    want = [sacrebleu.sentence_chrf(h, [r[i] for r in REFS]).score for i, h in enumerate(HYPS)]
+    np.testing.assert_allclose(got, want, atol=1e-7)
 
 
 def test_statistics_are_the_bound_metric_rows():
@@ -51,7 +52,7 @@ def test_statistics_are_the_bound_metric_rows():
 def test_moses_case_folds_ascii_only():
     hyps, refs = ["ÄPFEL und BIRNEN"], [["äpfel und birnen"]]
     assert get_metric("per", lowercase=True).corpus_score(hyps, refs) == 0.0
-    assert get_metric("per", lowercase=True, moses_case=True).corpus_score(hyps, refs) == pytest.approx(1 / 3)
+    assert get_metric("per", lowercase=True, moses_case=True).corpus_score(hyps, refs) == pytest.approx(100 / 3)
 
 
 @pytest.mark.parametrize("name,options,message", [

@@ -119,11 +119,12 @@ def test_line_sweep_is_exact_for_every_metric(corpus, w, d):
 def test_parse_names_weights_and_scales():
     ter = parse_metric("TER")
     assert ter.name == "ter" and not ter.higher_is_better
-    assert ter.value(0.75) == pytest.approx(0.25)          # objective 1 - TER
+    assert ter.value(0.75) == pytest.approx(25.0)          # objective 1 - TER; the value on 0-100
+    assert ter.label == "TER" and parse_metric("chrf++").label == "chrF++"
     assert parse_metric("bleu").is_bleu and parse_metric("bleu").higher_is_better
     inter = parse_metric("bleu:0.6,ter:0.4")
     assert [(p.name, p.weight) for p in inter.parts] == [("bleu", 0.6), ("ter", 0.4)]
-    assert inter.name == "bleu:0.6,ter:0.4" and inter.higher_is_better
+    assert inter.name == inter.label == "bleu:0.6,ter:0.4" and inter.higher_is_better
     equal = parse_metric("bleu,ter")                        # Moses: equal weights
     assert [p.weight for p in equal.parts] == [0.5, 0.5]
     ext = parse_metric("ext:/tmp/a:b.txt:0.3,bleu:0.7")
@@ -131,9 +132,9 @@ def test_parse_names_weights_and_scales():
 
 
 def test_named_differences_have_their_meaning():
-    # BLEU 0.3, TER 0.6: BLEU - TER = -0.3, (TER - BLEU) / 2 = 0.15 (minimised)
+    # BLEU 30, TER 60: BLEU - TER = -30, (TER - BLEU) / 2 = 15 (minimised)
     bt, tb = parse_metric("bleu-ter"), parse_metric("ter-bleu")
-    for m, want in ((bt, -0.3), (tb, 0.15)):
+    for m, want in ((bt, -30), (tb, 15)):
         obj = m.constant + sum(p.weight * g for p, g in zip(m.parts, (0.3, 1 - 0.6)))
         assert m.value(obj) == pytest.approx(want)
     assert bt.higher_is_better and not tb.higher_is_better
@@ -229,8 +230,9 @@ def test_every_optimizer_tunes_to_other_metrics(name, metric, example_data, tmp_
     start = json.loads(capsys.readouterr().out)
     parsed = parse_metric(metric)
     assert first["metric"] == parsed.name
-    assert first["metric_objective"] > start["metric_objective"] + 0.01
-    assert first["score"] == pytest.approx(parsed.value(first["metric_objective"]))   # TER etc. on their own scale
+    # the score on 0-100, TER etc. as error rates: better by a point or more
+    better = first["score"] - start["score"] if parsed.higher_is_better else start["score"] - first["score"]
+    assert better > 1 and -100 <= first["score"] <= 100
 
 
 def test_metric_that_cannot_take_effect_is_an_error(example_data, tmp_path, capsys):

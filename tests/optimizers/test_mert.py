@@ -135,11 +135,11 @@ def test_cli_mert_on_extractor_files(shared_data, tmp_path, capsys):
                "--seed", "1", "--restarts", "5", "--directions", "expbleu"])
     assert rc == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["bleu"] >= MOSES_MERT_BLEU and res["seed"] == 1 and res["line_searches"] > 0
+    assert res["score"] >= 100 * MOSES_MERT_BLEU and res["seed"] == 1 and res["line_searches"] > 0   # 0-100
     written = read_init_opt(str(out))
     np.testing.assert_array_equal(written.mins, np.zeros(8))  # the start file's ranges are kept
     corpus = mert_data.read_mert_data([str(d / "run1.features.dat")], [str(d / "run1.scores.dat")])
-    assert corpus.bleu_of(written.start).score == pytest.approx(res["bleu"], abs=1e-12)
+    assert 100 * corpus.bleu_of(written.start).score == pytest.approx(res["score"], abs=1e-10)
 
 
 def test_restarts_cover_named_features(example_data, tmp_path):

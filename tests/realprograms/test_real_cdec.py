@@ -109,7 +109,7 @@ def test_mtplug_tune_with_the_real_cdec(cdec_dir, cdec_toy, tmp_path, optimizer,
         assert p.returncode == 0, p.stderr[-3000:]
         finals.append((wd / "final").read_bytes())
         history = [h["bleu"] for h in json.loads(p.stdout)["history"]]
-        assert max(history) > history[0] + 0.05, history
+        assert max(history) > history[0] + 5, history    # 0-100
     assert finals[0] == finals[1]
 
 
@@ -134,7 +134,7 @@ def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path, pairs,
                         str(cdec_dir / "decoder" / "cdec"), "--output", str(tmp_path / "mtplug.w")],
                        capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
-    ours = [e["avg_score"] for e in json.loads(p.stdout)["epochs"]]
+    ours = [e["avg_score"] / 100 for e in json.loads(p.stdout)["epochs"]]   # mtplug's 0-100, cdec's 0-1
     assert len(cdec_scores) == len(ours) == 2
     assert ours[0] == pytest.approx(cdec_scores[0], abs=2e-5)
     assert ours[1] == pytest.approx(cdec_scores[1], abs=second_epoch_tolerance)

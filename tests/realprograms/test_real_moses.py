@@ -39,7 +39,7 @@ def decoded_bleus(workdir: Path, ref: Path) -> list[float]:
 
 
 def decoded_ters(workdir: Path, ref: Path) -> list[float]:
-    """Moses's TER (mtplug's moses-ter) of every decoded iteration's 1-best."""
+    """Moses's TER (mtplug's moses-ter, 0-100) of every decoded iteration's 1-best."""
     from mtplug.metrics import get_metric
 
     refs = [ref.read_text(encoding="utf-8").splitlines()]
@@ -189,7 +189,7 @@ def test_mert_moses_pl_with_moses_mertdir_runs_the_same_script(moses_dir, moses_
     assert results["moses"][0] == results["mtplug"][0]           # the same first decoding
     for name, values in results.items():
         if "TER" in mode:
-            assert min(values) < values[0] - 0.02, (name, values)
+            assert min(values) < values[0] - 2, (name, values)
         else:
             assert max(values) > values[0] + 0.05, (name, values)
 
@@ -208,5 +208,5 @@ def test_mtplug_tune_with_the_real_decoder(moses_dir, moses_toy, tmp_path, optim
         assert p.returncode == 0, p.stderr[-3000:]
         finals.append((wd / "final").read_bytes())
         history = [h["bleu"] for h in __import__("json").loads(p.stdout)["history"]]
-        assert max(history) > history[0] + 0.05, history
+        assert max(history) > history[0] + 5, history    # 0-100
     assert finals[0] == finals[1]

@@ -56,7 +56,7 @@ def _ours(tmp_path: Path, refs, systems) -> dict:
 def _compare(ours: dict, theirs: dict, ter_tolerance: float) -> None:
     for k, system in enumerate(ours["systems"]):
         for metric in ("BLEU", "Length", "TER"):
-            r = system["scores"][metric]
+            r = system["scores"][metric.lower()]      # JSON keys: the --metric text
             for i, value in enumerate(r["replicas"]):
                 want = theirs[k, metric, f"OptRun {i}"]
                 if metric == "TER":
