@@ -44,7 +44,7 @@ PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 OTHER_MACHINES = ("docs/speed.md", "docs/real-systems.md")
 #: pages that must keep checked examples: one whose markers all went would fail here
 MUST_HAVE = ("README.md", "docs/usage.md", "docs/tune.md", "docs/dtrain.md", "docs/metrics.md",
-             "docs/experiments.md")
+             "docs/experiments.md", "docs/mert.md")
 DEFAULT_TIMEOUT = 60.0
 #: the examples run at once (2 on a 2-core machine)
 WORKERS = max(1, min(4, os.cpu_count() or 1))
