@@ -5,6 +5,10 @@ it); the reader's errors; corpus F_beta from summed statistics."""
 
 from __future__ import annotations
 
+import gzip
+import itertools
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +16,7 @@ from hypothesis import strategies as st
 
 from mtplug.errors import InputError
 from mtplug.metrics.m2 import (
+    N_STATS,
     M2Options,
     f_beta,
     hypothesis_words,
@@ -354,3 +359,62 @@ def test_statistics_equal_the_reference_on_dense_lattices(case):
     lines = _m2_lines(src, edits) + [f"A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||{k}" for k in range(n_annotators)]
     want = ref.sentence_stats(ref.read_m2("\n".join(lines))[0], hyp, max_unchanged=max_unchanged, truecase=truecase)
     assert stats(lines, [hyp], max_unchanged_words=max_unchanged, truecase=truecase) == [want]
+
+
+# ------------------------------------------------------------------------------- Moses's own output
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "moses-m2"
+#: golden file -> the --scconfig it was made with (tests/golden/moses-m2/README.md)
+GOLDEN_FILES = {
+    "gec.default": "beta:0.5", "gec.truecase-1": "truecase:1", "gec.truecase-true": "truecase:true",
+    "gec.beta-1.0.mu-0": "beta:1.0,max_unchanged_words:0",
+    "gec.beta-0.2.mu-3.truecase-1": "beta:0.2,max_unchanged_words:3,truecase:1",
+    "gec.ignore-whitespace-casing": "ignore_whitespace_casing:true",
+    "rand.default": "beta:0.5", "rand.truecase-1": "truecase:1", "rand.beta-1.0.mu-0": "beta:1.0,max_unchanged_words:0",
+    "rand.beta-0.2.mu-3.truecase-1": "beta:0.2,max_unchanged_words:3,truecase:1",
+}
+
+
+def read_nbest(path: Path) -> tuple[list[int], list[str]]:
+    """Sentence ids and hypothesis texts (the field between the first two '|||', as Moses takes it)."""
+    rows = [line.split("|||") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [int(r[0]) for r in rows], [r[1] for r in rows]
+
+
+def moses_scores_dat(sids: list[int], rows: list[list[int]]) -> str:
+    """A text scores.dat as Moses's extractor writes M2SCORER's (values with %g and a space
+    each; the block header names the scorer M2Scorer)."""
+    out = []
+    for sid, group in itertools.groupby(zip(sids, rows), key=lambda t: t[0]):
+        block = [r for _, r in group]
+        out.append(f"SCORES_TXT_BEGIN_0 {sid} {len(block)} {N_STATS} M2Scorer")
+        out += ["".join("%g " % v for v in r) for r in block]
+        out.append("SCORES_TXT_END_0")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_FILES))
+def test_statistics_equal_moses_extractor_byte_for_byte(name):
+    data_set = name.split(".")[0]
+    options, _ = parse_scconfig(GOLDEN_FILES[name])
+    sids, hyps = read_nbest(GOLDEN / f"{data_set}.nbest")
+    rows = m2_stats(hyps, sids, read_m2(GOLDEN / f"{data_set}.m2"), options).tolist()
+    want = gzip.decompress((GOLDEN / f"{name}.scores.dat.gz").read_bytes()).decode("utf-8")
+    assert moses_scores_dat(sids, rows) == want
+    # and the slow reference agrees
+    sentences = ref.read_m2((GOLDEN / f"{data_set}.m2").read_text(encoding="utf-8"))
+    assert rows == [ref.sentence_stats(sentences[s], h, beta=options.beta, max_unchanged=options.max_unchanged_words,
+                                       truecase=options.truecase) for s, h in zip(sids, hyps)]
+
+
+def test_corpus_f_beta_equals_moses_evaluator():
+    sids, hyps = read_nbest(GOLDEN / "gec.nbest")
+    by_sentence = [[h for s2, h in zip(sids, hyps) if s2 == s] for s in sorted(set(sids))]
+    reference = read_m2(GOLDEN / "gec.m2")
+    lines = (GOLDEN / "evaluator.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    assert len(lines) == 9
+    for line in lines:
+        rank, scconfig, printed = line.split("\t")
+        options, _ = parse_scconfig(scconfig)
+        cand = [hs[min(int(rank), len(hs) - 1)].strip(" ") for hs in by_sentence]
+        summed = m2_stats(cand, None, reference, options).sum(axis=0)
+        assert "%.4f" % f_beta(summed, options.beta) == printed, line
