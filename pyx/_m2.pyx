@@ -29,6 +29,8 @@ from libc.string cimport memcmp
 from libc.math cimport INFINITY
 from cython.parallel cimport prange
 
+from _m2_score cimport m2_goodness
+
 #: statistics per hypothesis: correct, proposed, gold, source length
 M2_STATS = 4
 
@@ -581,3 +583,11 @@ def m2_stats(const int64_t[::1] hyp_ptr, const int32_t[::1] hyp_words, const int
                 break
     free(status)
     return result
+
+
+def corpus_f_beta(const int64_t[::1] summed, double beta):
+    """py_ hook of _m2_score.m2_goodness: Moses's F_beta of summed statistics int64 [4]
+    (correct, proposed, gold, source length), a float32 value as a Python float."""
+    if summed.shape[0] != M2_STATS:
+        raise ValueError(f"expected {M2_STATS} statistics")
+    return m2_goodness(&summed[0], beta)

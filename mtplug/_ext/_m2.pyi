@@ -25,3 +25,7 @@ def m2_stats(
     out: np.ndarray,  # int32_t[:, ::1] [n, 4]: correct, proposed, gold, source length
     n_threads: int = 1,
 ) -> int: ...  # 0, -1 when out of memory, h + 1 when hypothesis h has no word
+def corpus_f_beta(
+    summed: np.ndarray,  # const int64_t[::1] [4]: correct, proposed, gold, source length
+    beta: float,  # read as float32
+) -> float: ...  # Moses's M2Scorer::calculateScore (pyx/_m2_score.pxd m2_goodness)

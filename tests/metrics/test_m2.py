@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mtplug._ext import _m2
 from mtplug.errors import InputError
 from mtplug.metrics.m2 import (
     N_STATS,
@@ -150,9 +151,11 @@ def test_corpus_f_beta(row, beta, want):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 10**5), min_size=3, max_size=3), st.sampled_from([0.0, 0.2, 0.5, 1.0, 2.0]))
+@given(st.lists(st.integers(0, 10**5), min_size=3, max_size=3), st.sampled_from([0.0, 0.2, 0.5, 1.0, 2.0, 0.3]))
 def test_f_beta_equals_the_reference(row, beta):
     assert f_beta(row + [7], beta) == ref.corpus_f(row, beta)
+    # the nogil formula for the metric layer (pyx/_m2_score.pxd), through its py_ hook
+    assert _m2.corpus_f_beta(np.array(row + [7], dtype=np.int64), beta) == ref.corpus_f(row, beta)
     assert sentence_f_beta([row + [7]], beta)[0] == float(ref.f_beta32(*row, beta))
 
 
@@ -418,3 +421,10 @@ def test_corpus_f_beta_equals_moses_evaluator():
         cand = [hs[min(int(rank), len(hs) - 1)].strip(" ") for hs in by_sentence]
         summed = m2_stats(cand, None, reference, options).sum(axis=0)
         assert "%.4f" % f_beta(summed, options.beta) == printed, line
+
+
+def test_kernel_buffers_of_another_dtype_are_refused():
+    with pytest.raises(ValueError, match="Buffer dtype mismatch"):
+        _m2.corpus_f_beta(np.array([1, 2, 3, 4], dtype=np.int32), 0.5)
+    with pytest.raises(ValueError, match="expected 4 statistics"):
+        _m2.corpus_f_beta(np.array([1, 2, 3], dtype=np.int64), 0.5)
