@@ -104,6 +104,15 @@ def test_a_hypothesis_further_than_the_source_length_counts_its_distance_only():
     assert stats(["S a b c d"], ["  "]) == [[0, 5, 0, 4]]
 
 
+def test_correct_edits_can_outnumber_gold_edits():
+    """Every edit of the path equal to a gold edit counts, also the same gold edit again:
+    the gold insertion of 'a' at 0 weighs -(2 + 1) * |E| per use, so the path makes the
+    five extra 'a's five insertions at 0 (the two-word edit 'a a' is no gold edit) and all
+    five are correct (Moses's extractor writes '5 5 1 10' too: tests/golden/moses-m2/README.md)."""
+    gold = ["S " + " ".join(["a"] * 10), "A 0 0|||X|||a|||R|||-NONE-|||0"]
+    assert stats(gold, [" ".join(["a"] * 15)]) == [[5, 5, 1, 10]]
+
+
 def test_case_and_spaces_without_truecase():
     gold = ["S the cat", "A 0 1|||X|||The|||REQUIRED|||-NONE-|||0"]
     # 'The' equals 'the': no edit at all
