@@ -113,6 +113,15 @@ def test_correct_edits_can_outnumber_gold_edits():
     assert stats(gold, [" ".join(["a"] * 15)]) == [[5, 5, 1, 10]]
 
 
+def test_gold_edits_outside_the_sentence_count_but_never_match():
+    """Moses reads any offsets: 5..9 of a 3-word sentence and 2..1 are gold edits no edit
+    equals; a seventh field is ignored (the annotator is the sixth). Moses's extractor wrote
+    '1 1 3 3' and '0 0 3 3' for these (checked once, tests/golden/moses-m2/README.md)."""
+    gold = ["S a b c", "A 5 9|||X|||z|||R|||-NONE-|||0", "A 2 1|||X|||y|||R|||-NONE-|||0",
+            "A 1 2|||X|||q|||R|||-NONE-|||0", "A 1 2|||X|||q|||R|||-NONE-|||0|||extra"]
+    assert stats(gold, ["a q c", "a b c"], [0, 0]) == [[1, 1, 3, 3], [0, 0, 3, 3]]
+
+
 def test_case_and_spaces_without_truecase():
     gold = ["S the cat", "A 0 1|||X|||The|||REQUIRED|||-NONE-|||0"]
     # 'The' equals 'the': no edit at all
