@@ -301,7 +301,7 @@ def cmd_score(args) -> int:
     """``mtplug score``: corpus scores of one translation (--hyp) against references, one
     line per --metric value with a signature, or JSON lines with --json; every score on
     sacrebleu's scale (0-100). Returns the exit status (0); bad input raises InputError."""
-    from .metrics.layer import LABELS, parse_metric
+    from .metrics.layer import parse_metric, part_label
 
     metrics = [parse_metric(text) for text in args.metric]
     names = [m.name for m in metrics]
@@ -320,8 +320,8 @@ def cmd_score(args) -> int:
         bound, totals = _bound_totals(metric, parts)
         value = bound.value(bound.objective(totals))
         record = {"name": bound.label, "metric": metric.name, "score": value}
-        if bound.label != LABELS[metric.parts[0].name]:    # a combination (or one weighted part)
-            signature = f"parts:{'+'.join(LABELS[p.name] for p in metric.parts)}|{version}"
+        if bound.label != part_label(metric.parts[0].name):    # a combination (or one weighted part)
+            signature = f"parts:{'+'.join(part_label(p.name) for p in metric.parts)}|{version}"
             text = f"{bound.label} = {value:.2f}"
         elif metric.parts[0].name == "bleu":
             corpus = parts[("bleu", None)][0]

@@ -73,6 +73,13 @@ METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-te
 LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER", "wer": "WER", "per": "PER",
           "cder": "CDER", "moses-ter": "MosesTER", "ext": "ext", "linear": "linear"}
 
+
+def part_label(name: str) -> str:
+    """How text outputs name the metric part ``name`` (:data:`LABELS`; a part without an
+    entry there by its own name)."""
+    return LABELS.get(name, name)
+
+
 #: the scale of every score mtplug prints or returns (sacrebleu's: BLEU, chrF, TER, ... in
 #: 0-100; docs/metrics.md, "One scale"); the kernels, the objective and Moses's programs
 #: work in fractions
@@ -151,7 +158,7 @@ class Metric:
         """How text outputs name it: :data:`LABELS` for one metric (``BLEU``, ``chrF``,
         ``TER``), the ``--metric`` text for a combination (``bleu:0.6,ter:0.4``, ``bleu-ter``)."""
         if len(self.parts) == 1 and self.name == _part_text(self.parts[0], None):
-            return LABELS[self.parts[0].name]
+            return part_label(self.parts[0].name)
         return self.name
 
     def columns(self, name: str) -> slice | None:
