@@ -224,9 +224,13 @@ def evaluate(system, name: str, wd: Path, log: Path) -> dict:
 
 
 def history(name: str, wd: Path) -> list | None:
+    """Each iteration's tuning BLEU of an ``mtplug tune`` run, as a fraction as results.jsonl
+    keeps every BLEU (state.json version 1 holds fractions, version 2 sacrebleu's 0-100)."""
     state = wd / "state.json"
     if state.exists():
-        return [h["bleu"] for h in json.loads(state.read_text())["history"]]
+        record = json.loads(state.read_text())
+        scale = 1.0 if record.get("version") == 1 else 100.0
+        return [h["bleu"] / scale for h in record["history"]]
     return None
 
 

@@ -43,8 +43,8 @@ import warnings
 
 import numpy as np
 
-from mtplug._ext import _expbleu, _rows
-from mtplug.exact_sum import Packed, accumulator, pack, rounded, rounded_sum
+from mtplug._ext import _expbleu
+from mtplug.exact_sum import Packed, accumulator, pack, rounded_sum
 from mtplug.metrics.bleu import N_STATS, NGRAM_ORDER, STATS_LAYOUT, _check_divisor, _validated_stats
 
 #: metric name -> kernel code: the one list. Mirrors the C enum in pyx/_expbleu.pyx.
