@@ -294,6 +294,41 @@ cdef void _sum_feature(const double* a, Py_ssize_t na, const double* b, const in
     local[EXACT_CHUNKS] = 0
 
 
+def sparse_columns(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
+                   int64_t[::1] col_ptr, int64_t[::1] col_rows, double[::1] col_values):
+    """The sparse block by columns, by a counting sort (O(nnz); a comparison sort of 1.6 M
+    ids took a sixth of a sparse MERT run): feature j's entries are col_rows/col_values
+    [col_ptr[j]:col_ptr[j + 1]], rows ascending (a row's repeated id in row order).
+
+    sp_indptr int64 [n + 1] (from 0), sp_ids int32 [nnz] (0 <= id < n_features, checked by
+    the caller), sp_values float64 [nnz]. Outputs, overwritten: col_ptr int64
+    [n_features + 1], col_rows int64 [nnz], col_values float64 [nnz].
+    """
+    cdef Py_ssize_t n = sp_indptr.shape[0] - 1, nf = col_ptr.shape[0] - 1, j
+    cdef int64_t nnz = sp_indptr[n] if n >= 0 else 0, h, e, at
+    if n < 0 or nf < 0 or sp_ids.shape[0] < nnz or sp_values.shape[0] < nnz or col_rows.shape[0] != nnz \
+            or col_values.shape[0] != nnz:
+        raise ValueError("sp_indptr, sp_ids, sp_values and the columns disagree in shape")
+    cdef int64_t* fill = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
+    if fill == NULL:
+        raise MemoryError()
+    with nogil:
+        for j in range(nf + 1):
+            col_ptr[j] = 0
+        for e in range(nnz):
+            col_ptr[sp_ids[e] + 1] += 1
+        for j in range(nf):
+            col_ptr[j + 1] += col_ptr[j]
+            fill[j] = col_ptr[j]
+        for h in range(n):
+            for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                at = fill[sp_ids[e]]
+                fill[sp_ids[e]] = at + 1
+                col_rows[at] = h
+                col_values[at] = sp_values[e]
+    free(fill)
+
+
 def argmax_per_sentence(const double[::1] scores, const int64_t[::1] sent_offsets,
                         int64_t[::1] out):
     """out[s] = index of the highest score in rows sent_offsets[s]:sent_offsets[s+1].

@@ -40,6 +40,14 @@ def transpose_pairs(
     acc: np.ndarray,  # int64_t[:, ::1], [n_features, WIDTH] (exact sums added) or [0, WIDTH]
     n_threads: int = ...,  # OpenMP threads; the result does not depend on it
 ) -> None: ...
+def sparse_columns(
+    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1], from 0
+    sp_ids: np.ndarray,  # const int32_t[::1], [nnz], 0 <= id < n_features
+    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
+    col_ptr: np.ndarray,  # int64_t[::1], [n_features + 1], overwritten
+    col_rows: np.ndarray,  # int64_t[::1], [nnz], overwritten: rows ascending within each column
+    col_values: np.ndarray,  # float64_t[::1], [nnz], overwritten
+) -> None: ...
 def argmax_per_sentence(
     scores: np.ndarray,  # const double[::1]
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]

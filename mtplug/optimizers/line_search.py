@@ -197,14 +197,12 @@ class SparseColumns:
         features or a corpus of another kind (forests)."""
         if not has_sparse_columns(corpus):
             return None
-        ids = corpus.sparse_ids
-        order = np.argsort(ids, kind="stable")
-        rows = np.repeat(np.arange(corpus.n_hypotheses, dtype=np.int64), np.diff(corpus.sparse_indptr))
-        counts = np.bincount(ids, minlength=corpus.n_features)
-        col_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        nnz = len(corpus.sparse_ids)
+        col_ptr, col_hyp, col_val = (np.empty(corpus.n_features + 1, dtype=np.int64), np.empty(nnz, dtype=np.int64),
+                                     np.empty(nnz, dtype=np.float64))
+        _rows.sparse_columns(corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values, col_ptr, col_hyp, col_val)
         hyp_sent = np.repeat(np.arange(corpus.n_sentences, dtype=np.int32), np.diff(corpus.sent_offsets))
-        return cls(col_ptr, np.ascontiguousarray(rows[order]), np.ascontiguousarray(corpus.sparse_values[order]),
-                   hyp_sent)
+        return cls(col_ptr, col_hyp, col_val, hyp_sent)
 
     @functools.cached_property
     def varying(self) -> np.ndarray:

@@ -378,3 +378,22 @@ def test_regularizer_gradient_equals_finite_differences(kind):
     if kind == "l0":
         numeric[:] = 0.0     # R counts non-zero weights: flat away from 0
     np.testing.assert_allclose(reg.gradient(w), numeric, atol=1e-6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_sparse_columns_are_the_stable_sort_of_the_entries_by_feature(seed):
+    """The counting sort gives what a stable sort by feature id gives (rows ascending in a
+    column, a row's repeated id in row order); a dense id's column is empty."""
+    rng = np.random.default_rng(seed)
+    corpus = random_store(seed % 1000, sizes=tuple(int(x) for x in rng.integers(1, 12, rng.integers(1, 8))))
+    if len(corpus.sparse_ids) == 0:
+        assert SparseColumns.of(corpus) is None
+        return
+    columns = SparseColumns.of(corpus)
+    order = np.argsort(corpus.sparse_ids, kind="stable")
+    rows = np.repeat(np.arange(corpus.n_hypotheses), np.diff(corpus.sparse_indptr))
+    assert np.array_equal(columns.col_hyp, rows[order])
+    assert columns.col_val.tobytes() == corpus.sparse_values[order].tobytes()
+    counts = np.bincount(corpus.sparse_ids, minlength=corpus.n_features)
+    assert np.array_equal(columns.col_ptr, np.concatenate([[0], np.cumsum(counts)]))
