@@ -112,8 +112,7 @@ def apro_kernels(S: int, k: int, repeat: int) -> None:
     def transpose(sparse, n_features):
         pairs = _rows.sentence_pairs(*sparse, offsets, n_features)[1:]
         out = np.empty(n_features)
-        return lambda t: _rows.transpose_pairs(dense, sparse[0], sparse[2], *pairs, offsets, offsets[:-1], v, out,
-                                               no_acc, t)
+        return lambda t: _rows.transpose_pairs(dense, *pairs, offsets, offsets[:-1], v, out, no_acc, t)
 
     for name, fn in (("APRO loss + gradient", lambda t: _apro.loss_gradient(h, np.empty(0), ranks, offsets, g,
                                                                           *bufs, accumulator(3), t)),

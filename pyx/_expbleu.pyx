@@ -170,8 +170,8 @@ def expected_gradient(const double[::1] scores, double mu, const int64_t[::1] se
     bad, *pairs = _rows.sentence_pairs(sp_indptr, sp_ids, sp_values, sent_offsets, gradient.shape[0])
     if bad >= 0:
         raise ValueError(f"sparse feature id {sp_ids[bad]} is outside the gradient")
-    _rows.transpose_pairs(dense if n else np.zeros((0, 0)), sp_indptr, sp_values, *pairs, sent_offsets, sent_best,
-                          coef, gradient, np.empty((0, EXACT_WIDTH), dtype=np.int64), n_threads)
+    _rows.transpose_pairs(dense if n else np.zeros((0, 0)), *pairs, sent_offsets, sent_best, coef, gradient,
+                          np.empty((0, EXACT_WIDTH), dtype=np.int64), n_threads)
     for k in range(gradient.shape[0]):
         gradient[k] = mu * gradient[k]
     return value, status, index

@@ -77,21 +77,24 @@ def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, cons
     threads over sentences write apart), and listed feature by feature.
 
     sp_indptr int64 [n + 1] (from 0), sp_ids int32 [nnz], sp_values float64 [nnz]: CSR
-    rows; sent_offsets int64 [S + 1] (0 .. n). Returns ``(bad, entry_pair, feature_ptr,
-    feature_pairs)``: bad -1, or the first entry whose id is outside [0, n_features) (the
-    arrays are then None); entry_pair int32 [nnz], the pair of each entry, or -1 where
-    its feature takes one value in every row of its sentence (present in each row once,
-    values equal under ==; NaN never equals); feature_ptr int64 [n_features + 1] and
-    feature_pairs int32 [P]: feature j's pairs, by sentence, are
-    feature_pairs[feature_ptr[j]:feature_ptr[j + 1]].
+    rows; sent_offsets int64 [S + 1] (0 .. n). Returns ``(bad, row_ptr, row_pair,
+    row_value, feature_ptr, feature_pairs)``: bad -1, or the first entry whose id is
+    outside [0, n_features) (the arrays are then None); the entries of varying pairs by
+    row, in row order (row h's are row_pair/row_value[row_ptr[h]:row_ptr[h + 1]]: row_ptr
+    int64 [n + 1], row_pair int32 [V], the entry's pair, row_value float64 [V], its
+    value), leaving out the entries of features that take one value in every row of
+    their sentence (present in each row once, values equal under ==; NaN never equals);
+    feature_ptr int64 [n_features + 1] and feature_pairs int32 [P]: feature j's pairs,
+    by sentence, are feature_pairs[feature_ptr[j]:feature_ptr[j + 1]].
     """
     cdef Py_ssize_t n = sp_indptr.shape[0] - 1, S = sent_offsets.shape[0] - 1, nf = n_features
     if n < 0 or nf < 0 or S < 0 or sent_offsets[S] != n or (n > 0 and sp_indptr[0] != 0) \
             or sp_ids.shape[0] < sp_indptr[n] or sp_values.shape[0] < sp_indptr[n]:
         raise ValueError("sp_indptr, sp_ids, sp_values and sent_offsets disagree in shape")
-    cdef int32_t[::1] entry_pair = np.empty(sp_indptr[n], dtype=np.int32)
+    cdef int64_t[::1] row_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] feature_ptr = np.zeros(nf + 1, dtype=np.int64)
-    cdef int32_t[::1] feature_pairs
+    cdef int32_t[::1] feature_pairs, row_pair
+    cdef double[::1] row_value
     cdef int32_t* rows_with = <int32_t*>calloc(nf + 1, sizeof(int32_t))   # rows of the sentence with j
     cdef int64_t* last_row = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
     cdef double* first = <double*>malloc((nf + 1) * sizeof(double))
@@ -102,7 +105,7 @@ def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, cons
         free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
         raise MemoryError()
     cdef Py_ssize_t s, t, j, nt
-    cdef int64_t e, bad = -1, slot = 0
+    cdef int64_t e, h, bad = -1, slot = 0, kept = 0
     try:
         with nogil:     # count the pairs of each feature
             for s in range(S):
@@ -115,14 +118,19 @@ def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, cons
                     rows_with[j] = 0
                     if varies[j]:
                         feature_ptr[j + 1] += 1
+                for e in range(sp_indptr[sent_offsets[s]], sp_indptr[sent_offsets[s + 1]]):
+                    kept += varies[sp_ids[e]]
             for j in range(nf):
                 feature_ptr[j + 1] += feature_ptr[j]
                 next_pair[j] = feature_ptr[j]
         if bad >= 0:
-            return bad, None, None, None
+            return bad, None, None, None, None, None
         if feature_ptr[nf] > INT32_MAX:
             raise OverflowError("more than 2^31 - 1 (sentence, feature) pairs")
         feature_pairs = np.empty(feature_ptr[nf], dtype=np.int32)
+        row_pair = np.empty(kept, dtype=np.int32)
+        row_value = np.empty(kept, dtype=np.float64)
+        kept = 0
         with nogil:     # number them
             for s in range(S):
                 nt = _scan_sentence(sp_indptr, sp_ids, sp_values, sent_offsets[s], sent_offsets[s + 1], nf,
@@ -135,12 +143,18 @@ def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, cons
                         feature_pairs[next_pair[j]] = <int32_t>slot
                         next_pair[j] += 1
                         slot += 1
-                for e in range(sp_indptr[sent_offsets[s]], sp_indptr[sent_offsets[s + 1]]):
-                    j = sp_ids[e]
-                    entry_pair[e] = <int32_t>last_row[j] if varies[j] else -1
+                for h in range(sent_offsets[s], sent_offsets[s + 1]):
+                    for e in range(sp_indptr[h], sp_indptr[h + 1]):
+                        j = sp_ids[e]
+                        if varies[j]:
+                            row_pair[kept] = <int32_t>last_row[j]
+                            row_value[kept] = sp_values[e]
+                            kept += 1
+                    row_ptr[h + 1] = kept
     finally:
         free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
-    return -1, np.asarray(entry_pair), np.asarray(feature_ptr), np.asarray(feature_pairs)
+    return (-1, np.asarray(row_ptr), np.asarray(row_pair), np.asarray(row_value), np.asarray(feature_ptr),
+            np.asarray(feature_pairs))
 
 
 cdef Py_ssize_t _scan_sentence(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
@@ -183,8 +197,8 @@ cdef Py_ssize_t _scan_sentence(const int64_t[::1] sp_indptr, const int32_t[::1] 
     return nt
 
 
-def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const double[::1] sp_values,
-                    const int32_t[::1] entry_pair, const int64_t[::1] feature_ptr,
+def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] row_ptr, const int32_t[::1] row_pair,
+                    const double[::1] row_value, const int64_t[::1] feature_ptr,
                     const int32_t[::1] feature_pairs, const int64_t[::1] sent_offsets,
                     const int64_t[::1] ref_rows, const double[::1] coef, double[::1] out, int64_t[:, ::1] acc,
                     int n_threads=1):
@@ -196,9 +210,9 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
     are skipped. Feature j's value is the exact sum of its sentences' values. Equal to
     X^T coef in exact arithmetic when coef sums to 0 in each sentence.
 
-    Shapes: dense float64 [n, n_dense]; sp_indptr int64 [n + 1] (from 0), sp_values float64
-    [nnz]; entry_pair int32 [nnz], feature_ptr int64 [n_features + 1] (n_features >= n_dense)
-    and feature_pairs int32 [P] (from :func:`sentence_pairs`);
+    Shapes: dense float64 [n, n_dense]; row_ptr int64 [n + 1], row_pair int32 [V],
+    row_value float64 [V], feature_ptr int64 [n_features + 1] (n_features >= n_dense) and
+    feature_pairs int32 [P], as :func:`sentence_pairs` gives them;
     sent_offsets int64 [S + 1] (0 .. n); ref_rows int64 [S] (a row of each non-empty
     sentence); coef float64 [n]. Exactly one output has n_features rows: out float64
     [n_features] gets each sum correctly rounded (NaN if a term was not finite); or acc
@@ -209,9 +223,9 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
     cdef Py_ssize_t n = coef.shape[0], d = dense.shape[1], S = sent_offsets.shape[0] - 1
     cdef Py_ssize_t nf = feature_ptr.shape[0] - 1, P = feature_pairs.shape[0]
     cdef bint rounded = out.shape[0] == nf
-    if (dense.shape[0] != n or sp_indptr.shape[0] != n + 1 or ref_rows.shape[0] != S or S < 0
-            or sent_offsets[S] != n or nf < d or entry_pair.shape[0] < sp_indptr[n] or feature_ptr[nf] != P
-            or sp_values.shape[0] < sp_indptr[n] or rounded == (acc.shape[0] == nf)
+    if (dense.shape[0] != n or row_ptr.shape[0] != n + 1 or ref_rows.shape[0] != S or S < 0
+            or sent_offsets[S] != n or nf < d or row_pair.shape[0] < row_ptr[n] or feature_ptr[nf] != P
+            or row_value.shape[0] < row_ptr[n] or rounded == (acc.shape[0] == nf)
             or (not rounded and acc.shape[1] != EXACT_WIDTH)):
         raise ValueError("dense, the sparse block, the pairs, sent_offsets, ref_rows, coef and the output "
                          "disagree in shape")
@@ -245,10 +259,9 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] sp_indptr, co
                 if h != r:
                     for k in range(d):
                         dense_sum[k, s] = dense_sum[k, s] + c * (dense[h, k] - dense[r, k])
-                for e in range(sp_indptr[h], sp_indptr[h + 1]):
-                    p = entry_pair[e]
-                    if p >= 0:
-                        pair_sum[p] = pair_sum[p] + c * sp_values[e]
+                for e in range(row_ptr[h], row_ptr[h + 1]):
+                    p = row_pair[e]
+                    pair_sum[p] = pair_sum[p] + c * row_value[e]
         for j in prange(nf, num_threads=T, schedule="dynamic", chunksize=64):
             _sum_feature(dsum + j * S if j < d else NULL, S if j < d else 0, psum,
                          fpairs + feature_ptr[j] if fpairs else NULL, feature_ptr[j + 1] - feature_ptr[j],

@@ -181,19 +181,22 @@ def sentence_blocks(draw):
 @given(sentence_blocks())
 def test_sentence_pairs_are_the_varying_pairs(block):
     dense, indptr, ids, values, offsets, ref_rows, coef, nf = block
-    bad, entry_pair, feature_ptr, feature_pairs = _rows.sentence_pairs(indptr, ids, values, offsets, nf)
+    bad, row_ptr, row_pair, row_value, feature_ptr, feature_pairs = _rows.sentence_pairs(indptr, ids, values,
+                                                                                          offsets, nf)
     assert bad == -1
     want = pairs_reference(indptr, ids, values, offsets)
-    sentence_of_entry = np.repeat(np.repeat(np.arange(len(offsets) - 1), np.diff(offsets)), np.diff(indptr))
-    got = {(int(s), int(j)) for s, j, p in zip(sentence_of_entry, ids, entry_pair) if p >= 0}
-    assert got == want
-    assert np.all((entry_pair >= 0) == [(int(s), int(j)) in want for s, j in zip(sentence_of_entry, ids)])
-    # a pair's number is shared by its entries alone; feature j lists its pairs by sentence
+    sentence_of_row = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
     number = {}
-    for s, j, p in zip(sentence_of_entry, ids, entry_pair):
-        if p >= 0:
-            assert number.setdefault((int(s), int(j)), int(p)) == p
-    assert sorted(number.values()) == list(range(len(want)))
+    for h, s in enumerate(sentence_of_row):
+        # row h keeps its entries of varying pairs, in row order, with their values
+        kept = [(int(j), float(v)) for j, v in zip(ids[indptr[h]:indptr[h + 1]], values[indptr[h]:indptr[h + 1]])
+                if (int(s), int(j)) in want]
+        got_pairs = row_pair[row_ptr[h]:row_ptr[h + 1]].tolist()
+        assert len(got_pairs) == len(kept)
+        assert row_value[row_ptr[h]:row_ptr[h + 1]].tobytes() == np.array([v for _, v in kept]).tobytes()
+        for (j, _), p in zip(kept, got_pairs):
+            assert number.setdefault((int(s), j), p) == p   # one number per pair
+    assert set(number) == want and sorted(number.values()) == list(range(len(want)))
     for j in range(nf):
         listed = feature_pairs[feature_ptr[j]:feature_ptr[j + 1]].tolist()
         assert listed == [number[(s, jj)] for s, jj in sorted(want) if jj == j]
@@ -208,7 +211,7 @@ def test_transpose_pairs_equals_its_reference_for_any_threads_and_split(block, t
     want = transpose_reference(dense, indptr, ids, values, offsets, ref_rows, coef, nf)
     pairs = _rows.sentence_pairs(indptr, ids, values, offsets, nf)[1:]
     out = np.full(nf, 7.0)
-    _rows.transpose_pairs(dense, indptr, values, *pairs, offsets, ref_rows, coef, out,
+    _rows.transpose_pairs(dense, *pairs, offsets, ref_rows, coef, out,
                           np.empty((0, _exact.WIDTH), np.int64), threads)
     assert out.tobytes() == want.tobytes()
     # the sentences cut in two runs, each summed into an exact accumulator where it is
@@ -223,7 +226,7 @@ def test_transpose_pairs_equals_its_reference_for_any_threads_and_split(block, t
                np.ascontiguousarray(values[e]), offsets[s_lo:s_hi + 1] - lo)
         acc = accumulator(nf)
         sub_pairs = _rows.sentence_pairs(sub[1], sub[2], sub[3], sub[4], nf)[1:]
-        _rows.transpose_pairs(sub[0], sub[1], sub[3], *sub_pairs, sub[4], ref_rows[s_lo:s_hi] - lo,
+        _rows.transpose_pairs(sub[0], *sub_pairs, sub[4], ref_rows[s_lo:s_hi] - lo,
                               coef[lo:hi].copy(), np.empty(0), acc, threads)
         parts.append(acc)
     assert rounded_sum(parts).tobytes() == want.tobytes()
@@ -233,7 +236,7 @@ def test_sentence_pairs_report_an_id_out_of_range():
     indptr = np.array([0, 2, 3], np.int64)
     ids = np.array([0, 1, 4], np.int32)
     bad, *arrays = _rows.sentence_pairs(indptr, ids, np.ones(3), np.array([0, 2], np.int64), 4)
-    assert bad == 2 and arrays == [None, None, None]
+    assert bad == 2 and arrays == [None] * 5
 
 
 def test_a_feature_constant_in_its_sentence_gets_an_exact_zero():
@@ -246,7 +249,7 @@ def test_a_feature_constant_in_its_sentence_gets_an_exact_zero():
     offsets = np.array([0, 3], np.int64)
     pairs = _rows.sentence_pairs(indptr, ids, values, offsets, 5)[1:]
     out = np.empty(5)
-    _rows.transpose_pairs(np.zeros((3, 0)), indptr, values, *pairs, offsets, np.zeros(1, np.int64), coef, out,
+    _rows.transpose_pairs(np.zeros((3, 0)), *pairs, offsets, np.zeros(1, np.int64), coef, out,
                           np.empty((0, _exact.WIDTH), np.int64))
     assert out[3] == 0.0 and out[4] == 0.1 * 1.0 + 0.2 * 5.0
 

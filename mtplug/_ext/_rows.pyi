@@ -25,12 +25,12 @@ def sentence_pairs(
     sp_values: np.ndarray,  # const float64_t[::1], [nnz]
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1], 0 .. n
     n_features: int,
-) -> tuple: ...  # (bad entry or -1, entry_pair int32 [nnz], feature_ptr int64 [n_features + 1], feature_pairs int32 [P])
+) -> tuple: ...  # (bad entry or -1, row_ptr int64 [n + 1], row_pair int32 [V], row_value float64 [V], feature_ptr int64 [n_features + 1], feature_pairs int32 [P])
 def transpose_pairs(
     dense: np.ndarray,  # const float64_t[:, ::1], [n, n_dense]
-    sp_indptr: np.ndarray,  # const int64_t[::1], [n + 1]
-    sp_values: np.ndarray,  # const float64_t[::1], [nnz]
-    entry_pair: np.ndarray,  # const int32_t[::1], [nnz], from sentence_pairs
+    row_ptr: np.ndarray,  # const int64_t[::1], [n + 1], from sentence_pairs
+    row_pair: np.ndarray,  # const int32_t[::1], [V], from sentence_pairs
+    row_value: np.ndarray,  # const float64_t[::1], [V], from sentence_pairs
     feature_ptr: np.ndarray,  # const int64_t[::1], [n_features + 1], from sentence_pairs
     feature_pairs: np.ndarray,  # const int32_t[::1], [P], from sentence_pairs
     sent_offsets: np.ndarray,  # const int64_t[::1], [S + 1] from 0

@@ -71,13 +71,13 @@ class PoolPart:
             self._kept_scores = kept = (np.array(weights, dtype=np.float64, copy=True), scores)
         return kept[1]
 
-    def pairs(self, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(entry_pair int32 [nnz], feature_ptr int64 [n_features + 1], feature_pairs int32
-        [P]): the (sentence, feature) pairs where a sparse feature varies
-        (``_rows.sentence_pairs``), made on first use and kept with the partition.
+    def pairs(self, n_features: int) -> tuple[np.ndarray, ...]:
+        """(row_ptr, row_pair, row_value, feature_ptr, feature_pairs) of
+        ``_rows.sentence_pairs``: the (sentence, feature) pairs where a sparse feature
+        varies and their entries by row, made on first use and kept with the partition.
         ValueError for a feature id out of range."""
         cached = self.__dict__.get("_pairs")
-        if cached is None or cached[1].shape[0] != n_features + 1:
+        if cached is None or cached[3].shape[0] != n_features + 1:
             bad, *cached = _rows.sentence_pairs(self.sp_indptr, self.sp_ids, self.sp_values, self.offsets,
                                                 n_features)
             if bad >= 0:
@@ -96,8 +96,7 @@ class PoolPart:
             out, acc = np.empty(0), accumulator(n_features)
         else:
             out, acc = np.empty(n_features), np.empty((0, WIDTH), dtype=np.int64)
-        _rows.transpose_pairs(self.dense, self.sp_indptr, self.sp_values, *self.pairs(n_features), self.offsets,
-                              ref_rows, coef, out, acc, threads)
+        _rows.transpose_pairs(self.dense, *self.pairs(n_features), self.offsets, ref_rows, coef, out, acc, threads)
         return acc if exact else out
 
     def metric_scores(self, variant: str, threads: int) -> np.ndarray:

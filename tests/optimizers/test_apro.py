@@ -320,7 +320,7 @@ def test_fused_hessian_product_equals_its_three_steps(case, threads):
     _apro.hessian_product(v, ranks, offsets, *state, hv)
     want = np.empty(corpus.n_features)
     pairs = _rows.sentence_pairs(*block[1:], corpus.n_features)[1:]
-    _rows.transpose_pairs(block[0], block[1], block[3], *pairs, offsets, offsets[:-1], hv, want,
+    _rows.transpose_pairs(block[0], *pairs, offsets, offsets[:-1], hv, want,
                           np.empty((0, accumulator(0).shape[1]), np.int64))
     got_hv, got = np.empty(n), accumulator(n_dense)
     _apro.hessian_transpose(*block, d, ranks, *state, got_hv, got, threads)
