@@ -234,6 +234,10 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] row_ptr, cons
     # the threads of the first loop never write one slot twice
     cdef double[::1] pair_sum = np.zeros(P, dtype=np.float64)
     cdef double[:, ::1] dense_sum = np.zeros((d, S), dtype=np.float64)
+    # a sentence's dense sums build up in its thread's row of local, at local[tid, 8:8 + d]
+    # (64 bytes of gap on either side keep threads off each other's cache lines), and go
+    # to dense_sum once: neighbouring sentences' slots there share cache lines
+    cdef double[:, ::1] local = np.zeros((T, d + 16), dtype=np.float64)
     cdef int64_t* locals_ = <int64_t*>calloc(T * EXACT_WIDTH, sizeof(int64_t))
     if locals_ == NULL:
         raise MemoryError()
@@ -245,6 +249,7 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] row_ptr, cons
     cdef Py_ssize_t s, k, j
     cdef int64_t lo, h, e, r
     cdef int32_t p
+    cdef int tid
     cdef double c
     with nogil:
         for s in prange(S, num_threads=T, schedule="dynamic", chunksize=4):
@@ -252,16 +257,21 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] row_ptr, cons
             if sent_offsets[s + 1] == lo:
                 continue
             r = ref_rows[s]
+            tid = threadid()
+            for k in range(d):
+                local[tid, 8 + k] = 0.0
             for h in range(lo, sent_offsets[s + 1]):
                 c = coef[h]
                 if c == 0.0:
                     continue
                 if h != r:
                     for k in range(d):
-                        dense_sum[k, s] = dense_sum[k, s] + c * (dense[h, k] - dense[r, k])
+                        local[tid, 8 + k] = local[tid, 8 + k] + c * (dense[h, k] - dense[r, k])
                 for e in range(row_ptr[h], row_ptr[h + 1]):
                     p = row_pair[e]
                     pair_sum[p] = pair_sum[p] + c * row_value[e]
+            for k in range(d):
+                dense_sum[k, s] = local[tid, 8 + k]
         for j in prange(nf, num_threads=T, schedule="dynamic", chunksize=64):
             _sum_feature(dsum + j * S if j < d else NULL, S if j < d else 0, psum,
                          fpairs + feature_ptr[j] if fpairs else NULL, feature_ptr[j + 1] - feature_ptr[j],
