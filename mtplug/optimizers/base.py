@@ -22,9 +22,11 @@ from ..formats.weights_core import Weights
 class Result:
     """The outcome of one optimizer run.
 
-    weights: float64 [n_features] in the corpus's feature order; score: tuning-set
-    BLEU (0..1) of the 1-best under ``weights``; seed: the seed used (written into
-    outputs); info: algorithm-specific numbers for logs (iterations, time, ...).
+    weights: float64 [n_features] in the corpus's feature order; score: the objective the
+    optimizer maximised, of the tuning set's 1-best under ``weights``, as a fraction as
+    the kernels keep it (BLEU 0.4995 where :func:`mtplug.score` and every output say
+    49.95); seed: the seed used (written into outputs); info: algorithm-specific numbers
+    for logs (iterations, time, ...).
     """
 
     weights: np.ndarray
