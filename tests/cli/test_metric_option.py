@@ -6,7 +6,6 @@ describe it in the same words (mtplug.metric_help.METRIC_HELP)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
@@ -17,6 +16,7 @@ import yaml
 from mtplug import aliases
 from mtplug.cli import EXIT_INPUT_ERROR, build_parser, main
 from mtplug.metric_help import METRIC_HELP
+from tests.cli.parsers import all_parsers
 
 REPO = Path(__file__).resolve().parents[2]
 HYPS = ["the small house .", "a big , big house", "he reads a book", "nothing here"]
@@ -30,12 +30,6 @@ def text(write):
     return write("hyp", "".join(h + "\n" for h in HYPS)), write("ref", "".join(r + "\n" for r in REFS))
 
 
-def _parsers(parser, prog="mtplug"):
-    yield prog, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, f"{prog} {name}")
 
 
 def _score(capsys, hyp, ref, *metrics, json_lines=False):
@@ -147,7 +141,7 @@ def test_compare_evaluate_metrics_key_is_the_old_name_of_metric(write, tmp_path,
 
 def test_every_metric_help_says_the_same_words():
     found = []
-    for prog, p in _parsers(build_parser()):
+    for prog, p in all_parsers(build_parser()):
         action = p._option_string_actions.get("--metric")
         if action is None:
             continue

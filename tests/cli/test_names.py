@@ -14,6 +14,7 @@ import yaml
 
 from mtplug import aliases
 from mtplug.cli import EXIT_INPUT_ERROR, build_parser, main
+from tests.cli.parsers import all_parsers
 
 REPO = Path(__file__).resolve().parents[2]
 NBEST = ("0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n0 ||| a b d ||| LM0= -2 TM0= 1 1 ||| 0\n"
@@ -21,17 +22,11 @@ NBEST = ("0 ||| a b c ||| LM0= -1 TM0= 1 2 ||| 0\n0 ||| a b d ||| LM0= -2 TM0= 1
 REF = "a b c\nx y\n"
 
 
-def _parsers(parser, prog="mtplug"):
-    yield prog, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from _parsers(sub, f"{prog} {name}")
 
 
 def every_alias() -> list:
     """(command, old, new) of every alias of every parser."""
-    return [(prog, old, new) for prog, p in _parsers(build_parser()) for old, new in aliases.old_names(p).items()]
+    return [(prog, old, new) for prog, p in all_parsers(build_parser()) for old, new in aliases.old_names(p).items()]
 
 
 def warning(old: str, new: str) -> str:
@@ -43,7 +38,7 @@ def test_aliases_exist_and_are_hidden_from_help():
     olds = {old for _, old, _ in found}
     assert {"--init", "--sparse-init", "--out", "--out-format", "--out-nbest", "-k", "--hgdir", "--continue",
             "--learning_rate", "--input_weights", "--input-weights", "--k", "--metrics"} <= olds
-    for prog, p in _parsers(build_parser()):
+    for prog, p in all_parsers(build_parser()):
         shown = [s for a in p._actions if a.help is not argparse.SUPPRESS for s in a.option_strings]
         usage = p.format_usage()
         for old, new in aliases.old_names(p).items():
@@ -163,6 +158,6 @@ def test_unknown_option_suggests_the_new_name_of_an_old_one(capsys):
 
 
 def test_no_example_in_help_uses_an_old_name():
-    for prog, p in _parsers(build_parser()):
+    for prog, p in all_parsers(build_parser()):
         for old in aliases.old_names(p):
             assert not re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", p.epilog or ""), (prog, old)

@@ -5,25 +5,17 @@ boost::program_options take unambiguous prefixes)."""
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 
 import pytest
 
 from mtplug.cli import EXIT_INPUT_ERROR, build_parser, main
-
-
-def _parsers(parser: argparse.ArgumentParser):
-    yield parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in action.choices.values():
-                yield from _parsers(sub)
+from tests.cli.parsers import all_parsers
 
 
 def test_no_parser_of_the_mtplug_command_takes_abbreviations():
-    parsers = list(_parsers(build_parser()))
+    parsers = [p for _, p in all_parsers(build_parser())]
     assert len(parsers) > 15
     assert [p.prog for p in parsers if p.allow_abbrev] == []
 
