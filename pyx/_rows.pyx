@@ -14,6 +14,13 @@ from _exact cimport (EXACT_CHUNKS, EXACT_SAFE_ADDS, EXACT_WIDTH, exact_add_low, 
 
 import numpy as np
 
+cdef extern from *:
+    void __builtin_prefetch(const void* p) noexcept nogil
+
+cdef enum:
+    # pairs ahead whose sum a feature's gather fetches early
+    _PREFETCH = 32
+
 
 cdef inline double row_score(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
                              const int32_t[::1] sp_ids, const double[::1] sp_values,
@@ -275,21 +282,25 @@ def transpose_pairs(const double[:, ::1] dense, const int64_t[::1] row_ptr, cons
         for j in prange(nf, num_threads=T, schedule="dynamic", chunksize=64):
             _sum_feature(dsum + j * S if j < d else NULL, S if j < d else 0, psum,
                          fpairs + feature_ptr[j] if fpairs else NULL, feature_ptr[j + 1] - feature_ptr[j],
-                         locals_ + threadid() * EXACT_WIDTH, out_ptr + j if out_ptr else NULL,
+                         P - feature_ptr[j], locals_ + threadid() * EXACT_WIDTH, out_ptr + j if out_ptr else NULL,
                          acc_ptr + j * EXACT_WIDTH if acc_ptr else NULL)
     free(locals_)
 
 
 cdef void _sum_feature(const double* a, Py_ssize_t na, const double* b, const int32_t* idx, Py_ssize_t nb,
-                       int64_t* local, double* out, int64_t* acc) noexcept nogil:
+                       Py_ssize_t idx_left, int64_t* local, double* out, int64_t* acc) noexcept nogil:
     """The exact sum of a[:na] and b[idx[:nb]] (pointers may be NULL when their count is
     0) into *out, rounded, or (out NULL) added to the normalized accumulator acc; local:
-    EXACT_WIDTH zeros, left zero."""
+    EXACT_WIDTH zeros, left zero. idx[:idx_left] may be read ahead: b's entries of the
+    pairs to come (the next features') are fetched early, as a feature's pairs lie in
+    as many sentences' parts of b, far apart."""
     cdef int lo = EXACT_CHUNKS, hi = 0, i, part
     cdef Py_ssize_t k, m, count = 0
     for part in range(2):
         m = na if part == 0 else nb
         for k in range(m):
+            if part == 1 and k + _PREFETCH < idx_left:
+                __builtin_prefetch(&b[idx[k + _PREFETCH]])
             i = exact_add_low(local, a[k] if part == 0 else b[idx[k]])
             if i >= 0:
                 lo = i if i < lo else lo
