@@ -20,6 +20,8 @@
 #   KIND_PER         width 3 (correct, hyp_len, ref_len);
 #                    (correct - max(0, hyp_len - ref_len)) / ref_len, 0 when ref_len is 0
 #                    (Moses PerScorer)
+#   KIND_M2          width 4 (correct, proposed, gold, source length); Moses's M2SCORER
+#                    F_beta (pyx/_m2_score.pxd) with beta = param
 #
 # The objective is constant + sum_p weight[p] * goodness_p. Python (mtplug.metrics.layer)
 # builds the spec and maps the objective back to the metric's natural scale.
@@ -29,6 +31,7 @@ from libc.stdint cimport int32_t, int64_t
 
 from _bleu cimport log_bleu, sentence_bleu
 from _chrf_score cimport f_score
+from _m2_score cimport m2_goodness
 
 cdef enum:
     KIND_BLEU = 0
@@ -37,7 +40,8 @@ cdef enum:
     KIND_TER = 3
     KIND_ERROR_RATE = 4
     KIND_PER = 5
-    N_KINDS = 6
+    KIND_M2 = 6
+    N_KINDS = 7
     MAX_PARTS = 8
     MAX_STATS = 64     # statistics columns per hypothesis, all parts together
 
@@ -78,6 +82,8 @@ cdef inline double part_goodness(const int64_t* t, int kind, int width, double p
         if t[2] == 0:
             return 0.0
         return (<double>t[0] - (<double>(t[1] - t[2]) if t[1] > t[2] else 0.0)) / <double>t[2]
+    if kind == KIND_M2:
+        return m2_goodness(t, param)
     return 0.0
 
 
@@ -125,7 +131,8 @@ cdef inline int fill_spec(MetricSpec* spec, const int32_t[::1] kinds, const int3
     spec.constant = constant
     for p in range(n):
         if kinds[p] < 0 or kinds[p] >= N_KINDS or offsets[p] < 0 or widths[p] < 1 \
-                or offsets[p] + widths[p] > n_stats or not params[p] > 0:
+                or offsets[p] + widths[p] > n_stats \
+                or not (params[p] > 0 or (kinds[p] == KIND_M2 and params[p] == 0)):
             return -1
         spec.kind[p] = kinds[p]
         spec.offset[p] = offsets[p]

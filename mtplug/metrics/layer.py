@@ -32,6 +32,8 @@ joins the parts of one interpolation, as in Moses's ``--sctype BLEU,TER``):
 ``per``           position-independent error rate as Moses's PER scorer
 ``cder``          CDER as Moses's CDER scorer
 ``moses-ter``     TER as Moses's TER scorer (TERCpp; Moses ``--sctype TER``)
+``m2``            F0.5 of grammatical error corrections against an M2 file, as Moses's
+                  M2SCORER (mtplug.metrics.m2; ``--ref`` is the M2 file)
 ``ext:FILE``      the mean of external per-hypothesis scores (one per n-best line)
 ``bleu-ter``      BLEU − TER (Z-MERT's and Phrasal's name)
 ``ter-bleu``      (TER − BLEU) / 2, minimised (cdec's and Z-MERT's)
@@ -62,16 +64,20 @@ PART_KINDS = {
     # rate of the first two columns
     "moses-ter": ("error_rate", False),
     "ext": ("sum", True), "linear": ("sum", True),
+    # Moses's M2SCORER (mtplug.metrics.m2): rows (correct, proposed, gold, source length),
+    # F_beta with beta the part's parameter (M2Options.beta)
+    "m2": ("m2", True),
 }
 
 #: the names ``--metric`` accepts (``ext`` as ``ext:FILE``), for --help and error messages
-METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "ext:FILE", "bleu-ter",
+METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "m2", "ext:FILE", "bleu-ter",
                 "ter-bleu")
 
 #: how text outputs name each metric part (JSON keys use the ``--metric`` text, lower case);
 #: a combination is named by its ``--metric`` text
 LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER", "wer": "WER", "per": "PER",
-          "cder": "CDER", "moses-ter": "MosesTER", "ext": "ext", "linear": "linear"}
+          "cder": "CDER", "moses-ter": "MosesTER", "m2": "M2", "ext": "ext",
+          "linear": "linear"}
 
 
 def part_label(name: str) -> str:
@@ -108,7 +114,7 @@ class Part:
     @property
     def kind(self) -> str:
         """The compiled formula that scores this part (``bleu``, ``chrf``, ``ter``, ``error_rate``,
-        ``per`` or ``sum``; :data:`PART_KINDS`)."""
+        ``per``, ``m2`` or ``sum``; :data:`PART_KINDS`)."""
         return PART_KINDS[self.name][0]
 
     @property
@@ -189,7 +195,9 @@ class Metric:
         of ``bleu,ter``). ValueError when the parts differ."""
         if [(p.name, p.source) for p in self.parts] != [(p.name, p.source) for p in other.parts]:
             raise ValueError(f"{other.name} is not a weighting of the {self.name} statistics")
-        parts = tuple(Part(p.name, o.weight, p.width, p.param, p.source) for p, o in zip(self.parts, other.parts))
+        # an m2 part's parameter (β) is a scoring setting, not a property of its statistics
+        parts = tuple(Part(p.name, o.weight, p.width, o.param if p.name == "m2" else p.param, p.source)
+                      for p, o in zip(self.parts, other.parts))
         return Metric(other.name, parts, other.constant, other.value_offset, other.value_sign)
 
     # ------------------------------------------------------------------ scoring
