@@ -202,7 +202,7 @@ class NbestCorpus:
         if not parsed.is_bleu:
             if enc is None and any(p.name != "ext" for p in parsed.parts):
                 raise ValueError(f"metric {parsed.name} needs references")
-            corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor)
+            corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor, m2=_m2_scorer(parsed, references))
             corpus.metric = corpus._builder.metric
             corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
         corpus.add_nbest(paths, progress=progress)
@@ -268,9 +268,9 @@ class NbestCorpus:
             # a store loaded from disk: its metric's collectors, bound to the same references
             from .metrics.store_stats import StatsBuilder
 
-            if any(p.name in ("ext", "linear") for p in self.metric.parts):
+            if any(p.name in ("ext", "linear", "m2") for p in self.metric.parts):
                 raise ValueError(f"a store of {self.metric.name} statistics cannot take new n-best lists: "
-                                 "external scores exist only for the lists they were read with")
+                                 "external scores and M2 references are not kept with a store")
             self._builder = StatsBuilder(self.metric, self.references, self.words, self.bleu, self.ref_len_divisor)
         added = 0
         for path in paths:
@@ -653,3 +653,16 @@ def map_store(path: str) -> dict[str, np.ndarray]:
     if "version" not in out or int(out["version"]) != _FORMAT_VERSION:
         raise InputError(f"not an mtplug store of format version {_FORMAT_VERSION}", path)
     return out
+
+
+def _m2_scorer(metric: Metric, references):
+    """The M2 statistics collector of a metric with an ``m2`` part (None without one):
+    ``references`` must come from :func:`mtplug.metrics.m2.m2_references`."""
+    if not any(p.name == "m2" for p in metric.parts):
+        return None
+    ref = getattr(references, "m2", None)
+    if ref is None:
+        raise InputError("the m2 metric needs an M2 reference file (S and A lines)", references.source)
+    from .metrics.m2 import M2Scorer
+
+    return M2Scorer(ref, references.m2_options, warn=getattr(references, "m2_warn", None))

@@ -43,7 +43,7 @@ from ..errors import InputError
 from ..fileio import ICONV_HINT, atomic_output, invalid_utf8, open_binary
 from ..metrics.bleu import N_STATS, REF_LEN_COLUMN
 from ..metrics.moses_scorers import metric_of_sctype, sctype_of
-from ..metrics.moses_scores_format import format_header, format_stats_lines
+from ..metrics.moses_scores_format import format_header, format_stats_lines, sctype_of_header
 
 _FEAT_BEGIN = "FEATURES_TXT_BEGIN_0"
 _FEAT_END = "FEATURES_TXT_END_0"
@@ -311,9 +311,9 @@ class _FileScan:
         fields = scanner.err_text.decode("utf-8", "backslashreplace").split()[4:]
         line = int(scanner.err_line)
         if self.scores:
-            self.first_names = [str(scanner.n_dense), fields[0]]
+            self.first_names = [str(scanner.n_dense), sctype_of_header(fields[0])]
             try:
-                metric_of_sctype(fields[0], scanner.n_dense)
+                metric_of_sctype(self.first_names[1], scanner.n_dense)
             except ValueError as exc:
                 raise InputError(str(exc), self.path, line) from None
             return

@@ -59,6 +59,7 @@ import numpy as np
 
 from .._ext import _m2
 from ..errors import InputError
+from ..formats.references import References
 
 #: statistics per hypothesis
 N_STATS = _m2.M2_STATS
@@ -364,6 +365,57 @@ def m2_stats(hypotheses: Sequence[str], sentence_ids: Sequence[int] | None, refe
     if status != 0:     # hypothesis_words never gives an empty list
         raise AssertionError(f"hypothesis {status - 1} has no word")
     return out
+
+
+# ----------------------------------------------------------------------------- in a store
+#: what Moses's extractor prints (stderr) for each hypothesis further from its source than
+#: the source is long
+FAR_MESSAGE = "Levenshtein distance is greater than source size."
+
+
+def far_from_source(stats) -> np.ndarray:
+    """bool [n]: the rows (:func:`m2_stats`) of hypotheses whose edit distance exceeds
+    the source length, those Moses warns of (:data:`FAR_MESSAGE`). Their rows are
+    ``0 distance 0 source_len``; any other row proposes at most its distance <= source_len
+    edits, so ``proposed > source_len`` tells them apart."""
+    a = np.asarray(stats)
+    return a[:, 1] > a[:, 3]
+
+
+def m2_references(path: str | os.PathLike, options: M2Options = M2Options()) -> References:
+    """An M2 file as the store's references: one reference per sentence, its source text
+    (what BLEU and the store's checks see; the M2 statistics read ``m2`` and ``m2_options``,
+    attributes of the returned object). InputError as :func:`read_m2`."""
+    ref = read_m2(path)
+    refs = References([[" ".join(s.source)] for s in ref.sentences], ref.path)
+    refs.m2 = ref                   # type: ignore[attr-defined]
+    refs.m2_options = options       # type: ignore[attr-defined]
+    return refs
+
+
+class M2Scorer:
+    """The statistics collector of the ``m2`` metric part in a store
+    (mtplug.metrics.store_stats): rows of hypothesis texts against an M2 reference.
+
+    reference: the M2 file read; options: M2SCORER's settings; warn: called once per
+    hypothesis further from its source than the source is long (Moses's extractor prints
+    :data:`FAR_MESSAGE` to stderr for each; None: say nothing).
+    """
+
+    n_stats = N_STATS
+
+    def __init__(self, reference: M2Reference, options: M2Options = M2Options(), warn=None):
+        self.reference = reference
+        self.options = options
+        self.warn = warn
+
+    def text_stats(self, hypotheses: Sequence[str], sentence_ids, threads: int = 1) -> np.ndarray:
+        """int32 [n, 4] of hypothesis texts and their sentence ids (:func:`m2_stats`)."""
+        out = m2_stats(hypotheses, sentence_ids, self.reference, self.options, threads=threads)
+        if self.warn is not None:
+            for _ in range(int(far_from_source(out).sum())):
+                self.warn(FAR_MESSAGE)
+        return out
 
 
 # ----------------------------------------------------------------------------- scores

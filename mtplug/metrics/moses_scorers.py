@@ -12,6 +12,7 @@ key:value,...``. This module maps both onto :class:`mtplug.metrics.layer.Metric`
 ``WER``        ``wer``            2: edit distance, reference length
 ``CDER``       ``cder``           2: CDER distance, reference length
 ``TER``        ``moses-ter``      3: edits, average reference length, TER (each ×100)
+``M2SCORER``   ``m2``             4: correct, proposed, gold edits, source length
 ``A,B,...``    ``a:w1,b:w2,...``  the parts' rows side by side (InterpolatedScorer)
 =============  =================  ==================================================
 
@@ -20,29 +21,32 @@ key:value,...``. This module maps both onto :class:`mtplug.metrics.layer.Metric`
 ``calculateScore`` (higher is better: BLEU, 1 − PER, 1 − WER, 1 − CDER, 1 − TER) and an
 interpolation is Σ wᵢ · scoreᵢ with ``--scconfig weights:w1+w2+...`` (equal weights when
 absent), which is the objective of the metric layer: the Moses programs print it as Moses
-does. Moses's other scorers (BLEUDOC, CHRF, SEMPOS, METEOR, M2SCORER, ...) are errors
-that name them.
+does. Moses's other scorers (BLEUDOC, CHRF, SEMPOS, METEOR, ...) are errors that name
+them. ``M2SCORER`` (mtplug.metrics.m2) scores grammatical error corrections against an M2
+reference file; it stands alone (no interpolation).
 
 ``--scconfig`` keys: ``case`` (true/false; false compares text with ASCII letters
 lowercased, as Moses's C ``tolower``: ``ÄPFEL`` becomes ``Äpfel``), ``reflen`` and
 ``ngramlen`` (BLEU only) and ``weights`` (interpolations only). A key that cannot take
-effect for the scorer is an error.
+effect for the scorer is an error. ``M2SCORER`` reads its own keys as Moses does
+(:func:`mtplug.metrics.m2.parse_scconfig`: ``beta``, ``max_unchanged_words``, ``truecase``)
+and ignores every other key, as Moses (nbest-reranker passes ``ignore_whitespace_casing``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .bleu import BleuConfig
 from .layer import Metric, Part
+from .m2 import M2Options, parse_scconfig
 
 #: Moses --sctype -> metric part name
-SCTYPE_PARTS = {"BLEU": "bleu", "PER": "per", "WER": "wer", "CDER": "cder", "TER": "moses-ter"}
+SCTYPE_PARTS = {"BLEU": "bleu", "PER": "per", "WER": "wer", "CDER": "cder", "TER": "moses-ter", "M2SCORER": "m2"}
 #: metric part name -> Moses --sctype
 PART_SCTYPES = {v: k for k, v in SCTYPE_PARTS.items()}
 #: Moses's scorers mtplug does not provide (ScorerFactory::getTypes and the permutation ones)
-NOT_PROVIDED = ("BLEUDOC", "CHRF", "MERGE", "SEMPOS", "LRSCORE", "METEOR", "HWCM", "M2SCORER", "HAMMING",
-                "KENDALL")
+NOT_PROVIDED = ("BLEUDOC", "CHRF", "MERGE", "SEMPOS", "LRSCORE", "METEOR", "HWCM", "HAMMING", "KENDALL")
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,15 @@ class MosesScorer:
 
     sctype: as given (``BLEU``, ``TER``, ``BLEU,TER``); bleu: the BLEU settings (reference
     length, case); weights: one per part (an interpolation's ``weights:``; equal weights
-    when absent).
+    when absent); m2: M2SCORER's settings (None for the other scorers); notes: what
+    ``--scconfig`` held that Moses ignores (to print as warnings).
     """
 
     sctype: str
     bleu: BleuConfig
     weights: tuple[float, ...]
+    m2: M2Options | None = None
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def parts(self) -> list[str]:
@@ -71,7 +78,8 @@ class MosesScorer:
     def metric(self) -> Metric:
         """The metric layer's Metric (unbound: widths and params come from the store or
         the scores files) whose objective is Moses's score of this scorer."""
-        parts = tuple(Part(SCTYPE_PARTS[p], w) for p, w in zip(self.parts, self.weights))
+        parts = tuple(Part(SCTYPE_PARTS[p], w, param=self.m2.beta if p == "M2SCORER" and self.m2 else 1.0)
+                      for p, w in zip(self.parts, self.weights))
         if not self.interpolated:
             return Metric(parts[0].name, parts, value_offset=0.0 if parts[0].higher_is_better else 1.0,
                           value_sign=1.0 if parts[0].higher_is_better else -1.0)
@@ -101,6 +109,9 @@ def check_sctype(sctype: str) -> list[str]:
                          "or a comma list of them (BLEU,TER)")
     if len(set(parts)) != len(parts):
         raise ValueError(f"--sctype {sctype} names a scorer twice")
+    if "M2SCORER" in parts and len(parts) > 1:
+        raise ValueError(f"--sctype {sctype}: M2SCORER reads an M2 reference file and cannot be interpolated "
+                         "with other scorers in mtplug")
     return parts
 
 
@@ -110,9 +121,12 @@ def parse_moses_scorer(sctype: str | None, scconfig: str | list[str] | None) -> 
     pairs override earlier ones). ValueError names what is wrong."""
     sctype = "BLEU" if sctype is None else sctype
     parts = check_sctype(sctype)
+    items = [scconfig] if isinstance(scconfig, str) else list(scconfig or [])
+    if parts == ["M2SCORER"]:
+        options, notes = parse_scconfig(",".join(t for t in items if t))
+        return MosesScorer(sctype, BleuConfig(), (1.0,), options, tuple(notes))
     has_bleu = "BLEU" in parts
     reflen, lowercase, weights = "closest", False, None
-    items = [scconfig] if isinstance(scconfig, str) else list(scconfig or [])
     for text in items:
         for item in text.replace(" ", ",").replace("\t", ",").split(","):
             if not item:
@@ -178,5 +192,5 @@ def metric_of_sctype(sctype: str, widths: int) -> Metric:
     if widths != need:
         raise ValueError(f"scorer {sctype} has {need} statistics per hypothesis, the header says {widths}")
     metric = parse_moses_scorer(sctype, None).metric()
-    return Metric(metric.name, tuple(Part(p.name, p.weight, N_STATS[s]) for p, s in zip(metric.parts, parts)),
+    return Metric(metric.name, tuple(Part(p.name, p.weight, N_STATS[s], p.param) for p, s in zip(metric.parts, parts)),
                   metric.constant, metric.value_offset, metric.value_sign)

@@ -10,14 +10,15 @@ One block per sentence::
     SCORES_TXT_END_0
 
 ``<sctype>`` is the ``--sctype`` string as given (an interpolation ``BLEU,TER`` keeps its
-comma), ``<n stats>`` the scorer's ``NumberOfScores()`` (the sum of its parts' for an
-interpolation: BLEU 9, PER 3, WER 2, CDER 2, TER 3).
+comma; M2SCORER's blocks say ``M2Scorer``, :data:`HEADER_NAMES`), ``<n stats>`` the
+scorer's ``NumberOfScores()`` (the sum of its parts' for an interpolation: BLEU 9, PER 3,
+WER 2, CDER 2, TER 3; M2SCORER 4).
 
 Values are held as ``float`` (ScoreStatsType) and printed by ``operator<<(float)``: C's
 ``%g`` with 6 significant digits (``1234567`` prints as ``1.23457e+06``). How a value gets
 into that float depends on the scorer:
 
-* BLEU, WER, CDER hand over a vector: ``float(v)``.
+* BLEU, WER, CDER, M2SCORER hand over a vector: ``float(v)``.
 * PER and TER write their statistics into a string that ``ScoreStats::set`` parses with
   ``atoi`` (``ConvertCharToScoreStatsType``): PER's integers go through unchanged; TER
   prints ``edits*100``, ``average reference length*100`` and ``TER*100`` as doubles with
@@ -34,7 +35,11 @@ from collections.abc import Sequence
 import numpy as np
 
 #: NumberOfScores() of the scorers whose lines this module formats
-N_STATS = {"BLEU": 9, "PER": 3, "WER": 2, "CDER": 2, "TER": 3}
+N_STATS = {"BLEU": 9, "PER": 3, "WER": 2, "CDER": 2, "TER": 3, "M2SCORER": 4}
+#: scorers whose block headers name the scorer itself rather than the --sctype text
+#: (Moses's M2 scorer writes ``M2Scorer``; tests/golden/moses-m2/README.md)
+HEADER_NAMES = {"M2SCORER": "M2Scorer"}
+_HEADER_SCTYPES = {v: k for k, v in HEADER_NAMES.items()}
 #: scorers that hand their statistics over as text (parsed with atoi)
 _VIA_ATOI = {"PER", "TER"}
 
@@ -120,8 +125,15 @@ def format_stats_lines(rows, sctype: str) -> list[str]:
 
 
 def format_header(sentence: int, n_hypotheses: int, sctype: str) -> str:
-    """``SCORES_TXT_BEGIN_0 <sentence> <n> <n stats> <sctype>`` (no trailing space or newline)."""
-    return f"SCORES_TXT_BEGIN_0 {sentence} {n_hypotheses} {n_stats(sctype)} {sctype}"
+    """``SCORES_TXT_BEGIN_0 <sentence> <n> <n stats> <name>`` (no trailing space or newline):
+    the name is ``sctype`` or its :data:`HEADER_NAMES` entry."""
+    return f"SCORES_TXT_BEGIN_0 {sentence} {n_hypotheses} {n_stats(sctype)} {HEADER_NAMES.get(sctype, sctype)}"
+
+
+def sctype_of_header(name: str) -> str:
+    """The ``--sctype`` of the scorer a block header names (``M2Scorer``: ``M2SCORER``;
+    :func:`format_header`)."""
+    return _HEADER_SCTYPES.get(name, name)
 
 
 #: the line closing a sentence's block

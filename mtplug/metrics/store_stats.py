@@ -16,6 +16,7 @@ from .._ext._nbest_scan import decode_hypotheses
 from .bleu import N_STATS as BLEU_N_STATS
 from .bleu import BleuConfig
 from .layer import EXT_UNITS, ExternalScores, Metric, Part, default_threads
+from .m2 import M2Scorer
 
 #: parts computed by Moses's scorer classes (mtplug.metrics.moses_error_rates)
 MOSES_PARTS = ("wer", "per", "cder", "moses-ter")
@@ -50,11 +51,13 @@ class StatsBuilder:
 
     metric: from :func:`mtplug.metrics.layer.parse_metric`; references: the store's
     encoded references (sent_ptr, word_ptr, word ids); words: the store's Vocabulary;
-    bleu: the store's BleuConfig; ref_len_divisor: BLEU's. ``metric`` is the bound metric
-    (every part with its width and parameter).
+    bleu: the store's BleuConfig; ref_len_divisor: BLEU's; m2: the
+    :class:`mtplug.metrics.m2.M2Scorer` of an ``m2`` part (it reads the hypotheses' text,
+    not the store's references). ``metric`` is the bound metric (every part with its width
+    and parameter).
     """
 
-    def __init__(self, metric: Metric, references, words, bleu: BleuConfig, ref_len_divisor: int):
+    def __init__(self, metric: Metric, references, words, bleu: BleuConfig, ref_len_divisor: int, m2=None):
         self.references = references
         self.words = words
         self.bleu = bleu
@@ -70,6 +73,11 @@ class StatsBuilder:
                 self._external[i] = ExternalScores(p.source)
                 n_sent = len(references[0]) - 1 if references is not None else 1
                 parts.append(Part("ext", p.weight, 2, float(n_sent) * EXT_UNITS, p.source))
+            elif p.name == "m2":
+                if m2 is None:
+                    raise ValueError("the m2 metric needs an M2 reference file (mtplug.metrics.m2.m2_references)")
+                self._scorers[i] = m2
+                parts.append(Part("m2", p.weight, int(m2.n_stats), float(m2.options.beta)))
             elif p.name == "linear":
                 raise ValueError("the linear metric exists only for synthetic stores (mtplug.synthetic)")
             else:
@@ -111,6 +119,15 @@ class StatsBuilder:
                 block[:] = arrays["stats"]
             elif p.name == "ext":
                 block[:] = self._external[i].take(sids, where)
+            elif p.name == "m2" and text is not None:
+                # Moses's M2SCORER reads the hypothesis text split on spaces; the store's
+                # words joined by one space are that text with its runs of blanks
+                # compressed and its ends trimmed, which M2SCORER does anyway
+                ptr, ids = text
+                hyps = [" ".join(word_list[k] for k in ids[ptr[r]:ptr[r + 1]]) for r in range(n)]
+                m2 = self._scorers[i]
+                assert isinstance(m2, M2Scorer)
+                block[:] = m2.text_stats(hyps, sids, threads=default_threads(threads))
             elif n:
                 words = unicode_words if p.name in MOSES_PARTS else word_list
                 block[:] = self._part_stats(self._scorers[i], p, text, run_start, run_sid, words, threads)

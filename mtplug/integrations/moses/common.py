@@ -154,9 +154,30 @@ def moses_scorer(sctype: str | None, scconfig):
     from ...metrics.moses_scorers import parse_moses_scorer
 
     try:
-        return parse_moses_scorer(sctype, scconfig)
+        scorer = parse_moses_scorer(sctype, scconfig)
     except ValueError as err:
         raise InputError(str(err)) from None
+    for note in scorer.notes:
+        log(f"warning: {note}")
+    return scorer
+
+
+def scorer_references(scorer, paths: Sequence[str]):
+    """The references of ``scorer`` (a MosesScorer) from the ``--reference`` files: for
+    M2SCORER the M2 file (Moses reads only the first of a list; its extractor prints
+    "Levenshtein distance is greater than source size." per hypothesis too far from its
+    source, and so does this), else the line-aligned reference files."""
+    from ...formats.references import read_references
+
+    if scorer.m2 is None:
+        return read_references(paths)
+    from ...metrics.m2 import m2_references
+
+    if len(paths) > 1:
+        log(f"warning: M2SCORER reads only the first reference file, {paths[0]}")
+    refs = m2_references(paths[0], scorer.m2)
+    refs.m2_warn = lambda message: print(message, file=sys.stderr)     # type: ignore[attr-defined]
+    return refs
 
 
 def load_mert_data(ffiles: Sequence[str], scfiles: Sequence[str], sctype: str | None = None, scconfig=None):

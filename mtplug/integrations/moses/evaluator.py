@@ -1,8 +1,9 @@
 """``evaluator``: corpus scores of translation files, printed as Moses's evaluator does.
 
 Flags of Moses's ``mert/evaluator.cpp``; scorers as ``--sctype`` names them (BLEU, PER,
-WER, CDER, TER and interpolations such as ``CDER,PER`` with ``--scconfig
-weights:0.25+0.75``; mtplug.metrics.moses_scorers), each with the ``--scconfig`` that
+WER, CDER, TER, interpolations such as ``CDER,PER`` with ``--scconfig
+weights:0.25+0.75``, and M2SCORER with an M2 ``--reference``; mtplug.metrics.moses_scorers),
+each with the ``--scconfig`` that
 follows it. The score is Moses's (BLEU, 1 − TER, ...). One candidate and one scorer: the
 score alone (``%.4f``); several: ``FILE<TAB>`` and/or ``SCTYPE<TAB>`` before it; with ``--bootstrap
 N``: ``mean<TAB>[low,high]``, the 95 % interval of N resamplings of the sentences.
@@ -15,7 +16,7 @@ import argparse
 from collections.abc import Sequence
 
 from ... import validation
-from .common import MosesArgumentParser, log, moses_scorer, run_program, split_list
+from .common import MosesArgumentParser, log, moses_scorer, run_program, scorer_references, split_list
 
 PROG = "evaluator"
 ALPHA = 0.05
@@ -52,7 +53,8 @@ def build_parser() -> MosesArgumentParser:
     p = MosesArgumentParser(PROG, "Corpus scores of translation files (mtplug's drop-in for Moses's evaluator).",
                             EXAMPLES)
     p.add_argument("--sctype", "-s", action=_Scorer, dest="scorers", default=[], metavar="TYPE",
-                   help="scorer (repeatable): BLEU, PER, WER, CDER, TER or a comma list (an interpolation)")
+                   help="scorer (repeatable): BLEU, PER, WER, CDER, TER, a comma list (an interpolation) "
+                        "or M2SCORER (the reference an M2 file)")
     p.add_argument("--scconfig", "-c", action=_ScorerConfig, dest="scorers", metavar="KEY:VAL,...",
                    help="configuration of the preceding --sctype: case:true|false, reflen:..., weights:W1+W2")
     p.add_argument("--reference", "-R", action="append", metavar="REF0[,REF1]", help="reference files")
@@ -82,7 +84,6 @@ def evaluate(args) -> int:
 
     from ...corpus import NbestCorpus
     from ...errors import InputError
-    from ...formats.references import read_references
 
     scorers = args.scorers or [["BLEU", ""]]
     chosen = [moses_scorer(name, config) for name, config in scorers]
@@ -91,7 +92,7 @@ def evaluate(args) -> int:
         raise InputError("You have to specify at least one reference file (--reference).")
     if not cands:
         raise InputError("You have to specify at least one candidate file (--candidate).")
-    refs = read_references(refs_files)
+    refs = {scorer.m2: scorer_references(scorer, refs_files) for scorer in chosen}   # M2SCORER: its M2 file
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     seed = 0 if args.rseed is None else args.rseed
@@ -100,9 +101,9 @@ def evaluate(args) -> int:
     for cand in cands:
         read: dict = {}     # one reading per candidate and scorer configuration
         for (name, _), scorer in zip(scorers, chosen):
-            key = (scorer.bleu, scorer.metric())
+            key = (scorer.bleu, scorer.metric(), scorer.m2)
             if key not in read:
-                read[key] = NbestCorpus.from_plain(cand, refs, scorer.bleu, metric=scorer.metric())
+                read[key] = NbestCorpus.from_plain(cand, refs[scorer.m2], scorer.bleu, metric=scorer.metric())
             corpus = read[key]
             metric = corpus.metric
             stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)

@@ -3,14 +3,16 @@
 Moses's ``mert/extractor.cpp`` flags; the text files are byte-identical to Moses's on
 today's n-best format (tests/integrations: shared/data/moses-toy), for every scorer of
 ``--sctype`` mtplug provides: BLEU, PER, WER, CDER, TER and comma lists of them
-(interpolations; mtplug.metrics.moses_scorers).
+(interpolations; mtplug.metrics.moses_scorers), and M2SCORER (an M2 reference file;
+mtplug.metrics.m2; it prints Moses's "Levenshtein distance is greater than source size."
+to stderr for each hypothesis further from its source than the source is long).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .common import MosesArgumentParser, Timer, log, moses_scorer, run_program, split_list
+from .common import MosesArgumentParser, Timer, log, moses_scorer, run_program, scorer_references, split_list
 
 PROG = "extractor"
 
@@ -23,6 +25,9 @@ examples:
   extractor --sctype TER --scconfig case:true --scfile run1.scores.dat --ffile run1.features.dat -r ref.0 -n nbest
   extractor --sctype BLEU,TER --scconfig case:true,weights:0.6+0.4 --scfile run1.scores.dat \\
       --ffile run1.features.dat -r ref.0 -n nbest
+  # grammatical error correction: Moses's M2 scorer, an M2 reference (S and A lines)
+  extractor --sctype M2SCORER --scconfig beta:0.5 --scfile run1.scores.dat --ffile run1.features.dat \\
+      -r dev.m2 -n run1.best100.out
 """
 
 
@@ -36,10 +41,11 @@ def build_parser() -> MosesArgumentParser:
     p.add_argument("--reference", "-r", action="append", metavar="REF0[,REF1]",
                    help="reference files, one per reference set (comma list or repeated)")
     p.add_argument("--sctype", "-s", default="BLEU",
-                   help="scorer: BLEU (default), PER, WER, CDER, TER, or a comma list of them (BLEU,TER)")
+                   help="scorer: BLEU (default), PER, WER, CDER, TER, a comma list of them (BLEU,TER), "
+                        "or M2SCORER (the reference an M2 file)")
     p.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
                    help="case:true|false; BLEU: reflen:closest|shortest|average; an interpolation: "
-                        "weights:W1+W2")
+                        "weights:W1+W2; M2SCORER: beta:B,max_unchanged_words:N,truecase:0|1")
     p.add_argument("--scfile", "-S", default="statscore.data", metavar="FILE",
                    help="scores file to write (default statscore.data)")
     p.add_argument("--ffile", "-F", default="features.data", metavar="FILE",
@@ -73,7 +79,6 @@ def extract(args) -> int:
     from ...errors import InputError
     from ...fileio import check_outputs
     from ...formats.mert_data import extract_files
-    from ...formats.references import read_references
 
     check_outputs({"--ffile": args.ffile, "--scfile": args.scfile})   # before reading (a full disk comes later)
     scorer = moses_scorer(args.sctype, args.scconfig)
@@ -84,7 +89,7 @@ def extract(args) -> int:
         raise InputError("no reference: give --reference REF0[,REF1...]")
     t = Timer()
     prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
-    done = extract_files(nbests, read_references(refs), scorer.bleu, args.ffile, args.scfile, prev_f, prev_s,
+    done = extract_files(nbests, scorer_references(scorer, refs), scorer.bleu, args.ffile, args.scfile, prev_f, prev_s,
                          binary=args.binary, metric=scorer.metric())
     log(f"{PROG}: wrote {args.ffile} and {args.scfile}: {done.n_hypotheses} hypotheses of {done.n_sentences} "
         f"sentences after Moses's duplicate removal ({done.n_dense} dense, {done.n_sparse} sparse features; "
