@@ -141,3 +141,19 @@ def test_m2_needs_an_m2_reference(tmp_path, capfd):
     ref.write_text("a b c\n")
     rc = cli_main(["score", "--hyp", str(ref), "--metric", "m2", "--ref", str(ref)])
     assert rc != 0
+
+
+def test_mert_scores_with_the_scconfig_beta(tmp_path, capfd):
+    import numpy as np
+
+    from mtplug.metrics.m2 import f_beta
+
+    _extracted(tmp_path, capfd, "gec")
+    lines = (tmp_path / "s.dat").read_text().splitlines()
+    first = [lines[i + 1] for i, line in enumerate(lines) if line.startswith("SCORES_TXT_BEGIN_0")]
+    totals = np.array([[int(v) for v in row.split()] for row in first]).sum(axis=0)
+    (tmp_path / "init.opt").write_text("0.5\n-1\n1\n")
+    rc, _, err = call("mert", "--sctype", "M2SCORER", "--scconfig", "beta:1.0", "--ffile", "f.dat", "--scfile",
+                      "s.dat", "-d", "1", "-n", "2", "-r", "1", cwd=tmp_path, capfd=capfd)
+    assert rc == 0, err
+    assert BEST_POINT.search(err).group(2) == f"{f_beta(totals, 1.0):.6g}" != "0.423729"
