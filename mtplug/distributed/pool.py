@@ -71,7 +71,7 @@ class PoolPart:
             self._kept_scores = kept = (np.array(weights, dtype=np.float64, copy=True), scores)
         return kept[1]
 
-    def pairs(self, n_features: int) -> tuple[np.ndarray, ...]:
+    def pairs(self, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(row_ptr, row_pair, row_value, feature_ptr, feature_pairs) of
         ``_rows.sentence_pairs``: the (sentence, feature) pairs where a sparse feature
         varies and their entries by row, made on first use and kept with the partition.
@@ -96,7 +96,9 @@ class PoolPart:
             out, acc = np.empty(0), accumulator(n_features)
         else:
             out, acc = np.empty(n_features), np.empty((0, WIDTH), dtype=np.int64)
-        _rows.transpose_pairs(self.dense, *self.pairs(n_features), self.offsets, ref_rows, coef, out, acc, threads)
+        row_ptr, row_pair, row_value, feature_ptr, feature_pairs = self.pairs(n_features)
+        _rows.transpose_pairs(self.dense, row_ptr, row_pair, row_value, feature_ptr, feature_pairs, self.offsets,
+                              ref_rows, coef, out, acc, threads)
         return acc if exact else out
 
     def metric_scores(self, variant: str, threads: int) -> np.ndarray:
