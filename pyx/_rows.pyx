@@ -18,7 +18,7 @@ cdef extern from *:
     void __builtin_prefetch(const void* p) noexcept nogil
 
 cdef enum:
-    # pairs ahead whose sum a feature's gather fetches early
+    # entries (pairs) ahead whose features (sums) a scan (a feature's gather) fetches early
     _PREFETCH = 32
 
 
@@ -77,6 +77,15 @@ def hyp_scores_rows(const double[:, ::1] dense, const int64_t[::1] sp_indptr,
 # out, so features that cannot move any sentence's choice get an exact 0.
 
 
+cdef struct _Seen:
+    # what a sentence's scan knows of one feature, in one place: the first touch of a
+    # feature in a sentence is then one cache miss, not one per array (10^6 features)
+    int64_t last_row        # the last row it was seen in; then the number of its pair
+    double first            # its value in the first row
+    int32_t rows            # rows of the sentence it is in (0: not seen yet)
+    int32_t varies          # 1 when it is no constant of the sentence
+
+
 def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, const double[::1] sp_values,
                    const int64_t[::1] sent_offsets, Py_ssize_t n_features):
     """The (sentence, feature) pairs of the sparse block where the feature varies within
@@ -98,109 +107,115 @@ def sentence_pairs(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids, cons
     if n < 0 or nf < 0 or S < 0 or sent_offsets[S] != n or (n > 0 and sp_indptr[0] != 0) \
             or sp_ids.shape[0] < sp_indptr[n] or sp_values.shape[0] < sp_indptr[n]:
         raise ValueError("sp_indptr, sp_ids, sp_values and sent_offsets disagree in shape")
+    cdef int64_t nnz = sp_indptr[n]
+    if nnz > INT32_MAX:
+        raise OverflowError("more than 2^31 - 1 sparse entries")
+    # one pass, each sentence scanned and then its entries written while its features'
+    # scratch entries are still in the cache (two passes over 10^8 entries, counting
+    # first, spent most of APRO's set-up at 10^7 hypotheses); the outputs take the
+    # room of every entry and are cut to size after
     cdef int64_t[::1] row_ptr = np.zeros(n + 1, dtype=np.int64)
     cdef int64_t[::1] feature_ptr = np.zeros(nf + 1, dtype=np.int64)
-    cdef int32_t[::1] feature_pairs, row_pair
-    cdef double[::1] row_value
-    cdef int32_t* rows_with = <int32_t*>calloc(nf + 1, sizeof(int32_t))   # rows of the sentence with j
-    cdef int64_t* last_row = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
-    cdef double* first = <double*>malloc((nf + 1) * sizeof(double))
-    cdef uint8_t* varies = <uint8_t*>malloc(nf + 1)
+    cdef int32_t[::1] row_pair = np.empty(nnz, dtype=np.int32)
+    cdef double[::1] row_value = np.empty(nnz, dtype=np.float64)
+    cdef int32_t[::1] pair_feature = np.empty(nnz, dtype=np.int32)
+    cdef int32_t[::1] feature_pairs
+    cdef _Seen* seen = <_Seen*>calloc(nf + 1, sizeof(_Seen))
     cdef int32_t* touched = <int32_t*>malloc((nf + 1) * sizeof(int32_t))
-    cdef int64_t* next_pair = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
-    if not (rows_with and last_row and first and varies and touched and next_pair):
-        free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
+    cdef int64_t* fill = <int64_t*>malloc((nf + 1) * sizeof(int64_t))
+    if not (seen and touched and fill):
+        free(seen); free(touched); free(fill)
         raise MemoryError()
     cdef Py_ssize_t s, t, j, nt
     cdef int64_t e, h, bad = -1, slot = 0, kept = 0
     try:
-        with nogil:     # count the pairs of each feature
+        with nogil:
             for s in range(S):
                 nt = _scan_sentence(sp_indptr, sp_ids, sp_values, sent_offsets[s], sent_offsets[s + 1], nf,
-                                    rows_with, last_row, first, varies, touched, &bad)
+                                    seen, touched, &bad)
                 if bad >= 0:
                     break
                 for t in range(nt):
                     j = touched[t]
-                    rows_with[j] = 0
-                    if varies[j]:
+                    seen[j].rows = 0
+                    if seen[j].varies:
+                        seen[j].last_row = slot           # the pair's number, while in this sentence
+                        pair_feature[slot] = <int32_t>j
                         feature_ptr[j + 1] += 1
-                for e in range(sp_indptr[sent_offsets[s]], sp_indptr[sent_offsets[s + 1]]):
-                    kept += varies[sp_ids[e]]
-            for j in range(nf):
-                feature_ptr[j + 1] += feature_ptr[j]
-                next_pair[j] = feature_ptr[j]
-        if bad >= 0:
-            return bad, None, None, None, None, None
-        if feature_ptr[nf] > INT32_MAX:
-            raise OverflowError("more than 2^31 - 1 (sentence, feature) pairs")
-        feature_pairs = np.empty(feature_ptr[nf], dtype=np.int32)
-        row_pair = np.empty(kept, dtype=np.int32)
-        row_value = np.empty(kept, dtype=np.float64)
-        kept = 0
-        with nogil:     # number them
-            for s in range(S):
-                nt = _scan_sentence(sp_indptr, sp_ids, sp_values, sent_offsets[s], sent_offsets[s + 1], nf,
-                                    rows_with, last_row, first, varies, touched, &bad)
-                for t in range(nt):
-                    j = touched[t]
-                    rows_with[j] = 0
-                    if varies[j]:
-                        last_row[j] = slot           # the pair's number, while in this sentence
-                        feature_pairs[next_pair[j]] = <int32_t>slot
-                        next_pair[j] += 1
                         slot += 1
                 for h in range(sent_offsets[s], sent_offsets[s + 1]):
                     for e in range(sp_indptr[h], sp_indptr[h + 1]):
                         j = sp_ids[e]
-                        if varies[j]:
-                            row_pair[kept] = <int32_t>last_row[j]
+                        if seen[j].varies:
+                            row_pair[kept] = <int32_t>seen[j].last_row
                             row_value[kept] = sp_values[e]
                             kept += 1
                     row_ptr[h + 1] = kept
+        if bad >= 0:
+            return bad, None, None, None, None, None
+        feature_pairs = np.empty(slot, dtype=np.int32)
+        with nogil:     # each feature's pairs, in the order of their numbers (by sentence)
+            for j in range(nf):
+                feature_ptr[j + 1] += feature_ptr[j]
+                fill[j] = feature_ptr[j]
+            for e in range(slot):
+                j = pair_feature[e]
+                feature_pairs[fill[j]] = <int32_t>e
+                fill[j] += 1
     finally:
-        free(rows_with); free(last_row); free(first); free(varies); free(touched); free(next_pair)
+        free(seen); free(touched); free(fill)
+    if kept < nnz:          # cut to size (a copy, so the room of the left-out entries goes)
+        row_pair, row_value = np.array(row_pair[:kept]), np.array(row_value[:kept])
     return (-1, np.asarray(row_ptr), np.asarray(row_pair), np.asarray(row_value), np.asarray(feature_ptr),
             np.asarray(feature_pairs))
 
 
 cdef Py_ssize_t _scan_sentence(const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
-                               const double[::1] sp_values, int64_t lo, int64_t hi, Py_ssize_t nf,
-                               int32_t* rows_with, int64_t* last_row, double* first, uint8_t* varies,
+                               const double[::1] sp_values, int64_t lo, int64_t hi, Py_ssize_t nf, _Seen* seen,
                                int32_t* touched, int64_t* bad) noexcept nogil:
     """The distinct features of rows lo .. hi-1 into touched (returns how many) and
-    varies[j] for each: 0 where j is in every row once with one value. rows_with must be 0
-    for every feature on entry (the caller clears the touched ones). bad: the first entry
-    with an id outside [0, nf), then the scan stops."""
+    seen[j].varies for each: 0 where j is in every row once with one value. seen[j].rows
+    must be 0 for every feature on entry (the caller clears the touched ones). bad: the
+    first entry with an id outside [0, nf), then the scan stops."""
     cdef Py_ssize_t nt = 0
     cdef int64_t h, e
     cdef int32_t j
     cdef double v
+    cdef _Seen* f
+    cdef int64_t end = sp_indptr[hi], ahead
+    cdef int32_t k
     for h in range(lo, hi):
         for e in range(sp_indptr[h], sp_indptr[h + 1]):
+            # the features of the entries to come are far apart in seen: fetch them early
+            ahead = e + _PREFETCH
+            if ahead < end:
+                k = sp_ids[ahead]
+                if 0 <= k < nf:
+                    __builtin_prefetch(&seen[k])
             j = sp_ids[e]
             if j < 0 or j >= nf:
                 bad[0] = e
                 return nt
             v = sp_values[e]
-            if rows_with[j] == 0:
+            f = &seen[j]
+            if f.rows == 0:
                 touched[nt] = j
                 nt += 1
-                rows_with[j] = 1
-                last_row[j] = h
-                first[j] = v
-                varies[j] = 0
-            elif last_row[j] == h:
-                varies[j] = 1                  # twice in one row: not worth telling apart
+                f.rows = 1
+                f.last_row = h
+                f.first = v
+                f.varies = 0
+            elif f.last_row == h:
+                f.varies = 1                  # twice in one row: not worth telling apart
             else:
-                rows_with[j] += 1
-                last_row[j] = h
-                if not (v == first[j]):
-                    varies[j] = 1
+                f.rows += 1
+                f.last_row = h
+                if not (v == f.first):
+                    f.varies = 1
     for e in range(nt):
-        j = touched[e]
-        if rows_with[j] != hi - lo or first[j] != first[j]:
-            varies[j] = 1
+        f = &seen[touched[e]]
+        if f.rows != hi - lo or f.first != f.first:
+            f.varies = 1
     return nt
 
 
