@@ -84,3 +84,18 @@ def test_bench_speed_prints_every_row_and_writes_json(bench, tmp_path, capsys):
                                          "read features.dat + scores.dat"]
     assert all(r["work"][:44] in printed for r in rows)
     assert "targets met" in printed
+
+
+def test_m2_benchmark_runs_on_a_tiny_set(bench, tmp_path, capsys):
+    """bench_m2.py without Moses: the set it makes is valid M2 and n-best input (mtplug's
+    extractor program reads it) and every hypothesis gets statistics."""
+    import bench_m2
+
+    out = tmp_path / "rows.json"
+    assert bench_m2.main(["--work", str(tmp_path), "--sentences", "5", "--nbest", "4", "--repeat", "1",
+                          "--json", str(out)]) == 0
+    row, = json.loads(out.read_text())
+    assert row["extra"]["hypotheses"] == 20 and row["identical"] is None and row["ours_seconds"] > 0
+    scores = (tmp_path / "mtplug.scores.dat").read_text().splitlines()
+    assert sum(line.startswith("SCORES_TXT_BEGIN_0") for line in scores) == 5
+    assert all(len(line.split()) == 4 for line in scores if not line.startswith("SCORES_TXT"))
