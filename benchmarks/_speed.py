@@ -100,6 +100,14 @@ def print_rows(rows: list[SpeedRow], out=None) -> None:
             print(f"    where mtplug's time goes: {r.where_time_goes}", file=out)
 
 
+def write_rows(rows: list[SpeedRow], path: str) -> None:
+    """The rows as a JSON list at ``path`` (each with its ratio)."""
+    import json
+
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump([r.to_json() for r in rows], fh, indent=1, default=float)
+
+
 def section_parser(doc: str, anchors: str) -> argparse.ArgumentParser:
     """The options every section's own command line shares (a SpeedContext's fields);
     ``anchors``: which of the anchor folders the section uses."""

@@ -19,7 +19,6 @@ excluded) on 1 and ``--threads`` threads. Target: at least 10x Moses's extractor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -29,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from _speed import SpeedRow, print_rows, run_measured  # noqa: E402
+from _speed import SpeedRow, print_rows, run_measured, write_rows  # noqa: E402
 from speed_extract import same_bytes  # noqa: E402
 
 SPEEDUP = 10.0
@@ -144,8 +143,7 @@ def main(argv=None) -> int:
                      extra={"hypotheses": n_hyp, "stats_alone": alone})]
     print_rows(rows)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump([r.to_json() for r in rows], fh, indent=1)
+        write_rows(rows, args.json)
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from _speed import SpeedContext, SpeedRow, print_rows  # noqa: E402
+from _speed import SpeedContext, SpeedRow, print_rows, write_rows  # noqa: E402
 
 SECTIONS = ("extract", "pro", "kbmira", "apro", "mert")
 
@@ -63,8 +62,7 @@ def main(argv=None) -> int:
     print(f"\n{len(judged) - len(missed)} of {len(judged)} targets met ({len(rows) - len(judged)} rows without "
           "a verdict)" + (f"; not met: {', '.join(missed)}" if missed else ""))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump([r.to_json() for r in rows], fh, indent=1)
+        write_rows(rows, args.json)
     return 0
 
 

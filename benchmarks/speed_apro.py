@@ -39,7 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 sys.path.insert(0, HERE)
 
-from _speed import SpeedContext, SpeedRow, mert_files, print_rows, run_measured  # noqa: E402
+from _speed import SpeedContext, SpeedRow, mert_files, print_rows, run_measured, write_rows  # noqa: E402
 
 SEED = 1
 #: the moonshot's targets (at its largest size)
@@ -380,8 +380,7 @@ def main(argv=None) -> int:
         if args.png:
             plot_curve(moon, args.png)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump([r.to_json() for r in rows + moon], fh, indent=1)
+        write_rows(rows + moon, args.json)
     return 0
 
 

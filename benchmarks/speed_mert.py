@@ -48,7 +48,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # the repo root
 sys.path.insert(0, HERE)
 
-from _speed import SpeedContext, SpeedRow, mert_files, print_rows, run_measured  # noqa: E402
+from _speed import SpeedContext, SpeedRow, mert_files, print_rows, run_measured, write_rows  # noqa: E402
 
 #: the issue's target: 20 restarts with coordinate directions within this many seconds
 TARGET_SECONDS = 60.0
@@ -327,8 +327,7 @@ def main(argv=None) -> None:
     for r in rows:
         print(json.dumps({"work": r.work, **r.extra}, default=float))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump([r.to_json() for r in rows], fh, indent=1, default=float)
+        write_rows(rows, args.json)
 
 
 if __name__ == "__main__":
