@@ -25,7 +25,7 @@
 
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc, qsort, realloc
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
 from libc.math cimport INFINITY
 from cython.parallel cimport prange
 
@@ -473,36 +473,7 @@ cdef int64_t score_run(Py_ssize_t h0, Py_ssize_t h1, const int64_t* hyp_ptr, con
     cdef Work w
     cdef Py_ssize_t h
     cdef int64_t status = 0
-    w.dist = NULL
-    w.moves = NULL
-    w.vertex_of = NULL
-    w.cells_cap = 0
-    w.vi = NULL
-    w.vj = NULL
-    w.vd = NULL
-    w.mark = NULL
-    w.best = NULL
-    w.pred = NULL
-    w.pred_edge = NULL
-    w.row_ptr = NULL
-    w.row_ptr2 = NULL
-    w.vert_cap = 0
-    w.dst = NULL
-    w.cost = NULL
-    w.dst2 = NULL
-    w.cost2 = NULL
-    w.weight = NULL
-    w.dst_cap = 0
-    w.cost_cap = 0
-    w.dst2_cap = 0
-    w.cost2_cap = 0
-    w.weight_cap = 0
-    w.found = NULL
-    w.found_cap = 0
-    w.packed = NULL
-    w.packed_cap = 0
-    w.counts = NULL
-    w.counts_cap = 0
+    memset(&w, 0, sizeof(Work))       # every buffer NULL, every capacity 0
     for h in range(h0, h1):
         if hyp_ptr[h + 1] == hyp_ptr[h]:
             status = h + 1
