@@ -203,6 +203,36 @@ def _stdin_inputs(args, flags: dict[str, str]):
         yield
 
 
+def _add_nbest_format_args(g) -> None:
+    """--nbest-format and the fairseq options, on the group holding --nbest."""
+    from .formats.nbest_formats import NBEST_FORMATS
+
+    g.add_argument("--nbest-format", choices=NBEST_FORMATS, default="auto",
+                   help="format of the --nbest files: Moses/cdec, Marian, fairseq generate/interactive output, "
+                        "JSON lines {\"id\", \"hyp\", \"features\"} (default auto: told apart by content)")
+    g.add_argument("--fairseq-text", choices=("D", "H"), default="D",
+                   help="fairseq: the hypothesis text of the D lines (detokenized, default) or of the H lines")
+    g.add_argument("--fairseq-positional", action="store_true",
+                   help="fairseq: add the features fairseqP (sum of the P line's scores) and fairseqLen (their "
+                        "number) to the model score 'fairseq'")
+
+
+@contextlib.contextmanager
+def _nbest_inputs(args):
+    """--nbest files in another format than Moses's (--nbest-format) replaced in ``args``
+    by Moses copies while the command runs; errors name the original files and lines."""
+    fmt = getattr(args, "nbest_format", None)
+    if fmt is None or not getattr(args, "nbest", None):
+        yield
+        return
+    from .formats.nbest_formats import moses_copies
+
+    with moses_copies(args.nbest, fmt, fairseq_text=args.fairseq_text,
+                      fairseq_positional=args.fairseq_positional) as paths:
+        args.nbest = paths
+        yield
+
+
 def _add_reference_args(p: argparse.ArgumentParser, reflen_default: str | None = "closest"):
     """The reference and BLEU options; returns their argument group."""
     g = p.add_argument_group("references and metric")
@@ -306,6 +336,7 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g = p.add_argument_group("input (one of)")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE",
                    help="Moses n-best or cdec k-best files (merged; gzip read transparently; '-': stdin)")
+    _add_nbest_format_args(g)
     g.add_argument("--ffile", action="append", metavar="F1,F2", help="Moses features.dat files (comma list or repeated)")
     g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
@@ -546,12 +577,12 @@ def cmd_optimize(args) -> int:
         _warn(warning)
     _log(args, f"{args.algorithm}: {time.perf_counter() - t0:.2f} s, seed {result.seed}")
     metric = corpus.metric
-    value, label = metric.value(result.score), metric.label
+    value, label = result.score, metric.label
     written = write_tuned(args.output, out_fmt, start, names, result.weights, n_dense,
                           comment=f"mtplug optimize {args.algorithm} seed={result.seed} {label}={value:.4f}")
     _log(args, f"end: {label} = {value:.4f}" + (f"; sparse weights in {written[1]}" if len(written) > 1 else ""))
     # with the weights on stdout (-o - or /dev/stdout), the JSON line goes to stderr; the
-    # score on sacrebleu's scale (0-100), the optimizer's own numbers (info) as it keeps them
+    # score and the metric's numbers in info on sacrebleu's scale (0-100), as Result keeps them
     scores = {"metric": metric.name, "score": value}
     # MERT's convergence trace stays in the Python Result: one line per run here
     info = {k: v for k, v in result.info.items() if k != "trace"}
@@ -599,10 +630,11 @@ def cmd_kbest(args) -> int:
 
 def cmd_mertdir(args) -> int:
     """``mtplug mertdir``: print the directory of the Moses drop-in programs (extractor,
-    mert, pro, kbmira, ...) to pass as mert-moses.pl's ``--mertdir``. Returns 0."""
-    from .integrations.moses.mertdir import mertdir
+    mert, pro, kbmira, ...) to pass as mert-moses.pl's ``--mertdir``; with ``--moses-root
+    DIR``, make DIR/bin hold them and print DIR. Returns 0."""
+    from .integrations.moses.mertdir import mertdir, moses_root
 
-    print(mertdir())
+    print(moses_root(args.moses_root) if args.moses_root else mertdir())
     return 0
 
 
@@ -891,6 +923,7 @@ def build_parser() -> argparse.ArgumentParser:
             "  mtplug extract --nbest run1.best100.out.gz --ref ref.0 --metric chrf --store run1.npz\n")
     g = p.add_argument_group("input")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE", help="n-best/k-best files")
+    _add_nbest_format_args(g)
     g.add_argument("--prev-ffile", action="append", metavar="F1,F2", help="earlier features.dat to merge")
     g.add_argument("--prev-scfile", action="append", metavar="S1,S2", help="earlier scores.dat to merge")
     _add_metric_arg(_add_reference_args(p))
@@ -970,6 +1003,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("rerank", cmd_rerank, "the 1-best (or the re-sorted n-best) of n-best lists under given weights",
             RERANK_EXAMPLES)
     add_rerank_arguments(p)
+    _add_nbest_format_args(p)
 
     from .experiments.evaluate_command import EXAMPLES as EVALUATE_EXAMPLES
     from .experiments.evaluate_command import add_arguments as add_evaluate_arguments
@@ -986,8 +1020,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "start point, decode the test set, report (mtplug evaluate)", COMPARE_EXAMPLES)
     add_compare_arguments(p)
 
-    add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
-        "example:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n")
+    p = add("mertdir", cmd_mertdir, "print the directory of Moses-compatible programs for mert-moses.pl --mertdir",
+            "examples:\n  mert-moses.pl dev.src dev.ref $(which moses) moses.ini --mertdir=$(mtplug mertdir)\n"
+            "  python train.py ... --moses-dir $(mtplug mertdir --moses-root ~/mtplug-moses)   # nbest-reranker\n")
+    p.add_argument("--moses-root", metavar="DIR",
+                   help="make DIR/bin hold the programs under Moses's names, for tools that take a Moses root and "
+                        "run DIR/bin/extractor, DIR/bin/mert, ...; prints DIR (refuses a DIR/bin holding other files)")
 
     from .tuning.config import add_tune_arguments
 
@@ -1067,7 +1105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exit_:   # --help, --version, or a usage error already printed
         return int(exit_.code or 0)
     try:
-        with _terminate_like_interrupt(), _stdin_inputs(args, STDIN_INPUTS.get(args.command, {})):
+        with _terminate_like_interrupt(), _stdin_inputs(args, STDIN_INPUTS.get(args.command, {})), \
+                _nbest_inputs(args):
             rc = args.func(args)
             flush_stdout()
         return rc

@@ -1,0 +1,86 @@
+"""N-best lists as JSON lines, one hypothesis an object, as Moses n-best lines::
+
+    {"id": 0, "hyp": "the house is small", "features": {"nmt": -1.25, "lm": -20.5}, "score": -3.1}
+
+``id``: the sentence (a non-negative integer); ``hyp``: the hypothesis text;
+``features``: name -> finite number, the same names on every line (each becomes a dense
+column ``name_0``, as a Moses label does; a name with ``_`` is a sparse feature, as in a
+Moses n-best); ``score`` and any other keys are ignored. Lines need not be grouped by id:
+the hypotheses are sorted by id, each id's in file order. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+
+from ..errors import InputError
+from ..fileio import iter_text_lines
+from .number_text import format_shortest
+
+#: the Moses copy sorts the hypotheses by id (stable)
+SORT_BY_ID = True
+
+#: a feature name an n-best line can carry: no blanks, '=', ':' or '|'
+_NAME = re.compile(r"[^\s=:|]+")
+
+
+def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
+    """``(line number, sentence id, Moses n-best line)`` of every object of a JSON-lines
+    n-best file, in file order. A line that is not such an object raises
+    :class:`InputError` naming the file, the line and what was expected."""
+    for line_no, line in iter_text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line, parse_constant=_no_constant)
+        except ValueError as exc:
+            raise InputError(f"expected a JSON object {{\"id\", \"hyp\", \"features\"}}: {exc}", path, line_no) from None
+        yield line_no, *_moses_line(obj, path, line_no)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _moses_line(obj, path: str, line_no: int) -> tuple[int, str]:
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object {{\"id\", \"hyp\", \"features\"}}, got {type(obj).__name__}",
+                         path, line_no)
+    missing = [k for k in ("id", "hyp", "features") if k not in obj]
+    if missing:
+        raise InputError(f"expected the keys \"id\", \"hyp\" and \"features\"; {', '.join(missing)} missing",
+                         path, line_no)
+    sid, hyp, features = obj["id"], obj["hyp"], obj["features"]
+    if not isinstance(sid, int) or isinstance(sid, bool) or sid < 0:
+        raise InputError(f"\"id\" must be a non-negative integer, got {sid!r}", path, line_no)
+    if not isinstance(hyp, str):
+        raise InputError(f"\"hyp\" must be a string, got {type(hyp).__name__}", path, line_no)
+    if "|||" in hyp or "\n" in hyp or "\r" in hyp:
+        raise InputError("\"hyp\" holds '|||' or a line break, which an n-best line cannot hold", path, line_no)
+    if not isinstance(features, dict):
+        raise InputError(f"\"features\" must be an object name -> number, got {type(features).__name__}",
+                         path, line_no)
+    parts = []
+    for name, value in features.items():
+        if not _NAME.fullmatch(name):
+            raise InputError(f"feature name {name!r} must be non-empty, without blanks, '=', ':' or '|'",
+                             path, line_no)
+        number = _finite(value)
+        if number is None:
+            raise InputError(f"feature {name!r} must be a finite number, got {value!r}", path, line_no)
+        parts.append(f"{name}= {format_shortest(number)}")
+    return sid, f"{sid} ||| {' '.join(hyp.split())} ||| {' '.join(parts)}"
+
+
+def _finite(value) -> float | None:
+    """``value`` as a finite double, or None (not a number, a bool, or too large)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:       # an integer beyond a double
+        return None
+    return number if math.isfinite(number) else None
