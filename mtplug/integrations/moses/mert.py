@@ -205,6 +205,13 @@ def optimize(args, algorithm: str) -> int:
         else:
             options.update(directions=directions, restarts=max(0, args.ntry), activate_features=",".join(active)
                            or None, random_directions=(args.nrandom or None) if directions == "random" else None)
+            if not active and args.ntry > 0:
+                # Moses's own -n random start points (its srand(-r) stream), searched one by
+                # one after the given starts, so that the result is Moses's or better
+                from .moses_random import moses_start_points
+
+                starts += moses_start_points(seed, args.ntry, starts[0], *ranges)
+                options["restarts"] = 0
             if args.type == "powell" and args.nrandom and not args.directions:
                 log(f"{PROG}: note: -m {args.nrandom} with -t powell: Moses adds random directions to its "
                     "coordinate search; mtplug searches the coordinates only (use -t random-direction)")
@@ -219,7 +226,8 @@ def optimize(args, algorithm: str) -> int:
     best = None
     for i, start in enumerate(starts):
         if algorithm == "mert" and i > 0:
-            # later init files (mert-moses.pl --historic-bests) are extra start points
+            # later init files (mert-moses.pl --historic-bests) and Moses's random points
+            # are extra start points
             optimizer = cls(**{**options, "restarts": 0})
         log(f"{PROG}: start point {i + 1} of {len(starts)}: {label} = {corpus.metric_of(start):.6f}")
         for warning in optimizer.advice(corpus) if i == 0 else ():
