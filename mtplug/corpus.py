@@ -173,12 +173,15 @@ class NbestCorpus:
     @classmethod
     def from_nbest(cls, paths: Sequence[str], references=None, bleu: BleuConfig = BleuConfig(),
                    progress: Callable[[int], object] | None = None, metric: str | Metric = "bleu",
-                   finish: bool = True) -> NbestCorpus:
+                   finish: bool = True, nbest_format: str = "moses") -> NbestCorpus:
         """Read n-best/k-best files (merged, deduplicated) and, with ``references``
         (a :class:`mtplug.formats.references.References`), their statistics of ``metric``
         (``--metric`` text, mtplug.metrics.layer; BLEU by default). finish: check that
-        external score files were used up (False when more files follow).
+        external score files were used up (False when more files follow). nbest_format:
+        the files' format, one of :data:`mtplug.formats.nbest_formats.NBEST_FORMATS`
+        (fairseq, Marian and JSON lines are read through Moses copies).
         """
+        from .formats.nbest_formats import moses_copies
         from .formats.references import References, encode_references
         from .metrics.store_stats import StatsBuilder
 
@@ -205,7 +208,8 @@ class NbestCorpus:
             corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor, m2=_m2_scorer(parsed, references))
             corpus.metric = corpus._builder.metric
             corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
-        corpus.add_nbest(paths, progress=progress)
+        with moses_copies(paths, nbest_format) as moses_paths:
+            corpus.add_nbest(moses_paths, progress=progress)
         if finish:
             corpus.finish_stats()
         return corpus

@@ -4,7 +4,7 @@
 
 ``id``: the sentence (a non-negative integer); ``hyp``: the hypothesis text;
 ``features``: name -> finite number, the same names on every line (each becomes a dense
-column ``name_0``, as a Moses label does; a name with ``_`` is a sparse feature, as in a
+column ``name_0``, in the first line's order, as a Moses label does; a name with ``_`` is a sparse feature, as in a
 Moses n-best); ``score`` and any other keys are ignored. Lines need not be grouped by id:
 the hypotheses are sorted by id, each id's in file order. Blank lines are skipped.
 """
@@ -31,6 +31,7 @@ def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
     """``(line number, sentence id, Moses n-best line)`` of every object of a JSON-lines
     n-best file, in file order. A line that is not such an object raises
     :class:`InputError` naming the file, the line and what was expected."""
+    first: tuple[int, list[str]] | None = None       # the first object's line and feature names
     for line_no, line in iter_text_lines(path):
         if not line.strip():
             continue
@@ -38,14 +39,23 @@ def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
             obj = json.loads(line, parse_constant=_no_constant)
         except ValueError as exc:
             raise InputError(f"expected a JSON object {{\"id\", \"hyp\", \"features\"}}: {exc}", path, line_no) from None
-        yield line_no, *_moses_line(obj, path, line_no)
+        sid, hyp, features = _fields(obj, path, line_no)
+        if first is None:
+            first = (line_no, list(features))
+        elif features.keys() != set(first[1]):
+            # checked here, in file order: the Moses reader would name a line of the sorted copy
+            raise InputError(f"expected the features of line {first[0]} ({', '.join(first[1])}), got "
+                             f"{', '.join(features) or 'none'}", path, line_no)
+        values = " ".join(f"{name}= {format_shortest(features[name])}" for name in first[1])
+        yield line_no, sid, f"{sid} ||| {hyp} ||| {values}"
 
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a finite number")
 
 
-def _moses_line(obj, path: str, line_no: int) -> tuple[int, str]:
+def _fields(obj, path: str, line_no: int) -> tuple[int, str, dict[str, float]]:
+    """The id, the hypothesis (blanks collapsed) and the features of one object, checked."""
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object {{\"id\", \"hyp\", \"features\"}}, got {type(obj).__name__}",
                          path, line_no)
@@ -63,7 +73,7 @@ def _moses_line(obj, path: str, line_no: int) -> tuple[int, str]:
     if not isinstance(features, dict):
         raise InputError(f"\"features\" must be an object name -> number, got {type(features).__name__}",
                          path, line_no)
-    parts = []
+    values = {}
     for name, value in features.items():
         if not _NAME.fullmatch(name):
             raise InputError(f"feature name {name!r} must be non-empty, without blanks, '=', ':' or '|'",
@@ -71,8 +81,8 @@ def _moses_line(obj, path: str, line_no: int) -> tuple[int, str]:
         number = _finite(value)
         if number is None:
             raise InputError(f"feature {name!r} must be a finite number, got {value!r}", path, line_no)
-        parts.append(f"{name}= {format_shortest(number)}")
-    return sid, f"{sid} ||| {' '.join(hyp.split())} ||| {' '.join(parts)}"
+        values[name] = number
+    return sid, " ".join(hyp.split()), values
 
 
 def _finite(value) -> float | None:

@@ -20,6 +20,15 @@ SAMPLES: dict[str, bytes] = {
     "moses-nbest": (b"0 ||| a b c ||| LM0= -1.5 TM0= 1 2 WT_a~b= 1 ||| -1\n"
                     b"0 ||| a c ||| LM0= -2.5 TM0= 1 0 ||| -2\n1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n"),
     "cdec-kbest": b"0 ||| a b c ||| LM=-1.5 TM_0=1 ||| -1\n0 ||| a c ||| LM=-2 ||| -2\n1 ||| x y ||| TM_0=2 ||| 1\n",
+    "fairseq-nbest": (b"2024-05-01 | INFO | fairseq_cli.generate | loading\nS-1\tx y\nH-1\t-0.5\tx y\nD-1\t-0.5\tx y\n"
+                      b"P-1\t-0.25 -0.25 -0.1\nS-0\ta b\nH-0\t-0.2\ta b c\nD-0\t-0.2\ta b c\nP-0\t-0.1 -0.1 0 -0.1\n"
+                      b"H-0\t-0.9\ta c\nD-0\t-0.9\ta c\nP-0\t-0.5 -0.3 -0.1\nGenerate test with beam=2: BLEU4 = 40.00\n"),
+    "marian-nbest": (b"0 ||| a b c ||| 0-0 1-1 2-2 ||| WordScores= -0.1 -0.2 -0.3 -0.1 ||| F0= -0.7 ||| -0.175\n"
+                     b"0 ||| a c ||| 0-0 1-2 ||| WordScores= -0.5 -0.2 -0.3 ||| F0= -1 ||| -0.33\n"
+                     b"1 ||| x y ||| 0-0 1-1 ||| WordScores= -0.1 -0.2 -0.1 ||| F0= -0.4 ||| -0.13\n"),
+    "jsonl-nbest": (b'{"id": 1, "hyp": "x y", "features": {"nmt": -0.5, "LM": -3}, "score": -1}\n'
+                    b'{"id": 0, "hyp": "a b c", "features": {"nmt": -0.2, "LM": -4.5}}\n'
+                    b'{"id": 0, "hyp": "a c", "features": {"nmt": -0.9, "LM": -3.25}}\n'),
     "references": b"a b c\nx y z\n",
     "features.dat": (b"FEATURES_TXT_BEGIN_0 0 2 3 LM0_0 TM0_0 TM0_1\n-1.5 1 2 WT_a~b=1\n-2.5 1 0\n"
                      b"FEATURES_TXT_END_0\nFEATURES_TXT_BEGIN_0 1 1 3 LM0_0 TM0_0 TM0_1\n-2 0.5 1\n"
@@ -82,7 +91,8 @@ SAMPLES: dict[str, bytes] = {
 
 _TOKENS = [b"|||", b" ||| ", b"\n", b"\r\n", b"=", b" ", b"\t", b"nan", b"inf", b"-inf", b"1e999", b"\xff",
            b"\xc3", b"\x00", b"[weight]", b"#", b"_", b"-", b"0", b"99999999999999999999", b"FEATURES_TXT_END_0",
-           b"SCORES_TXT_BEGIN_0 0 1 9 BLEU\n", b"<seg id=\"3\">", b"F", b":", b"[", b"]", b"{", b"}"]
+           b"SCORES_TXT_BEGIN_0 0 1 9 BLEU\n", b"<seg id=\"3\">", b"F", b":", b"[", b"]", b"{", b"}",
+           b"\nH-0\t", b"\nD-1\t", b"\nP-0\t", b'"id"', b"NaN", b"0-0 "]
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
@@ -137,6 +147,12 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
     return {
         "moses-nbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")])),
         "cdec-kbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")])),
+        "fairseq-nbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")]),
+                                                          nbest_format="fairseq"),
+        "marian-nbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")]),
+                                                         nbest_format="marian"),
+        "jsonl-nbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")]),
+                                                        nbest_format="jsonl"),
         "references": lambda p: NbestCorpus.from_nbest([good("moses-nbest")], read_references([p])),
         "features.dat": lambda p: read_mert_data([p], [good("scores.dat")]),
         "scores.dat": lambda p: read_mert_data([good("features.dat")], [p]),
