@@ -157,6 +157,7 @@ STDIN_INPUTS: dict[str, dict[str, str]] = {
                  "sparse_weights": "--sparse-weights"},
     "kbest": {"forests": "--forests", "weights": "--weights"},
     "rerank": {"nbest": "--nbest", "weights": "--weights", "sparse_weights": "--sparse-weights"},
+    "join-features": {"nbest": "--nbest"},
     "evaluate": {"hyps_baseline": "--hyps-baseline", "hyps_system": "--hyps-NAME", "ref": "--ref",
                  "devset": "--devset"},
     "tune": {"yaml": "--yaml"},
@@ -628,6 +629,21 @@ def cmd_kbest(args) -> int:
     return 0
 
 
+def cmd_join_features(args) -> int:
+    """``mtplug join-features``: an n-best list with per-hypothesis features from other
+    files added (:mod:`mtplug.join_features`), written as a Moses n-best to --output;
+    everything is checked before anything is written. Returns 0; bad input raises InputError."""
+    from .join_features import join_features, parse_feature_specs
+
+    features = parse_feature_specs(args.feature or [])
+    check_outputs({"--output": args.output})
+    t0 = time.perf_counter()
+    written = join_features(args.nbest[0], features, args.output)
+    _log(args, f"join-features: {written} hypotheses, {len(features)} feature(s) added in "
+               f"{time.perf_counter() - t0:.2f} s")
+    return 0
+
+
 def cmd_mertdir(args) -> int:
     """``mtplug mertdir``: print the directory of the Moses drop-in programs (extractor,
     mert, pro, kbmira, ...) to pass as mert-moses.pl's ``--mertdir``; with ``--moses-root
@@ -1026,6 +1042,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--moses-root", metavar="DIR",
                    help="make DIR/bin hold the programs under Moses's names, for tools that take a Moses root and "
                         "run DIR/bin/extractor, DIR/bin/mert, ...; prints DIR (refuses a DIR/bin holding other files)")
+
+    p = add("join-features", cmd_join_features,
+            "add per-hypothesis features from other files to an n-best list (written in Moses's format)",
+            "examples:\n  mtplug join-features --nbest nmt.nbest --feature LM=lm.scores --feature QE=qe.tsv "
+            "-o nmt.lm-qe.nbest\n"
+            "  mtplug join-features --nbest generate.out --nbest-format fairseq -o nmt.nbest   # a Moses copy\n"
+            "feature files: one value per n-best hypothesis line, in the n-best's order (fairseq and JSON\n"
+            "lines: sorted by id), or 'id rank value' lines, rank counting a sentence's hypotheses from 0\n")
+    g = p.add_argument_group("input")
+    g.add_argument("--nbest", "-n", nargs=1, required=True, metavar="FILE",
+                   help="the n-best list (gzip read transparently; '-': stdin)")
+    _add_nbest_format_args(g)
+    g.add_argument("--feature", "-f", action="append", metavar="NAME=FILE",
+                   help="a feature to add, NAME= on every line (repeat for several); FILE: one value per n-best "
+                        "line or 'id rank value' lines")
+    p.add_argument("--output", "-o", default="-", metavar="FILE", help="where to write the n-best (default '-': stdout)")
 
     from .tuning.config import add_tune_arguments
 

@@ -71,7 +71,8 @@ def moses_copies(paths: Sequence[str], fmt: str = "auto", *, fairseq_text: str =
     ``fmt``: one of :data:`NBEST_FORMATS` for every file (``auto``: each file's own,
     :func:`detect_nbest_format`); ``fairseq_text``/``fairseq_positional``: the options of
     :func:`mtplug.formats.fairseq_nbest.moses_lines`. An :class:`InputError` raised in the
-    body about a copy is raised again naming the original file and line.
+    body about a copy is raised again naming the original file and line (and a copy a
+    message names, by its original's name).
     """
     if fmt not in NBEST_FORMATS:
         raise ValueError(f"unknown n-best format {fmt!r}; expected one of {', '.join(NBEST_FORMATS)}")
@@ -90,11 +91,15 @@ def moses_copies(paths: Sequence[str], fmt: str = "auto", *, fairseq_text: str =
         try:
             yield out
         except InputError as err:
-            if err.path in copies:
-                original, line_map = copies[err.path]
-                line = int(line_map[err.line - 1]) if err.line and err.line <= len(line_map) else None
-                raise InputError(err.message.replace(err.path, original), original, line) from None
-            raise
+            message, path, line = err.message, err.path, err.line
+            if path in copies:
+                path, line_map = copies[path]
+                line = int(line_map[line - 1]) if line and line <= len(line_map) else None
+            for copy, (original, _) in copies.items():   # a message about another file may name a copy
+                message = message.replace(copy, original)
+            if (message, path, line) == (err.message, err.path, err.line):
+                raise
+            raise InputError(message, path, line) from None
     finally:
         for copy in copies:
             with contextlib.suppress(OSError):
