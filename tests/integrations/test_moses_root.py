@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def mtplug(*argv, cwd=None):
-    return subprocess.run([sys.executable, "-m", "mtplug", *map(str, argv)], capture_output=True, text=True,
-                          cwd=cwd or REPO, timeout=120)
+    return subprocess.run([sys.executable, "-m", "mtplug", *map(str, argv)], check=False, capture_output=True,
+                          text=True, cwd=cwd or REPO, timeout=120)
 
 
 def test_moses_root_made_idempotent_and_runs_the_programs(tmp_path):
@@ -40,11 +40,11 @@ def test_moses_root_made_idempotent_and_runs_the_programs(tmp_path):
     assert p.returncode == 0, p.stderr
     assert {n: (root / "bin" / n).read_text() for n in os.listdir(root / "bin")} == texts
     # each runs mtplug's program of that name, from any working directory
-    p = subprocess.run([str(root / "bin" / "mert"), "--help"], capture_output=True, text=True, cwd=tmp_path,
-                       timeout=120)
+    p = subprocess.run([str(root / "bin" / "mert"), "--help"], check=False, capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120)
     assert p.returncode == 0 and "mtplug's drop-in for Moses's mert" in " ".join(p.stdout.split())
     p = subprocess.run([str(root / "bin" / "extractor"), "--sctype", "M2SCORER", "-r", "none.m2", "-n", "none"],
-                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                       check=False, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert p.returncode == 2 and p.stderr.startswith("extractor: error:") and p.stderr.count("\n") == 1
     # without --moses-root: the mertdir, as before
     p = mtplug("mertdir")
@@ -124,7 +124,8 @@ def test_mert_restarts_from_moses_points_to_moses_result(shared_data, tmp_path):
     assert mtplug("mertdir", "--moses-root", root).returncode == 0
     p = subprocess.run([str(root / "bin" / "mert"), "-d", "8", "--ffile", str(toy / "run1.features.dat"),
                         "--scfile", str(toy / "run1.scores.dat"), "--ifile", str(toy / "run1.init.opt"),
-                        "-n", "20", "-r", "1"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+                        "-n", "20", "-r", "1"], check=False, capture_output=True, text=True, cwd=tmp_path,
+                       timeout=300)
     assert p.returncode == 0, p.stderr
     best = [line for line in p.stderr.splitlines() if line.startswith("Best point:")]
     assert best and best[0].endswith("=> 0.481178")
