@@ -139,7 +139,8 @@ def train(reranker, data: Path, root: Path, metric: str, work: Path, seeded: boo
     ref = data / ("dev.m2" if metric == "m2" else "ref.txt")
     argv = [python, str(folder / "train.py"), "-i", str(data / "dev.nbest"), "-r", str(ref), "-c",
             str(data / "config.ini"), "-o", str(work / "out"), "--tuning-metric", metric, "--moses-dir", str(root)]
-    run = subprocess.run(argv + (["-s"] if seeded else []), check=False, cwd=work, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(argv + (["-s"] if seeded else []), check=False, cwd=work, capture_output=True, text=True,
+                         timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     found = BEST_POINT.findall(run.stderr)
     assert len(found) == 1, run.stderr[-3000:]
