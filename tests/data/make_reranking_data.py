@@ -26,8 +26,9 @@ import sys
 SEED = 38
 N_SENTENCES = 30
 NBEST = 6
-WORDS = ("the a old new small big green red house dog cat man woman child river garden city car book letter "
-         "sees finds reads writes likes opens near behind under with today again slowly quickly").split()
+WORDS = ["the", "a", "old", "new", "small", "big", "green", "red", "house", "dog", "cat", "man", "woman", "child",
+         "river", "garden", "city", "car", "book", "letter", "sees", "finds", "reads", "writes", "likes", "opens",
+         "near", "behind", "under", "with", "today", "again", "slowly", "quickly"]
 
 
 def _bpe(word: str) -> str:
