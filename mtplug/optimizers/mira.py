@@ -34,6 +34,7 @@ from ..forests.corpus import ForestCorpus
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
 from .base import Optimizer, Result, reject_inapplicable, start_at_unit_margin, start_margin, unchanged_warnings
+from .kbmira_m2 import is_m2, kbmira_m2
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
 HOPE = {"lu": lambda a: (0.0, 1.0), "hope": lambda a: (1.0, a)}
@@ -329,6 +330,10 @@ class KbMira(Optimizer):
         """
         t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
+        if is_m2(corpus.metric) and not isinstance(corpus, ForestCorpus):
+            # Moses's kbmira --sctype M2SCORER, step for step (its F_beta background)
+            return kbmira_m2(corpus, start, seed, passes=self.passes, c=self.c, decay=self.decay,
+                             model_bg=self.model_bg, safe_hope=self.safe_hope, order=self.order, progress=progress)
         margin = start_margin(corpus, start)
         start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
         S, F = corpus.n_sentences, corpus.n_features

@@ -136,6 +136,8 @@ def train(args, algorithm: str) -> int:
     """Run ``algorithm`` (kbmira by default) on the features/scores files or the hypergraphs
     of ``--hgdir`` from the ``--dense-init``/``--sparse-init`` weights; write the weights
     and Moses's log lines (module docstring). InputError for bad input or options."""
+    import numpy as np
+
     from ...fileio import atomic_output, check_output
     from ...formats.number_text import format_g6
     from ...optimizers.registry import get_optimizer
@@ -168,7 +170,9 @@ def train(args, algorithm: str) -> int:
     info = result.info
     for bleu, steps, loss in zip(info.get("bleu_per_pass", ()), info.get("steps_per_pass", ()),
                                  info.get("loss_per_pass", ())):
-        log(f"{steps}/{corpus.n_sentences} updates, avg loss = {format_g6(loss / corpus.n_sentences)}, "
+        # Moses divides its float total by the sentence count in float
+        avg_loss = float(np.float32(np.float32(loss) / np.float32(corpus.n_sentences)))
+        log(f"{steps}/{corpus.n_sentences} updates, avg loss = {format_g6(avg_loss)}, "
             f"BLEU = {format_g6(bleu)}")
     w = result.weights
     names = corpus.feature_names
