@@ -97,7 +97,7 @@ def bench_training(corpus: NbestCorpus, start: np.ndarray, c: float, tolerance: 
     t_setup = time.perf_counter() - t
     print(f"set-up (sentence BLEU+1 and ranks): {t_setup:.2f} s; preference pairs: {count_pairs(obj):,}")
     del obj
-    bleu_start = corpus.bleu_of(start).score
+    bleu_start = 100 * corpus.bleu_of(start).score     # 0-100, as Result.score
     res = apro.optimize(corpus, start, 0)
     info = res.info
     passes = info["function_evaluations"] + info["hessian_products"]
@@ -107,7 +107,7 @@ def bench_training(corpus: NbestCorpus, start: np.ndarray, c: float, tolerance: 
     print(f"  {n * passes / info['seconds'] / 1e6:.2f} M hypotheses/s over {passes} kernel passes; "
           f"|grad F| = {info['gradient_norm']:.3g} <= {info['gradient_tolerance']:.3g}; "
           f"F = {info['objective']:.6f}; active pairs {info['active_pairs']:,}")
-    print(f"  corpus BLEU: start {bleu_start:.6f} -> {res.score:.6f}")
+    print(f"  corpus BLEU: start {bleu_start:.4f} -> {res.score:.4f}")
     print(f"  weights: {' '.join(f'{x:.4g}' for x in res.weights)}")
     print(f"peak RSS {peak_rss_mb():.0f} MB")
 

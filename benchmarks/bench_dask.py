@@ -165,7 +165,8 @@ res = Apro(c=1.0, max_iterations=int(iterations)).optimize(corpus, np.zeros(corp
                                                          threads=int(threads), engine=engine)
 # VmHWM: the peak of this process image (ru_maxrss would carry the forking parent's over exec)
 hwm = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
-print(json.dumps(dict(seconds=time.perf_counter() - t, weights=res.weights.tolist(), bleu=res.score,
+# bleu as a fraction, as the report below prints it (Result.score is 0-100)
+print(json.dumps(dict(seconds=time.perf_counter() - t, weights=res.weights.tolist(), bleu=res.score / 100,
                       rss=hwm / 1024)))
 """
 

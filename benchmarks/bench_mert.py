@@ -57,14 +57,14 @@ def speed(args) -> None:
     corpus, init = load_big(args.data)
     # Moses's mert reads features.dat/scores.dat only: no hypothesis strings in memory
     corpus.hyp_indptr = corpus.hyp_bytes = None
-    print(f"{corpus}; start BLEU {corpus.bleu_of(init.start).score:.6f}")
+    print(f"{corpus}; start BLEU {100 * corpus.bleu_of(init.start).score:.4f}")
     for directions in args.directions:
         t = time.perf_counter()
         res = Mert(directions=directions, restarts=args.restarts).optimize(
             corpus, init.start, args.seed, threads=args.threads, ranges=(init.mins, init.maxs))
         wall = time.perf_counter() - t
         i = res.info
-        print(f"{directions:10s} restarts {args.restarts:2d} threads {args.threads}: BLEU {res.score:.6f}  "
+        print(f"{directions:10s} restarts {args.restarts:2d} threads {args.threads}: BLEU {res.score:.4f}  "
               f"{wall:7.2f} s  {i['line_searches']} line searches, "
               f"{1000 * i['seconds_per_line_search']:.1f} ms each, "
               f"{i['lines_per_second']:,.0f} envelope lines/s, "
@@ -90,7 +90,7 @@ def recovery(args) -> None:
                            max_iterations=args.max_iterations).optimize(corpus, np.ones(dims), args.seed,
                                                                         threads=1)
                 print(f"D {dims:5d} noise {noise:5.0f} {directions:10s} {reg:9s}: cosine {cosine(res.weights, w_star):.5f}"
-                      f"  pseudo-BLEU {res.score:.6f}  {time.perf_counter() - t:7.1f} s  "
+                      f"  pseudo-BLEU {res.score:.4f}  {time.perf_counter() - t:7.1f} s  "
                       f"{res.info['line_searches']} line searches", flush=True)
             del corpus
 

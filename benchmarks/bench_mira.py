@@ -34,13 +34,13 @@ def main() -> None:
     corpus = NbestCorpus.load(args.store)
     t_load = time.perf_counter() - t0
     start = start_weights(args.store, corpus.n_features)
-    print(f"{corpus}; load {t_load:.2f} s; start BLEU {corpus.metric_of(start):.6f}")
+    print(f"{corpus}; load {t_load:.2f} s; start BLEU {100 * corpus.metric_of(start):.4f}")
     t1 = time.perf_counter()
     res = KbMira(passes=args.passes).optimize(corpus, start, args.seed)
     total = time.perf_counter() - t1
     rss = peak_rss_mb()
     print(f"kbmira {args.passes} passes: {total:.2f} s total, {total / args.passes * 1000:.1f} ms/pass "
-          f"(incl. per-pass evaluation), best BLEU {res.info['best_bleu']:.6f} at pass {res.info['best_pass']}, "
+          f"(incl. per-pass evaluation), best BLEU {res.info['best_bleu']:.4f} at pass {res.info['best_pass']}, "
           f"peak RSS {rss:.0f} MB")
 
 

@@ -92,7 +92,7 @@ def main(argv=None) -> None:
         print(f"classifier {kind:10s}: {sec_c:.3f} s, {fit.iterations} iterations")
     # bench_mert.py's data directory keeps the start weights next to work/store.npz
     start = start_weights(args.store, corpus.n_features)
-    print(f"start BLEU {corpus.bleu_of(start).score:.6f}")
+    print(f"start BLEU {100 * corpus.bleu_of(start).score:.4f}")
     for kind in args.classifiers:
         for threads in args.threads:
             sec, res = best_of(lambda: Pro(classifier=kind).optimize(corpus, start, args.seed, threads=threads))
@@ -100,7 +100,7 @@ def main(argv=None) -> None:
             print(f"Pro.optimize ({kind}, {threads} thread(s)): {sec:.3f} s total = scoring + sampling "
                   f"{i['seconds_sampling']:.3f} s + pairs and classifier {i['seconds_classifier']:.3f} s "
                   f"(+ BLEU of the result); {i['draws'] / sec:,.0f} candidate pairs/s, {n / sec:,.0f} hyp/s; "
-                  f"BLEU {res.score:.6f}")
+                  f"BLEU {res.score:.4f}")
     if args.write_pro_data:
         from tests.reference.pro_data_writer import pro_data_from_pairs, write_pro_data
 

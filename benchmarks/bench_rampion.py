@@ -41,7 +41,7 @@ def main(argv=None) -> None:
     corpus, source = load_store(args.store, synthetic_store)
     print(f"{corpus} from {source}: {time.perf_counter() - t:.1f} s to load; RSS {peak_rss_mb():.0f} MB")
     start = start_weights(args.store, corpus.n_features)
-    print(f"start BLEU {corpus.bleu_of(start).score:.6f}")
+    print(f"start BLEU {100 * corpus.bleu_of(start).score:.4f}")
     for loss in args.loss:
         opt = Rampion(loss=loss, cccp_iterations=args.cccp_iterations, epochs=args.epochs)
         t0 = time.perf_counter()
@@ -50,7 +50,7 @@ def main(argv=None) -> None:
         i = res.info
         print(f"Rampion ({loss}, T'={opt.cccp_iterations}, T''={opt.epochs}): {i['seconds_per_epoch']:.3f} s per "
               f"epoch, {total:.3f} s total; {corpus.n_hypotheses * opt.epochs * opt.cccp_iterations / total:,.0f} "
-              f"hyp-visits/s; BLEU {res.score:.6f}")
+              f"hyp-visits/s; BLEU {res.score:.4f}")
         print("  objective per CCCP iteration: " + " ".join(f"{o:.4f}" for o in i["objective"]))
     print(f"peak RSS {peak_rss_mb():.0f} MB")
 

@@ -127,16 +127,17 @@ def optimizer_rows(corpus, w: np.ndarray, threads: int, strength: float, repeat:
     median = {k: float(np.median(v)) for k, v in times.items()}
     spread = {k: f"timings {' '.join(f'{t:.2f}' for t in v)} s" if repeat > 1 else "" for k, v in times.items()}
     pro, t_pro = results["pro"], median["pro"]
-    rows = [{"work": "PRO (defaults)", "seconds": t_pro, "tune_bleu": pro.score, "note": spread["pro"]}]
+    # tune_bleu as a fraction, as the recorded rows have it (Result.score is 0-100)
+    rows = [{"work": "PRO (defaults)", "seconds": t_pro, "tune_bleu": pro.score / 100, "note": spread["pro"]}]
     mert, t_mert = results["coordinate"], median["coordinate"]
-    rows.append({"work": "coordinate MERT, one start point", "seconds": t_mert, "tune_bleu": mert.score,
+    rows.append({"work": "coordinate MERT, one start point", "seconds": t_mert, "tune_bleu": mert.score / 100,
                  "ratio_to_pro": t_mert / t_pro, "target": "<= 10x PRO, BLEU >= PRO's",
                  "met": t_mert <= 10 * t_pro and mert.score >= pro.score,
                  "note": f"{mert.info['iterations']} rounds, {mert.info['seconds_in_line_searches']:.2f} s in "
                          f"line searches; {spread['coordinate']}"})
     for reg in ("l0", "l2"):
         res, t = results[reg], median[reg]
-        rows.append({"work": f"expected-BLEU MERT, {reg} (λ {strength:g})", "seconds": t, "tune_bleu": res.score,
+        rows.append({"work": f"expected-BLEU MERT, {reg} (λ {strength:g})", "seconds": t, "tune_bleu": res.score / 100,
                      "ratio_to_pro": t / t_pro, "target": "<= 3x PRO", "met": t <= 3 * t_pro,
                      "note": f"{res.info['iterations']} iterations, {res.info['seconds_in_line_searches']:.2f} s "
                              f"in line searches; {spread[reg]}"})

@@ -263,7 +263,8 @@ def moonshot_run(store: str, threads: int, c: float) -> dict:
     info = {k: v for k, v in res.info.items() if isinstance(v, (int, float, str, bool))}
     return {"hypotheses": pool.n_hypotheses, "features": pool.n_features, "open_seconds": opened,
             "bleu_seconds": bleu_seconds, "train_seconds": train, "loss_gradient_seconds": at / max(1, n_at),
-            "info": info, "bleu_start": bleu_start, "bleu": res.score, "where": _where(stats, train, APRO_PARTS)}
+            # bleu as a fraction beside bleu_start (Result.score is 0-100), as the recorded rows have it
+            "info": info, "bleu_start": bleu_start, "bleu": res.score / 100, "where": _where(stats, train, APRO_PARTS)}
 
 
 def moonshot_store(ctx: SpeedContext, n: int) -> str:

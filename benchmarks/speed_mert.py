@@ -108,7 +108,8 @@ def measure_mert(ctx: SpeedContext, moses_mert_restarts: int = TARGET_RESTARTS,
     w = res.weights / np.abs(res.weights).sum()
     same = bool(np.allclose(w, extra["mtplug_weights"], rtol=1e-5, atol=1e-6))
     extra.update(line_searches=info["line_searches"], rounds=info["iterations"],
-                 one_thread_seconds=read_s + opt_s, one_thread_bleu=res.score)
+                 # a fraction beside mtplug_bleu (mert's output; Result.score is 0-100)
+                 one_thread_seconds=read_s + opt_s, one_thread_bleu=res.score / 100)
     ls, scores = info["seconds_in_line_searches"], info["seconds_in_scores"]
     where = (f"one thread, {read_s + opt_s:.1f} s: read features/scores {read_s:.1f} s, per-feature hypothesis "
              f"orders {info['seconds_slope_orders']:.1f} s, {info['line_searches']} line searches "

@@ -152,10 +152,10 @@ def optimize(name: str, corpus: NbestCorpus, start: WeightsLike, seed: int = 0, 
     class docstring and ``mtplug optimize NAME --help`` with ``_`` for ``-``
     (``restarts=20``, ``directions="powell"``).
 
-    Returns a :class:`Result`: ``weights`` float64 [n_features], ``score`` the objective
-    the optimizer maximised on the tuning set's 1-best (a fraction, as the kernels and
-    Moses's mert keep it: 0.4995 for BLEU 49.95; :func:`score` gives the score on
-    mtplug's 0-100 scale), ``seed``, ``info``, ``feature_names`` and
+    Returns a :class:`Result`: ``weights`` float64 [n_features], ``score`` the store's
+    metric of the tuning set's 1-best under them on the 0-100 scale (BLEU 49.95, equal to
+    :func:`score` of the result), ``seed``, ``info`` (its metric numbers, such as MERT's
+    regularised ``objective``, on the same scale: :class:`Result`), ``feature_names`` and
     :meth:`Result.named_weights`. Warnings the command prints
     (a degenerate pool, weights returned unchanged) are issued with :mod:`warnings`.
     As ``mtplug optimize NAME``.

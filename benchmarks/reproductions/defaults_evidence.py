@@ -102,7 +102,7 @@ def main() -> None:
                     res = mtplug.optimize(opt, tune, vector(tune, w0), seed, threads=a.threads, **options)
                 tuned = dict(zip(res.feature_names, res.weights.tolist()))
                 row = {"system": system, "name": name, "seed": seed, "seconds": round(time.perf_counter() - t, 2),
-                       "tune": res.score}
+                       "tune": res.score / 100}    # a fraction beside dev and test (Result.score is 0-100)
                 for part in ("dev", "test"):
                     corpus = data[part]
                     row[part] = corpus.bleu_of_rows(corpus.one_best(vector(corpus, tuned))).score

@@ -145,7 +145,8 @@ class Study:
             fh.writelines(f"{n} {v!r}\n" for n, v in tuned.items() if v != 0.0)
         row = {"method": method, "seed": seed, "optimizer": optimizer, "options": options,
                "reg_strength": options.get("reg_strength"), "seconds": round(seconds, 2),
-               "nonzero": int(np.count_nonzero(res.weights)), "tune": res.score}
+               # tune as a fraction beside dev and test (Result.score is 0-100), as the rows have it
+               "nonzero": int(np.count_nonzero(res.weights)), "tune": res.score / 100}
         for name in ("dev", "test"):
             corpus = self.data[name]
             rows = corpus.one_best(vector(corpus, tuned))

@@ -71,8 +71,10 @@ def run(args) -> None:
                     kind, options = OPTIMIZERS[name]
                     t = time.perf_counter()
                     res = get_optimizer(kind)(**options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
+                    # the rows keep the pseudo-BLEU as a fraction (Result.score is 0-100), as
+                    # the rows already written and the tables drawn from them have it
                     row = {"dims": dims, "noise": noise, "seed": seed, "optimizer": name,
-                           "pseudo_bleu": res.score, "cosine": cosine(res.weights, w_star),
+                           "pseudo_bleu": res.score / 100, "cosine": cosine(res.weights, w_star),
                            "seconds": round(time.perf_counter() - t, 2)}
                     with open(rows_file, "a") as fh:
                         fh.write(json.dumps(row) + "\n")
@@ -94,9 +96,10 @@ def convergence(args) -> None:
                           ("expected BLEU", dict(directions="expbleu"))):
         t = time.perf_counter()
         res = get_optimizer("mert")(restarts=0, **options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
-        runs[name] = {"options": options, "seconds": round(time.perf_counter() - t, 2), "pseudo_bleu": res.score,
+        # fractions, as the recorded convergence files have them (Result's score and trace are 0-100)
+        runs[name] = {"options": options, "seconds": round(time.perf_counter() - t, 2), "pseudo_bleu": res.score / 100,
                       "cosine": cosine(res.weights, w_star), "iterations": res.info.get("iterations"),
-                      "trace": res.info["trace"]}
+                      "trace": [(s, n, objective / 100) for s, n, objective in res.info["trace"]]}
         print(name, json.dumps({k: v for k, v in runs[name].items() if k != "trace"}), flush=True)
     record = {"dims": dims, "noise": noise, "seed": seed, "sentences": args.sentences, "nbest": args.nbest,
               "threads": args.threads, "runs": runs}

@@ -146,7 +146,7 @@ class PoolJob(_Job):
         result.warnings = list(start.warnings) + list(result.warnings)   # a partial match of the init's names
         for warning in result.warnings:
             log(f"{self.optimizer} {self.replica}: warning: {warning}")
-        value = corpus.metric.value(result.score)
+        value = result.score
         out = os.path.join(self.folder, "tuned." + _WEIGHTS_FILE.get(self.out_format, "weights.txt"))
         written = write_tuned(out, self.out_format, start, names, result.weights, n_dense,
                               comment=f"mtplug compare {self.optimizer} {self.replica} {self.algorithm} "

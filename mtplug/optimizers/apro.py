@@ -522,7 +522,7 @@ class Apro(Optimizer):
         PartitionedPool; kernels on ``threads`` threads, partitions on ``engine``'s workers)."""
         return AproObjective(corpus, self.c, self.sentence_metric, threads, engine)
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:
         """Minimize F from ``start`` (float64 [n_features]); return psi w' + (1 - psi) start.
 

@@ -2,7 +2,8 @@
 
 An optimizer is a class with a ``name``, an ``options`` table (option name -> argparse
 keyword arguments; the CLI adds ``--option-name`` for each and passes the values to the
-constructor as keywords), and ``optimize(corpus, start, seed) -> Result``. The registry (``registry.py``) is the one
+constructor as keywords), and ``_optimize(corpus, start, seed) -> Result`` (``optimize`` puts its
+result on the metric's 0–100 scale). The registry (``registry.py``) is the one
 list of them; the CLI and the Moses programs look algorithms up there.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -22,11 +23,23 @@ from ..formats.weights_core import Weights
 class Result:
     """The outcome of one optimizer run.
 
-    weights: float64 [n_features] in the corpus's feature order; score: the objective the
-    optimizer maximised, of the tuning set's 1-best under ``weights``, as a fraction as
-    the kernels keep it (BLEU 0.4995 where :func:`mtplug.score` and every output say
-    49.95); seed: the seed used (written into outputs); info: algorithm-specific numbers
-    for logs (iterations, time, ...).
+    weights: float64 [n_features] in the corpus's feature order; seed: the seed used
+    (written into outputs); info: algorithm-specific numbers for logs (iterations,
+    time, ...).
+
+    score: the store's metric of the tuning set's 1-best under ``weights`` on sacrebleu's
+    0–100 scale, as every output gives it: equal to :func:`mtplug.score` of ``weights``
+    and to ``mtplug score`` / ``mtplug optimize``'s ``end:`` line (BLEU 49.95; TER,
+    WER, ... as error rates, lower is better). The numbers of the metric in ``info``
+    (:attr:`Optimizer.metric_info`) are on that scale too, by the same map
+    (:meth:`mtplug.metrics.layer.Metric.value`): MERT's ``objective`` (the metric of the
+    1-best minus its regulariser λ·R, in the metric's units: BLEU − 100·λ·R, or TER +
+    100·λ·R for an error rate; equal to ``score`` without a regulariser),
+    ``start_objectives`` and the last entry of each ``trace`` step; kbmira's ``best_bleu``
+    (its ``score``) and ``bleu_per_pass``. What the other optimizers minimise (PRO's
+    ``classifier_objective``, APRO's and RAMPION's ``objective``) is a loss, not a score:
+    it stays in its own units. The optimizers compute in the kernels' fractions (BLEU
+    0.4995); :meth:`Optimizer.optimize` converts once, at the end.
     """
 
     weights: np.ndarray
@@ -37,6 +50,22 @@ class Result:
     warnings: list = field(default_factory=list)
     #: the names of ``weights``' entries (the store's ``feature_names``), set by :func:`mtplug.optimize`
     feature_names: list = field(default_factory=list)
+
+    def on_metric_scale(self, metric, keys) -> Result:
+        """This result as users read it: ``score`` and the ``info`` entries named in
+        ``keys`` (numbers, lists of numbers, or tuples whose last entry is one) mapped from
+        the kernels' fractions by ``metric.value`` (a Metric: 0–100); the one conversion
+        of every optimizer's result (:meth:`Optimizer.optimize`)."""
+
+        def scaled(v):
+            if isinstance(v, list):
+                return [scaled(x) for x in v]
+            if isinstance(v, tuple):
+                return (*v[:-1], scaled(v[-1]))
+            return None if v is None else metric.value(v)
+
+        info = {k: scaled(v) if k in keys else v for k, v in self.info.items()}
+        return replace(self, score=metric.value(self.score), info=info)
 
     def named_weights(self) -> Weights:
         """The tuned weights as a mapping feature name -> value (ValueError when the
@@ -53,7 +82,7 @@ class Optimizer:
     ``mtplug optimize --help``) and ``options`` (option name -> :mod:`argparse` keyword
     arguments: ``help``, ``default``, ``type``, ``choices``, ...), takes those options as
     keyword arguments of its constructor (ValueError for a bad or inapplicable value)
-    and implements :meth:`optimize`. Its class docstring says what the algorithm does;
+    and implements :meth:`_optimize`. Its class docstring says what the algorithm does;
     an "Options" section generated from ``options`` (:func:`options_markdown`) is
     appended to it when the class is created, so the documentation of the options cannot
     drift from the table the CLI is built from.
@@ -74,16 +103,31 @@ class Optimizer:
     #: for ``corpus`` (a store that stays on the workers: ``optimize --store F --scheduler A``)
     works_on_pools = False
 
+    #: the ``info`` keys of :meth:`_optimize`'s result that hold numbers of the store's
+    #: metric (fractions there; 0–100 in :meth:`optimize`'s result, as ``score``)
+    metric_info: ClassVar[tuple[str, ...]] = ()
+
     def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
-                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+                 ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, **kwargs) -> Result:
         """Tune weights on ``corpus`` (NbestCorpus) from ``start`` (float64 [n_features]).
 
         threads: worker threads (None: all cores); ranges: optional (mins, maxs) float64
         [n_dense] where random start points are drawn (init.opt's second and third lines);
         progress: optional callable, called with a count of finished work units
-        (``progress_total(self)`` of them in all).
+        (``progress_total(self)`` of them in all); kwargs: what the optimizer's
+        :meth:`_optimize` takes besides (``engine=``). Returns :meth:`_optimize`'s result
+        with its score and metric numbers on the metric's 0–100 scale
+        (:meth:`Result.on_metric_scale`; see :class:`Result`).
         """
-        raise TypeError(f"{type(self).__name__} does not define optimize()")
+        result = self._optimize(corpus, start, seed, threads=threads, ranges=ranges, progress=progress, **kwargs)
+        return result.on_metric_scale(corpus.metric, self.metric_info)
+
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
+        """The algorithm itself, as :meth:`optimize` with the result in the kernels' units:
+        ``score`` and :attr:`metric_info` as the store metric's objective, a fraction
+        (BLEU 0.4995, 1 − TER for TER). Moses's programs (mtplug mertdir) print these."""
+        raise TypeError(f"{type(self).__name__} does not define _optimize()")
 
     @staticmethod
     def checked_start(corpus, start) -> np.ndarray:

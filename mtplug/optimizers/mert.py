@@ -392,6 +392,7 @@ class Mert(Optimizer):
 
     name = "mert"
     distributes = True
+    metric_info = ("objective", "start_objectives", "trace")
     help = "minimum error rate training: exact envelope line searches (Och 2003), optionally regularised"
     options: ClassVar[dict[str, dict]] = {
         "directions": dict(choices=DIRECTION_FINDERS, default="coordinate",
@@ -556,7 +557,7 @@ class Mert(Optimizer):
     def progress_total(self) -> int:
         return self.restarts + 1 + self.random_walks
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None, engine=None) -> Result:
         """Tune from ``start`` (float64 [n_features]) plus ``restarts`` random points.
 

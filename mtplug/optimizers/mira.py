@@ -192,7 +192,7 @@ class Mira(Optimizer):
     def progress_total(self) -> int:
         return self.passes
 
-    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None, engine=None) -> Result:
+    def _optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None, engine=None) -> Result:
         """Online MIRA from ``start`` (float64 [n_features]); ``ranges`` unused.
 
         Each pass: the sentences are split into ``shards`` contiguous blocks; every shard
@@ -285,6 +285,7 @@ class KbMira(Optimizer):
     """
 
     name = "kbmira"
+    metric_info = ("best_bleu", "bleu_per_pass")
     help = "batch k-best MIRA (Cherry & Foster 2012) as Moses kbmira: pseudo-document BLEU hope/fear"
     options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=60, metavar="N", help="passes over the sentences (Moses -J; default 60)"),
@@ -316,7 +317,7 @@ class KbMira(Optimizer):
     def progress_total(self) -> int:
         return self.passes
 
-    def optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
+    def _optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
         """kbmira from ``start`` (float64 [n_features]); ``threads`` and ``ranges`` unused.
 
         Each pass visits all sentences in an order shuffled by one generator seeded with

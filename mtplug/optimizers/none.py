@@ -15,7 +15,7 @@ class KeepStart(Optimizer):
     name = "none"
     help = "return the start weights unchanged (checks input, output and scoring)"
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads=None, ranges=None,
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads=None, ranges=None,
                  progress=None) -> Result:
         """A copy of ``start`` (float64 [n_features]) and its metric score on ``corpus``;
         ``seed``, ``threads`` and ``ranges`` are not used (the seed is recorded)."""

@@ -292,7 +292,7 @@ class Pro(Optimizer):
         C = 1.0 / (1.0 / self.c + 1.0 / self.c_start)
         return C, start * (C / self.c_start)
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """One PRO step from ``start`` (float64 [n_features]); ``ranges`` is not used.
 

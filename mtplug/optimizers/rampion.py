@@ -190,7 +190,7 @@ class Rampion(Optimizer):
     def progress_total(self) -> int:
         return self.cccp_iterations
 
-    def optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
+    def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
         """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0 (first shrunk
         to a mean pair margin of 1 when above 1: :func:`.base.start_at_unit_margin`).

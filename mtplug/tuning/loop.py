@@ -856,8 +856,10 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
                 for warning in result.warnings:
                     hooks.log(f"iteration {n}: warning: {warning}")
-                tuned_bleu = SCALE * float(result.score)    # the objective on the store (BLEU under bleu)
-                tuned_value = corpus.metric.value(result.score)
+                # state.json's tuned_bleu: 100 x the store metric's objective (BLEU under bleu; 100 - TER
+                # under ter), as it has always been; tuned_value: the metric as users read it
+                tuned_bleu = SCALE * corpus.metric_of(result.weights)
+                tuned_value = result.score
                 new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
                 stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change

@@ -392,8 +392,8 @@ def test_synthetic_recovery():
     res = Pro(c_start=np.inf).optimize(corpus, np.ones(100), 0)   # the classifier alone, no pull to the start
     assert cosine(res.weights, w_star) > 0.99
     assert res.info["pairs_kept"] == 500 * 50
-    assert res.score == pytest.approx(float(corpus.stats[corpus.one_best(res.weights), 0].sum())
-                                      / corpus.metric.parts[0].param)
+    assert res.score == pytest.approx(100 * float(corpus.stats[corpus.one_best(res.weights), 0].sum())
+                                      / corpus.metric.parts[0].param)    # Result.score is 0-100
 
 
 def test_improves_bleu_on_the_moses_toy_set(toy):
@@ -404,8 +404,8 @@ def test_improves_bleu_on_the_moses_toy_set(toy):
     assert corpus.bleu_of(start).score == pytest.approx(TOY_START_BLEU, abs=5e-7)
     for kwargs, gain in ((dict(psi=0.1), 0.01), (dict(psi=0.5), 0.07), (dict(c_start=np.inf), 0.07), ({}, 0.07)):
         res = Pro(**kwargs).optimize(corpus, start, 1)
-        assert res.score > TOY_START_BLEU + gain
-        assert res.score == corpus.bleu_of(res.weights).score
+        assert res.score > 100 * (TOY_START_BLEU + gain)       # Result.score is 0-100
+        assert res.score == corpus.metric.value(corpus.bleu_of(res.weights).score)
     info = res.info
     # as Moses's pro on this set (shared/data/moses-toy/README.md): 60 sentences x 50 pairs
     assert info["pairs_kept"] == 3000 and info["draws"] == 60 * 5000
@@ -415,7 +415,7 @@ def test_improves_bleu_on_the_moses_toy_set(toy):
 @pytest.mark.parametrize("kind", ["perceptron", "svm"])
 def test_other_classifiers_improve_the_toy_set_too(toy, kind):
     corpus, start = toy
-    assert Pro(classifier=kind).optimize(corpus, start, 1).score > TOY_START_BLEU + 0.05
+    assert Pro(classifier=kind).optimize(corpus, start, 1).score > 100 * (TOY_START_BLEU + 0.05)
 
 
 def test_default_takes_the_pulled_classifier_whole(toy):
@@ -507,7 +507,7 @@ def test_pull_toward_the_start_shortens_the_step(toy):
     free = Pro(c_start=np.inf).optimize(corpus, start, 3)
     pulled = Pro(c_start=1e-3).optimize(corpus, start, 3)
     assert np.linalg.norm(pulled.weights - start) < 0.5 * np.linalg.norm(free.weights - start)
-    assert pulled.score > TOY_START_BLEU
+    assert pulled.score > 100 * TOY_START_BLEU
 
 
 def test_option_validation():

@@ -164,7 +164,7 @@ def train(args, algorithm: str) -> int:
         "passes": args.iters, "c": args.cparam, "decay": args.decay, "model_bg": args.model_bg or None,
         "safe_hope": args.safe_hope or None, "order": "fixed" if (args.no_shuffle or args.streaming) else None})
     optimizer = cls(**options)
-    result = optimizer.optimize(corpus, start, seed)
+    result = optimizer._optimize(corpus, start, seed)    # the kernels' fractions, as Moses's kbmira prints them
     for warning in result.warnings:
         log(f"{PROG}: warning: {warning}")
     info = result.info

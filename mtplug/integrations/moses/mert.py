@@ -232,7 +232,8 @@ def optimize(args, algorithm: str) -> int:
         log(f"{PROG}: start point {i + 1} of {len(starts)}: {label} = {corpus.metric_of(start):.6f}")
         for warning in optimizer.advice(corpus) if i == 0 else ():
             log(f"{PROG}: warning: {warning}")
-        result = optimizer.optimize(corpus, start, seed, threads=args.threads, ranges=ranges)
+        # the kernels' fractions, as Moses's mert compares and prints them
+        result = optimizer._optimize(corpus, start, seed, threads=args.threads, ranges=ranges)
         for warning in result.warnings:
             log(f"{PROG}: warning: {warning}")
         objective = result.info.get("objective", result.score)
