@@ -129,7 +129,7 @@ def _per_line(path, first_no, first, lines, index: NbestIndex, nbest: str) -> np
         values[n] = parse_number(token, path, line_no)
         n += 1
     if n < len(index):
-        raise InputError(f"has {n} values, {nbest} has {len(index)} hypotheses", path)
+        raise InputError(f"has {_count_of(n, 'value')}, {nbest} has {_count_of(len(index), 'hypothesis')}", path)
     return values
 
 
@@ -145,8 +145,8 @@ def _keyed(path, first_no, first, lines, index: NbestIndex, nbest: str) -> np.nd
         sid, rank = (_count(tok, what, path, line_no) for tok, what in zip(tokens, ("id", "rank")))
         if sid >= n_sent or rank >= index.offsets[sid + 1] - index.offsets[sid]:
             held = 0 if sid >= n_sent else int(index.offsets[sid + 1] - index.offsets[sid])
-            raise InputError(f"sentence {sid}, rank {rank} is not in {nbest} (sentence {sid} has {held} "
-                             "hypotheses, ranks from 0)", path, line_no)
+            raise InputError(f"sentence {sid}, rank {rank} is not in {nbest} (sentence {sid} has "
+                             f"{_count_of(held, 'hypothesis')}, ranks from 0)", path, line_no)
         i = int(index.offsets[sid]) + rank
         if seen[i]:
             raise InputError(f"sentence {sid}, rank {rank} given twice (first on line {seen[i]})", path, line_no)
@@ -158,6 +158,11 @@ def _keyed(path, first_no, first, lines, index: NbestIndex, nbest: str) -> np.nd
         raise InputError(f"no value for sentence {index.sids[i]}, rank {index.ranks[i]} of {nbest} ({len(missing)} "
                          f"of its {len(index)} hypotheses have none)", path)
     return values
+
+
+def _count_of(n: int, noun: str) -> str:
+    """``1 value``, ``2 values``, ``1 hypothesis``, ``0 hypotheses``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun[:-2] + 'es' if noun.endswith('is') else noun + 's'}"
 
 
 def _count(token: str, what: str, path: str, line_no: int) -> int:

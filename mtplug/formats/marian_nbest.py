@@ -40,6 +40,6 @@ def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
         if len(fields) < 4:
             raise InputError("expected 'id ||| hypothesis ||| features ||| total' (alignment and WordScores fields "
                              f"may come before the features), found {len(fields)} field(s)", path, line_no)
-        parse_number(fields[-1].strip(), path, line_no, "the total score")
+        parse_number(fields[-1].strip(), path, line_no, "total")
         features = _GLUED.sub(r"\1 ", fields[-2].strip())
         yield line_no, -1, f"{fields[0].strip()} ||| {fields[1].strip()} ||| {features}"

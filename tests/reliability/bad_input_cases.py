@@ -103,6 +103,10 @@ READ_BY = {
              "--forests DIR` and `optimize --forests DIR` read the same files)",
     "rerank": "`mtplug rerank --nbest NBEST --weights INIT -o OUT`",
     "evaluate": "`mtplug evaluate --ref REF --hyps-baseline HYP --hyps-sys1 HYP2`",
+    "fairseq": "`mtplug optimize ALGO --nbest NBEST --nbest-format fairseq --ref REF --weights WEIGHTS`",
+    "marian": "`mtplug optimize ALGO --nbest NBEST --nbest-format marian --ref REF --weights WEIGHTS`",
+    "jsonl": "`mtplug optimize ALGO --nbest NBEST --nbest-format jsonl --ref REF --weights WEIGHTS`",
+    "join": "`mtplug join-features --nbest NBEST --feature X=VALUES -o OUT`",
 }
 #: command kinds run by a Moses program of moses_integration/ (through its entry point,
 #: ``python -m mtplug.integrations.moses PROGRAM``), not by ``mtplug``
@@ -151,6 +155,11 @@ def command_line(case: Case, d: str) -> list[str]:
                 "-o", p("out")]
     if case.command == "rerank":
         return ["rerank", "-q", "--nbest", p("nbest"), "--weights", p("init"), "--output", p("out")]
+    if case.command in ("fairseq", "marian", "jsonl"):
+        return ["optimize", "none", "-q", "--nbest", p("nbest"), "--nbest-format", case.command, "--ref", p("ref"),
+                "--weights", p("neural.weights"), "--output", p("out")]
+    if case.command == "join":
+        return ["join-features", "-q", "--nbest", p("nbest"), "--feature", f"X={p('values')}", "--output", p("out")]
     if case.command == "evaluate":
         return ["evaluate", "-q", "--ref", p("ref"), "--hyps-baseline", p("hyp"), "--hyps-sys1", p("hyp2"),
                 "--boot-samples", "10", "--ar-shuffles", "10", "--json", p("out")]
@@ -183,7 +192,7 @@ def defaults(case: Case) -> dict:
             "sparse": GOOD_SPARSE, "weights": KBEST_INIT, "pro.data": GOOD_PRO, "dtrain.ini": GOOD_DTRAIN,
             "cdec.ini": "formalism=scfg\n", "tune.yaml": GOOD_TUNE, "moses.ini": "[weight]\nLM0= 0.5\nTM0= 0.2 0.2\n",
             "forest.weights": FOREST_WEIGHTS, "dense": GOOD_DENSE,
-            "hyp2": "a b c\nx y z\n"}
+            "hyp2": "a b c\nx y z\n", "neural.weights": "fairseq_0 1\nF0_0 1\nf_0 1\n", "values": "1\n2\n"}
     return {**base, **case.files}
 
 
@@ -755,6 +764,43 @@ CASES = [
          "rerank"),
     Case("n-best list (mtplug rerank)", "NaN feature value", {"nbest": NBEST_LINE[0].replace("-1.5", "nan") + NBEST_LINE[1]},
          "mtplug: error: DIR/nbest:1: feature value 'nan' is not finite (NaN or infinity)", "rerank"),
+    # ---------------------------------------------------------------- neural n-best lists, join-features
+    Case("fairseq n-best", "score not a number", {"nbest": "H-0\tx\ta b c\nD-0\t-1\ta b c\n"}, "mtplug: error: DIR/nbest:1: expected a number for 'score', got 'x'", "fairseq"),
+    Case("fairseq n-best", "NaN score", {"nbest": "H-0\tnan\ta b c\nD-0\tnan\ta b c\n"}, "mtplug: error: DIR/nbest:1: value for 'score' is 'nan'; expected a finite number", "fairseq"),
+    Case("fairseq n-best", "H line without D line", {"nbest": "H-0\t-1\ta b c\nH-1\t-1\tx y\nD-1\t-1\tx y\n"}, 'mtplug: error: DIR/nbest:1: H-0 has no D-0 line after it (older fairseq writes none: read the H lines with --fairseq-text H)',
+         "fairseq"),
+    Case("fairseq n-best", "D line of another id", {"nbest": "H-0\t-1\ta b c\nD-1\t-1\tx y\n"}, 'mtplug: error: DIR/nbest:2: D-1 line without the H-1 line of its hypothesis before it', "fairseq"),
+    Case("fairseq n-best", "log lines only", {"nbest": "2024-05-01 10:00:00 | INFO | fairseq_cli.generate | done\n"}, 'mtplug: error: DIR/nbest: empty file: no hypotheses',
+         "fairseq"),
+    Case("fairseq n-best", "sentences out of order", {"nbest": "H-1\t-1\tx y\nD-1\t-1\tx y\nH-0\t-1\ta b c\n"
+                                                      "D-0\t-1\ta b c\n"}, ACCEPTED + "sorted by id, as fairseq "
+         "prints sentences in the order its batches finish", "fairseq"),
+    Case("Marian n-best", "no total score field", {"nbest": "0 ||| a b c ||| F0= -1.2\n1 ||| x y ||| F0= -2\n"}, "mtplug: error: DIR/nbest:1: expected 'id ||| hypothesis ||| features ||| total' (alignment and WordScores fields may come before the features), found 3 field(s)",
+         "marian"),
+    Case("Marian n-best", "NaN total", {"nbest": "0 ||| a b c ||| F0= -1.2 ||| nan\n"}, "mtplug: error: DIR/nbest:1: value for 'total' is 'nan'; expected a finite number", "marian"),
+    Case("Marian n-best", "ids out of order", {"nbest": "1 ||| x y ||| F0= -2 ||| -1\n0 ||| a b c ||| F0= -1 ||| -1\n"},
+         "mtplug: error: DIR/nbest:2: sentence id 0 is smaller than the previous line's: n-best lists must be sorted by sentence", "marian"),
+    Case("Marian n-best", "alignment and word scores", {"nbest": "0 ||| a b c ||| 0-0 1-1 2-2 ||| WordScores= -0.1 -0.2 "
+                                                        "-0.3 -0.1 ||| F0= -0.7 ||| -0.175\n1 ||| x y ||| 0-0 1-1 ||| "
+                                                        "WordScores= -0.1 -0.2 -0.1 ||| F0= -0.4 ||| -0.13\n"},
+         ACCEPTED + "the fields between the hypothesis and the features are skipped", "marian"),
+    Case("JSON-lines n-best", "not JSON", {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}\n'}, 'mtplug: error: DIR/nbest:1: expected a JSON object {"id", "hyp", "features"}: Expecting \',\' delimiter: line 1 column 47 (char 46)', "jsonl"),
+    Case("JSON-lines n-best", "key missing", {"nbest": '{"id": 0, "features": {"f": 1}}\n'},
+         'mtplug: error: DIR/nbest:1: expected the keys "id", "hyp" and "features"; hyp missing', "jsonl"),
+    Case("JSON-lines n-best", "NaN feature", {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": NaN}}\n'},
+         'mtplug: error: DIR/nbest:1: expected a JSON object {"id", "hyp", "features"}: NaN is not a finite number',
+         "jsonl"),
+    Case("JSON-lines n-best", "other features than the first line's",
+         {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}}\n{"id": 1, "hyp": "x y", "features": {"g": 1}}\n'},
+         'mtplug: error: DIR/nbest:2: expected the features of line 1 (f), got g', "jsonl"),
+    Case("feature file (mtplug join-features)", "a value too few", {"values": "1\n"}, 'mtplug: error: DIR/values: has 1 value, DIR/nbest has 2 hypotheses', "join"),
+    Case("feature file (mtplug join-features)", "NaN value", {"values": "1\nnan\n"},
+         "mtplug: error: DIR/values:2: value is 'nan'; expected a finite number", "join"),
+    Case("feature file (mtplug join-features)", "(id, rank) missing", {"values": "0 0 1\n"}, 'mtplug: error: DIR/values: no value for sentence 1, rank 0 of DIR/nbest (1 of its 2 hypotheses have none)', "join"),
+    Case("feature file (mtplug join-features)", "(id, rank) twice", {"values": "0 0 1\n1 0 2\n0 0 3\n"}, 'mtplug: error: DIR/values:3: sentence 0, rank 0 given twice (first on line 1)', "join"),
+    Case("feature file (mtplug join-features)", "(id, rank) not in the n-best", {"values": "0 0 1\n1 1 2\n"}, 'mtplug: error: DIR/values:2: sentence 1, rank 1 is not in DIR/nbest (sentence 1 has 1 hypothesis, ranks from 0)', "join"),
+    Case("feature file (mtplug join-features)", "name already in the n-best", {"nbest": GOOD_NBEST.replace("TM0=", "X=")},
+         'mtplug: error: DIR/nbest: already has a feature X: name the joined feature otherwise', "join"),
     Case("translations (mtplug evaluate)", "fewer lines than references", {"hyp2": "a b c\n"}, "mtplug: error: DIR/hyp2: has 1 line, expected 2 (one per reference sentence)", "evaluate"),
     Case("translations (mtplug evaluate)", "invalid UTF-8", {"hyp2": b"a \xff\nx\n"}, "mtplug: error: DIR/hyp2:1: invalid UTF-8 at byte 2: 'a \\xff'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "evaluate"),
     Case("translations (mtplug evaluate)", "empty file", {"hyp": ""}, "mtplug: error: DIR/hyp: has 0 lines, expected 2 (one per reference sentence)", "evaluate"),
