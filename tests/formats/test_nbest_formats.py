@@ -261,3 +261,17 @@ def _interleave(order: list[int], lines) -> list[int]:
     for i in range(len(lines)):
         queues.setdefault(lines[i][0], []).append(i)
     return [queues[lines[i][0]].pop(0) for i in order]
+
+
+def test_extract_and_rerank_read_the_formats(write, tmp_path, capsys):
+    ref = write("ref.0", "".join(r + "\n" for r in REFS[:2]))
+    gen = write("gen.out", FAIRSEQ)
+    ffile, scfile = tmp_path / "f.dat", str(tmp_path / "s.dat")
+    assert main(["extract", "-q", "--nbest", gen, "--ref", ref, "--ffile", str(ffile), "--scfile", scfile]) == 0
+    assert ffile.read_text().splitlines()[:3] == ["FEATURES_TXT_BEGIN_0 0 2 1 fairseq_0 ", "-0.2 ", "-0.9 "]
+    capsys.readouterr()
+    weights = write("w.txt", "nmt_0 0\nLM_0 1\n")
+    assert main(["rerank", "-q", "--nbest", write("n.jsonl", JSONL), "--weights", weights, "--output-nbest", "-"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "0 ||| a house ||| nmt= -0.2 LM= -8.0 ||| -8.0", "1 ||| that is good ||| nmt= -0.5 LM= -12.25 ||| -12.25",
+        "1 ||| this is good ||| nmt= -0.75 LM= -13.0 ||| -13.0"]
