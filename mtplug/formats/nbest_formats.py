@@ -91,15 +91,15 @@ def moses_copies(paths: Sequence[str], fmt: str = "auto", *, fairseq_text: str =
         try:
             yield out
         except InputError as err:
-            message, path, line = err.message, err.path, err.line
-            if path in copies:
-                path, line_map = copies[path]
+            message, where, line = err.message, err.path, err.line
+            if where in copies:
+                where, line_map = copies[where]
                 line = int(line_map[line - 1]) if line and line <= len(line_map) else None
             for copy, (original, _) in copies.items():   # a message about another file may name a copy
                 message = message.replace(copy, original)
-            if (message, path, line) == (err.message, err.path, err.line):
+            if (message, where, line) == (err.message, err.path, err.line):
                 raise
-            raise InputError(message, path, line) from None
+            raise InputError(message, where, line) from None
     finally:
         for copy in copies:
             with contextlib.suppress(OSError):
