@@ -52,13 +52,13 @@ BLEU_RATIO = F32(5)
 
 def is_m2(metric) -> bool:
     """Whether ``metric`` is M2SCORER alone (a store of its 4 statistics)."""
-    parts = getattr(metric, "parts", ())
-    return len(parts) == 1 and parts[0].name == "m2"
+    parts = getattr(metric, "parts", None)
+    return parts is not None and len(parts) == 1 and parts[0].name == "m2"
 
 
 def _f_beta(t: np.ndarray, bb: np.float32) -> np.ndarray:
     """float32 [n]: ``M2Scorer::calculateScore`` of each float32 row of ``t`` [n, >=3]."""
-    c, pr, g = (t[:, k].astype(np.float64) for k in range(3))
+    c, pr, g = t[:, 0].astype(np.float64), t[:, 1].astype(np.float64), t[:, 2].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(pr != 0, c / np.where(pr != 0, pr, 1.0), 1.0).astype(F32)
         r = np.where(g != 0, c / np.where(g != 0, g, 1.0), 1.0).astype(F32)
@@ -132,64 +132,33 @@ class _Weights:
         return (self.totals / F32(self.steps)).astype(F32)
 
 
-def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: float = 0.01, decay: float = 0.999,
-              model_bg: bool = False, safe_hope: bool = False, order: str = "shuffle", progress=None) -> Result:
-    """Moses's kbmira on an M2SCORER store (module docstring) from ``start`` (float64
-    [n_features]); the result's weights are the best pass's averaged weights (float32
-    values as float64), ``score`` and ``info["best_bleu"]`` its F_beta (a fraction, as
-    Moses prints it), ``info["bleu_per_pass"]``, ``steps_per_pass``, ``loss_per_pass``
-    per pass and ``info["initial"]`` the start's F_beta as Moses evaluates it."""
-    t0 = time.perf_counter()
-    beta = F32(corpus.metric.parts[0].param)
-    bb = F32(beta * beta)
-    n_dense, n_features = corpus.n_dense, corpus.n_features
-    offsets = np.asarray(corpus.sent_offsets, dtype=np.int64)
-    S = len(offsets) - 1
-    stats = np.asarray(corpus.stats, dtype=F32)
-    dense = np.asarray(corpus.dense, dtype=F32)
-    indptr = np.asarray(corpus.sparse_indptr, dtype=np.int64)
-    sp_ids = np.asarray(corpus.sparse_ids, dtype=np.int64)
-    sp_vals = np.asarray(corpus.sparse_values, dtype=F32)
+class _Reference:
+    """The slow Python version of pyx/_kbmira_m2.pyx (its m2_pass, m2_average and
+    m2_evaluate), what the tests compare the kernel with bit for bit."""
 
-    # per sentence: its feature ids (dense, then the sparse ids its rows use, ascending)
-    # and its rows over them (an absent sparse feature adds exactly 0 to a float sum)
-    blocks = []
-    for s in range(S):
-        lo, hi = int(offsets[s]), int(offsets[s + 1])
-        used = np.unique(sp_ids[indptr[lo]:indptr[hi]])
-        ids = np.concatenate([np.arange(n_dense, dtype=np.int64), used])
-        block = np.zeros((hi - lo, len(ids)), dtype=F32)
-        block[:, :n_dense] = dense[lo:hi]
-        if len(used):
+    def __init__(self, dense, indptr, sp_ids, sp_vals, stats, offsets, n_dense):
+        # per sentence: its feature ids (dense, then the sparse ids its rows use, ascending)
+        # and its rows over them (an absent sparse feature adds exactly 0 to a float sum)
+        self.n_dense, self.stats, self.blocks = n_dense, stats, []
+        for s in range(len(offsets) - 1):
+            lo, hi = int(offsets[s]), int(offsets[s + 1])
+            used = np.unique(sp_ids[indptr[lo]:indptr[hi]])
+            ids = np.concatenate([np.arange(n_dense, dtype=np.int64), used])
+            block = np.zeros((hi - lo, len(ids)), dtype=F32)
+            present = np.zeros((hi - lo, len(ids)), dtype=bool)
+            block[:, :n_dense] = dense[lo:hi]
             col = {int(f): n_dense + k for k, f in enumerate(used.tolist())}
             for r in range(lo, hi):
                 for k in range(int(indptr[r]), int(indptr[r + 1])):
                     block[r - lo, col[int(sp_ids[k])]] = sp_vals[k]
-        blocks.append((ids, block, stats[lo:hi]))
+                    present[r - lo, col[int(sp_ids[k])]] = True
+            self.blocks.append((ids, block, present, stats[lo:hi]))
 
-    wv = _Weights(np.asarray(start, dtype=np.float64))
-    bg = np.ones(stats.shape[1], dtype=F32)
-    c32, decay32 = F32(c), F32(decay)
-    orders = moses_shuffles(seed, S) if order == "shuffle" else None
-
-    def next_order():
-        return list(next(orders)) if orders is not None else list(range(S))
-
-    def evaluate(w: np.ndarray) -> float:
-        next_order()       # Moses's Evaluate resets (and so shuffles) the enumerator too
-        total = np.zeros(stats.shape[1], dtype=F32)
-        for ids, block, st in blocks:
-            total = (total + st[int(np.argmax(_scores(block, w[ids])))]).astype(F32)
-        return float(_f_beta(total[None, :], bb)[0])
-
-    initial = evaluate(wv.average())
-    best_f, best_w, per_pass, steps_per_pass, losses = 0.0, None, [], [], []
-    for _ in range(passes):
-        total_loss, before = F32(0), wv.steps
-        for s in next_order():
-            ids, block, st = blocks[s]
-            w = wv.w[ids]
-            sc = _scores(block, w)
+    def train(self, order, beta, c, decay, model_bg, safe_hope, bg, wv: _Weights) -> float:
+        bb, n_dense, total_loss = F32(beta * beta), self.n_dense, F32(0)
+        for s in order:
+            ids, block, present, st = self.blocks[s]
+            sc = _scores(block, wv.w[ids])
             g = _gains(st, bg, bb)
             hs = F32(1)
             fear = int(np.argmax((sc - g).astype(F32)))
@@ -204,28 +173,99 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
             if hope == fear or not g[hope] > g[fear]:
                 continue
             diff = (block[hope] - block[fear]).astype(F32)
-            if len(ids) > n_dense:     # Moses drops a sparse difference of |d| <= 1e-6 where both rows have the feature
-                both = (block[hope, n_dense:] != 0) & (block[fear, n_dense:] != 0)
-                keep = np.concatenate([np.ones(n_dense, dtype=bool),
-                                       ~both | (np.abs(diff[n_dense:]) > 1e-6)]) & \
-                    np.concatenate([np.ones(n_dense, dtype=bool),
-                                    (block[hope, n_dense:] != 0) | (block[fear, n_dense:] != 0)])
-                d_ids, diff = ids[keep], diff[keep]
-            else:
-                d_ids = ids
+            # MiraFeatureVector's operator-: every dense entry; a sparse one where either row
+            # has the feature, but not a difference of |d| <= 1e-6 where both have it
+            both = present[hope] & present[fear]
+            keep = (present[hope] | present[fear]) & (~both | (np.abs(diff) > 1e-6))
+            keep[:n_dense] = True
+            d_ids, diff = ids[keep], diff[keep]
             loss = F32(F32(g[hope] - g[fear]) - _dot(wv.w[d_ids], diff))
             if loss > 0:
                 with np.errstate(divide="ignore"):
-                    eta = min(c32, F32(loss / _dot(diff, diff)))
+                    eta = min(F32(c), F32(loss / _dot(diff, diff)))
                 wv.step(d_ids, diff, eta)
                 total_loss = F32(total_loss + loss)
-            bg = (bg * decay32).astype(F32)
-            bg = (bg + st[int(np.argmax(sc)) if model_bg else hope]).astype(F32)
-        avg = wv.average()
-        f = evaluate(avg)
+            back = int(np.argmax(sc)) if model_bg else hope
+            bg[:] = ((bg * F32(decay)).astype(F32) + st[back]).astype(F32)
+        return float(total_loss)
+
+    def evaluate(self, w, beta) -> float:
+        total = np.zeros(self.stats.shape[1], dtype=F32)
+        for ids, block, _, st in self.blocks:
+            total = (total + st[int(np.argmax(_scores(block, w[ids])))]).astype(F32)
+        return float(_f_beta(total[None, :], F32(F32(beta) * F32(beta)))[0])
+
+
+def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: float = 0.01, decay: float = 0.999,
+              model_bg: bool = False, safe_hope: bool = False, order: str = "shuffle", progress=None,
+              reference: bool = False) -> Result:
+    """Moses's kbmira on an M2SCORER store (module docstring) from ``start`` (float64
+    [n_features]); the result's weights are the best pass's averaged weights (float32
+    values as float64), ``score`` and ``info["best_bleu"]`` its F_beta (a fraction, as
+    Moses prints it), ``info["bleu_per_pass"]``, ``steps_per_pass``, ``loss_per_pass``
+    per pass and ``info["initial"]`` the start's F_beta as Moses evaluates it.
+    ``reference``: run the slow Python version instead of the kernel (for the tests)."""
+    from .._ext import _kbmira_m2
+
+    t0 = time.perf_counter()
+    beta = F32(corpus.metric.parts[0].param)
+    n_features = corpus.n_features
+    offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+    S = len(offsets) - 1
+    stats = np.ascontiguousarray(corpus.stats, dtype=F32)
+    dense = np.ascontiguousarray(corpus.dense, dtype=F32)
+    indptr = np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64)
+    sp_ids = np.ascontiguousarray(corpus.sparse_ids, dtype=np.int64)
+    sp_vals = np.ascontiguousarray(corpus.sparse_values, dtype=F32)
+    wv = _Weights(np.asarray(start, dtype=np.float64))
+    bg = np.ones(stats.shape[1], dtype=F32)
+    orders = moses_shuffles(seed, S) if order == "shuffle" else None
+    if reference:
+        ref = _Reference(dense, indptr, sp_ids, sp_vals, stats, offsets, corpus.n_dense)
+
+        def train(sentences):
+            return ref.train(sentences, beta, c, decay, model_bg, safe_hope, bg, wv)
+
+        def evaluate(w):
+            return ref.evaluate(w, beta)
+
+        def average():
+            return wv.average()
+    else:
+        state = np.zeros(1, dtype=np.int64)
+
+        def train(sentences):
+            state[0] = wv.steps
+            loss = _kbmira_m2.m2_pass(dense, indptr, sp_ids, sp_vals, stats, offsets,
+                                      np.asarray(sentences, dtype=np.int64), beta, F32(c), F32(decay), model_bg,
+                                      safe_hope, bg, wv.w, wv.totals, wv.last, state)
+            wv.steps = int(state[0])
+            return loss
+
+        def evaluate(w):
+            return _kbmira_m2.m2_evaluate(dense, indptr, sp_ids, sp_vals, stats, offsets, beta, w)
+
+        def average():
+            out = np.empty_like(wv.w)
+            _kbmira_m2.m2_average(wv.w, wv.totals, wv.last, wv.steps, out)
+            return out
+
+    def next_order():
+        return list(next(orders)) if orders is not None else list(range(S))
+
+    def evaluated(w) -> float:
+        next_order()       # Moses's Evaluate resets (and so shuffles) the enumerator too
+        return evaluate(w)
+
+    initial = evaluated(average())
+    best_f, best_w, per_pass, steps_per_pass, losses = 0.0, None, [], [], []
+    for _ in range(passes):
+        before = wv.steps
+        losses.append(train(next_order()))
+        avg = average()
+        f = evaluated(avg)
         per_pass.append(f)
         steps_per_pass.append(wv.steps - before)
-        losses.append(float(total_loss))
         if f > best_f:
             best_f, best_w = f, avg.astype(np.float64)
         if progress is not None:

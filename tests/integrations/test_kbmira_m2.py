@@ -103,3 +103,46 @@ def test_kbmira_m2_keeps_the_start_when_no_pass_beats_zero(tmp_path):
     res = kbmira_m2(corpus, np.array([1.0]), 0, passes=3, order="fixed")
     assert res.info["bleu_per_pass"] == [0.0, 0.0, 0.0]
     assert res.weights.tolist() == [1.0] and res.score == 0.0
+
+
+def _random_store(tmp_path, seed, sentences=25, sparse=True):
+    """features.dat / scores.dat of random M2 rows: 2 dense features, sparse ones (some rows
+    share a feature with a value 1e-7 apart, some rows have none), duplicate features."""
+    rng = np.random.default_rng(seed)
+    f, s = [], []
+    for k in range(sentences):
+        n = int(rng.integers(1, 9))
+        f.append(f"FEATURES_TXT_BEGIN_0 {k} {n} 2 A_0 B_0 ")
+        s.append(f"SCORES_TXT_BEGIN_0 {k} {n} 4 M2Scorer")
+        for _ in range(n):
+            row = f"{rng.normal():.4f} {int(rng.integers(-5, 5))}"
+            if sparse:
+                for name in ("x", "y", "z"):
+                    if rng.random() < 0.4:
+                        row += f" {name}={rng.choice([0.5, 0.5000001, -1.25, 2.0])}"
+            f.append(row + " ")
+            gold = int(rng.integers(0, 4))
+            prop = int(rng.integers(0, 5))
+            s.append(f"{int(rng.integers(0, min(gold, prop) + 1))} {prop} {gold} {int(rng.integers(1, 15))} ")
+        f.append("FEATURES_TXT_END_0")
+        s.append("SCORES_TXT_END_0")
+    (tmp_path / "f.dat").write_text("\n".join(f) + "\n")
+    (tmp_path / "s.dat").write_text("\n".join(s) + "\n")
+    return load_mert_data([str(tmp_path / "f.dat")], [str(tmp_path / "s.dat")], "M2SCORER")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kbmira_m2_kernel_is_the_python_reference_bit_for_bit(tmp_path, seed):
+    corpus = _random_store(tmp_path, seed, sparse=seed % 3 != 2)
+    start = np.zeros(corpus.n_features)
+    start[:2] = [1.0, -0.3]
+    opts = [dict(), dict(order="fixed"), dict(safe_hope=True), dict(model_bg=True, decay=0.9, c=0.05),
+            dict(safe_hope=True, model_bg=True), dict(order="fixed", c=1.0)][seed]
+    fast = kbmira_m2(corpus, start, seed, passes=12, **opts)
+    slow = kbmira_m2(corpus, start, seed, passes=12, reference=True, **opts)
+    for key in ("bleu_per_pass", "steps_per_pass", "loss_per_pass", "initial"):
+        assert fast.info[key] == slow.info[key], key
+    assert fast.weights.tobytes() == slow.weights.tobytes()
+    assert fast.info["last_weights"].tobytes() == slow.info["last_weights"].tobytes()
+    assert fast.info["background"].tobytes() == slow.info["background"].tobytes()
+    assert sum(fast.info["steps_per_pass"]) > 0

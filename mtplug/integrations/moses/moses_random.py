@@ -38,6 +38,7 @@ class GlibcRand:
         self._r = r[-34:]                                   # enough for r[i - 31] and r[i - 3]
 
     def next(self) -> int:
+        """The next ``rand()`` value, in [0, RAND_MAX]."""
         r = self._r
         value = (r[-31] + r[-3]) & 0xFFFFFFFF
         r.append(value)
