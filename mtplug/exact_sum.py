@@ -74,6 +74,25 @@ def rounded(acc: np.ndarray) -> np.ndarray:
     return out
 
 
+#: how a partition's exact partial sums leave it: "rounded" when it is the pool's only
+#: partition (its sums are final), "exact" for merging in this process, "packed" to
+#: travel to another process (:meth:`mtplug.distributed.pool.PartitionedPool.sum_form`)
+SUM_FORMS = ("rounded", "exact", "packed")
+
+
+def in_form(acc: np.ndarray, form: str) -> np.ndarray | Packed:
+    """The accumulator ``acc`` (int64 [k, WIDTH]) as ``form`` (:data:`SUM_FORMS`) wants it:
+    float64 [k], acc itself, or packed (:func:`pack`)."""
+    if form == "rounded":
+        return rounded(acc)
+    return pack(acc) if form == "packed" else acc
+
+
+def merged(parts: Sequence[np.ndarray | Packed], form: str) -> np.ndarray:
+    """The partitions' sums (each :func:`in_form` ``form``) added and rounded: float64 [k]."""
+    return parts[0] if form == "rounded" else rounded_sum(parts)
+
+
 def exact_sum(values: np.ndarray) -> float:
     """sum(values) (float64 [n]) rounded once: equals math.fsum for finite sums."""
     acc = accumulator(1)

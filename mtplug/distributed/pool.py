@@ -20,7 +20,7 @@ import numpy as np
 from .._ext import _rows
 from ..corpus import FeatureSpace, map_store, stored_metric
 from ..errors import InputError
-from ..exact_sum import WIDTH, accumulator
+from ..exact_sum import WIDTH, Packed, accumulator, in_form
 from ..metrics.sentence import row_scores
 from .local import LocalEngine
 from .partition import partition_sentences
@@ -86,20 +86,21 @@ class PoolPart:
         return cached
 
     def transpose(self, coef: np.ndarray, ref_rows: np.ndarray, n_features: int, threads: int,
-                  exact: bool) -> np.ndarray:
+                  form: str) -> np.ndarray | Packed:
         """X^T coef (coef float64 [n_p], summing to 0 within each sentence; ref_rows int64
-        [S_p], the row each sentence's dense block is taken relative to): float64
-        [n_features], each sum rounded once, or (``exact``) an exact accumulator int64
-        [n_features, WIDTH] for merging with other partitions' (``_rows.transpose_pairs``;
-        the same values either way, for any threads and partitions)."""
-        if exact:
-            out, acc = np.empty(0), accumulator(n_features)
-        else:
+        [S_p], the row each sentence's dense block is taken relative to), n_features sums
+        in ``form`` (:data:`mtplug.exact_sum.SUM_FORMS`: rounded once, float64
+        [n_features], or an exact accumulator, plain or packed, for merging with other
+        partitions'; ``_rows.transpose_pairs``: the same values for any threads and
+        partitions)."""
+        if form == "rounded":
             out, acc = np.empty(n_features), np.empty((0, WIDTH), dtype=np.int64)
+        else:
+            out, acc = np.empty(0), accumulator(n_features)
         row_ptr, row_pair, row_value, feature_ptr, feature_pairs = self.pairs(n_features)
         _rows.transpose_pairs(self.dense, row_ptr, row_pair, row_value, feature_ptr, feature_pairs, self.offsets,
                               ref_rows, coef, out, acc, threads)
-        return acc if exact else out
+        return out if form == "rounded" else in_form(acc, form)
 
     def metric_scores(self, variant: str, threads: int) -> np.ndarray:
         """Sentence-level metric of every row (:func:`mtplug.metrics.sentence.hypothesis_scores`)."""
@@ -229,6 +230,13 @@ class PartitionedPool:
     def run(self, fn, *args):
         """``fn(part_i, *[a[i] for a in args], threads_i)`` next to each partition; handles."""
         return self.engine.run(fn, self.parts, *args, self.part_threads)
+
+    def sum_form(self) -> str:
+        """How partitions return exact partial sums (:data:`mtplug.exact_sum.SUM_FORMS`):
+        rounded by the only partition, packed from other processes, else plain."""
+        if len(self.parts) == 1:
+            return "rounded"
+        return "packed" if self.engine.address is not None else "exact"
 
     def each(self, value) -> list:
         """``value`` once per partition (an argument of :meth:`run`)."""

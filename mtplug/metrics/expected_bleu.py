@@ -44,7 +44,7 @@ import warnings
 import numpy as np
 
 from mtplug._ext import _expbleu
-from mtplug.exact_sum import Packed, accumulator, pack, rounded_sum
+from mtplug.exact_sum import Packed, accumulator, merged, rounded_sum
 from mtplug.metrics.bleu import N_STATS, NGRAM_ORDER, STATS_LAYOUT, _check_divisor, _validated_stats
 
 #: metric name -> kernel code: the one list. Mirrors the C enum in pyx/_expbleu.pyx.
@@ -145,14 +145,11 @@ def _public(result):
 def _part_gradient(part, result, slope: np.ndarray, n_features: int, form: str,
                    threads: int) -> Packed | np.ndarray:
     """Pass 2 on one partition: X^T c (``PoolPart.transpose``, the dense block relative to
-    each sentence's best row), rounded (``form`` "rounded": the only partition, in this
-    process), or as an exact accumulator of n_features rows ("exact"), :func:`pack`ed to
-    travel to another process ("packed")."""
+    each sentence's best row) in ``form`` (``PartitionedPool.sum_form``)."""
     sent_best, sent_dev, _, prob = result[0]
     coef = np.empty(prob.shape[0])
     _expbleu.hypothesis_coefficients(prob, part.offsets, part.stats, sent_best, sent_dev, slope, coef, threads)
-    out = part.transpose(coef, sent_best, n_features, threads, exact=form != "rounded")
-    return pack(out) if form == "packed" else out
+    return part.transpose(coef, sent_best, n_features, threads, form)
 
 
 class ExpectedBleu:
@@ -231,11 +228,10 @@ class ExpectedBleu:
                 f"{' '.join(f'{k}={v:.6g}' for k, v in zip(STATS_LAYOUT, totals))}): "
                 f"expected log-BLEU is -inf and the gradient is set to 0"), stacklevel=2)
             return float(value), gradient
-        # the only partition, in this process, rounds its sums itself
-        form = "packed" if pool.engine.address is not None else "rounded" if len(pool.parts) == 1 else "exact"
+        form = pool.sum_form()
         parts = pool.engine.fetch(pool.run(_part_gradient, results, pool.each(slope), pool.each(self.n_features),
                                            pool.each(form)))
-        gradient = mu * (parts[0] if form == "rounded" else rounded_sum(parts))
+        gradient = mu * merged(parts, form)
         if not (math.isfinite(value) and np.all(np.isfinite(gradient))):
             raise FloatingPointError(f"expected {self.metric} gradient is not finite (value {value}, "
                                      f"mu = {mu:g}); the features or mu are too large")

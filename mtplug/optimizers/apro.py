@@ -46,7 +46,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._ext import _apro
-from ..exact_sum import Packed, accumulator, pack, rounded, rounded_sum
+from ..exact_sum import Packed, accumulator, in_form, merged, rounded_sum
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from .base import Optimizer, Result, largest_weight
 
@@ -66,8 +66,8 @@ class _Workspace:
     """What APRO keeps next to a partition (a :class:`mtplug.distributed.pool.PoolPart`).
 
     ranks: int32 [n_p], the dense ranks of its metric scores within each sentence (they
-    fix the pairs). alone: whether it is the pool's only partition (its X^T products
-    then come rounded, else as exact partial sums). It also keeps
+    fix the pairs). form: how its X^T products leave it (``PartitionedPool.sum_form``).
+    It also keeps
     per-hypothesis arrays that passes have released (:meth:`take`, :meth:`give`): a
     fresh array of 2M hypotheses is 16 MB of pages for the kernel to clear first.
     """
@@ -75,10 +75,10 @@ class _Workspace:
     #: released arrays kept per dtype
     SPARE = 8
 
-    def __init__(self, n: int, ranks: np.ndarray, alone: bool):
+    def __init__(self, n: int, ranks: np.ndarray, form: str):
         self.n = n
         self.ranks = ranks
-        self.alone = alone
+        self.form = form
         self._spare: dict[str, list[np.ndarray]] = {}
 
     def take(self, dtype) -> np.ndarray:
@@ -95,9 +95,9 @@ class _Workspace:
                     spare.append(a)
 
 
-def _workspace(part, sentence_metric: str, alone: bool, n_features: int, threads: int) -> _Workspace:
-    """The :class:`_Workspace` of a partition (``alone``: the pool's only one). Stays on
-    the worker."""
+def _workspace(part, sentence_metric: str, form: str, n_features: int, threads: int) -> _Workspace:
+    """The :class:`_Workspace` of a partition (``form``: ``PartitionedPool.sum_form``).
+    Stays on the worker."""
     b = part.metric_scores(sentence_metric, threads)
     bad = np.flatnonzero(~np.isfinite(b))
     if bad.size:
@@ -106,7 +106,7 @@ def _workspace(part, sentence_metric: str, alone: bool, n_features: int, threads
     _apro.metric_ranks(b, part.offsets, ranks)
     del b
     part.pairs(n_features)      # X^T's (sentence, feature) pairs, made once here
-    return _Workspace(part.n_hypotheses, ranks, alone)
+    return _Workspace(part.n_hypotheses, ranks, form)
 
 
 def _line(part, ws: _Workspace, w: np.ndarray, d: np.ndarray | None, threads: int):
@@ -147,10 +147,8 @@ def _public(result):
 
 def _transpose(part, ws: _Workspace, coef: np.ndarray, n_features: int, threads: int) -> Packed | np.ndarray:
     """X^T coef on one partition (``PoolPart.transpose``, the dense block relative to each
-    sentence's first row): rounded, float64 [n_features], on the only partition, else a
-    packed exact accumulator of n_features rows (the same values once merged)."""
-    out = part.transpose(coef, part.offsets[:-1], n_features, threads, exact=not ws.alone)
-    return out if ws.alone else pack(out)
+    sentence's first row), in the partition's sum form."""
+    return part.transpose(coef, part.offsets[:-1], n_features, threads, ws.form)
 
 
 def _gradient(part, ws: _Workspace, result, n_features: int, threads: int) -> Packed | np.ndarray:
@@ -175,7 +173,7 @@ def _hessian(part, ws: _Workspace, result, d: np.ndarray, n_features: int, threa
     _apro.hessian_transpose(part.dense, part.sp_indptr, part.sp_ids, part.sp_values, part.offsets, d, ws.ranks,
                             order, fill1, fill2, partners, hv, acc[:n_dense], threads)
     ws.give(hv)
-    return rounded(acc) if ws.alone else pack(acc)
+    return in_form(acc, ws.form)
 
 
 _NO_DIRECTION = np.empty(0, dtype=np.float64)
@@ -221,7 +219,7 @@ class AproObjective:
         self.pool = pool
         self.n_features = pool.n_features
         self.n = pool.n_hypotheses
-        self.workspaces = pool.run(_workspace, pool.each(sentence_metric), pool.each(len(pool.parts) == 1),
+        self.workspaces = pool.run(_workspace, pool.each(sentence_metric), pool.each(pool.sum_form()),
                                    pool.each(pool.n_features))
         pool.engine.wait(self.workspaces)      # a bad metric score is reported here
         self.c = float(c)
@@ -233,12 +231,8 @@ class AproObjective:
         self._cache: list[AproPoint] = []
 
     def _summed(self, handles) -> np.ndarray:
-        """The exact partial sums of ``handles``, merged and rounded (a single partition's
-        sums come rounded already)."""
-        parts = self.pool.engine.fetch(handles)
-        if len(parts) == 1 and isinstance(parts[0], np.ndarray) and parts[0].dtype == np.float64:
-            return parts[0]
-        return rounded_sum(parts)
+        """The partial sums of ``handles`` merged and rounded."""
+        return merged(self.pool.engine.fetch(handles), self.pool.sum_form())
 
     def _vector(self, w, what: str) -> np.ndarray:
         w = np.ascontiguousarray(w, dtype=np.float64)
