@@ -207,7 +207,7 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
     [n_features]); the result's weights are the best pass's averaged weights (float32
     values as float64), ``score`` and ``info["best_bleu"]`` its F_beta (a fraction, as
     Moses prints it), ``info["bleu_per_pass"]``, ``steps_per_pass``, ``loss_per_pass``
-    per pass and ``info["initial"]`` the start's F_beta as Moses evaluates it.
+    per pass (the start is evaluated too, as Moses's "Initial BLEU", for its shuffle).
     ``reference``: run the slow Python version instead of the kernel (for the tests)."""
     from .._ext import _kbmira_m2
 
@@ -261,7 +261,7 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
         next_order()       # Moses's Evaluate resets (and so shuffles) the enumerator too
         return evaluate(w)
 
-    initial = evaluated(average())
+    evaluated(average())       # Moses's "Initial BLEU": its shuffle comes before the first pass
     best_f, best_w, per_pass, steps_per_pass, losses = 0.0, None, [], [], []
     for _ in range(passes):
         before = wv.steps
@@ -279,7 +279,7 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
         weights = np.concatenate([weights, np.zeros(n_features - len(weights))])
     info = {"passes": passes, "best_bleu": best_f, "best_pass": int(np.argmax(per_pass)) if per_pass else 0,
             "bleu_per_pass": per_pass, "steps_per_pass": steps_per_pass, "loss_per_pass": losses,
-            "initial": initial, "background": bg.astype(np.float64), "last_weights": wv.w.astype(np.float64),
+            "background": bg.astype(np.float64), "last_weights": wv.w.astype(np.float64),
             "seconds": time.perf_counter() - t0}
     return Result(weights=weights, score=best_f, seed=seed, info=info,
                   warnings=unchanged_warnings("kbmira", np.asarray(start, dtype=np.float64), weights))
