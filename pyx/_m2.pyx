@@ -42,6 +42,14 @@ cdef enum:
     SAME = 8
 
 
+cdef struct Edges:
+    int64_t* row_ptr        # [vertices + 1], its capacity Work.vert_cap + 1
+    int32_t* dst            # target vertex
+    int32_t* cost           # number of moves
+    Py_ssize_t dst_cap
+    Py_ssize_t cost_cap
+
+
 cdef struct Work:
     # table, (n + 1) * (m + 1) cells
     int32_t* dist
@@ -56,19 +64,11 @@ cdef struct Work:
     float* best
     int32_t* pred
     int64_t* pred_edge
-    int64_t* row_ptr
-    int64_t* row_ptr2
     Py_ssize_t vert_cap
-    # edges: target vertex and number of moves (cost); the next round's rows are built in 2
-    int32_t* dst
-    int32_t* cost
-    int32_t* dst2
-    int32_t* cost2
+    # edges by source vertex; the next round's rows are built in next, then the two swap
+    Edges edges
+    Edges next
     float* weight
-    Py_ssize_t dst_cap
-    Py_ssize_t cost_cap
-    Py_ssize_t dst2_cap
-    Py_ssize_t cost2_cap
     Py_ssize_t weight_cap
     # edges found in a round: (source, target, cost) triples, and one source's sorted row
     int32_t* found
@@ -116,10 +116,18 @@ cdef int grow_vertices(Work* w, Py_ssize_t need) noexcept nogil:
             or grow(<void**>&w.best, &c[4], need, sizeof(float))
             or grow(<void**>&w.pred, &c[5], need, sizeof(int32_t))
             or grow(<void**>&w.pred_edge, &c[6], need, sizeof(int64_t))
-            or grow(<void**>&w.row_ptr, &c[7], need + 1, sizeof(int64_t))
-            or grow(<void**>&w.row_ptr2, &c[8], need + 1, sizeof(int64_t))):
+            or grow(<void**>&w.edges.row_ptr, &c[7], need + 1, sizeof(int64_t))
+            or grow(<void**>&w.next.row_ptr, &c[8], need + 1, sizeof(int64_t))):
         return -1
     w.vert_cap = c[0]
+    return 0
+
+
+cdef int grow_edges(Edges* x, Py_ssize_t need) noexcept nogil:
+    """Room for ``need`` edges in x (row_ptr grows with the vertices); -1 when out of memory."""
+    if grow(<void**>&x.dst, &x.dst_cap, need, sizeof(int32_t)) or grow(<void**>&x.cost, &x.cost_cap, need,
+                                                                      sizeof(int32_t)):
+        return -1
     return 0
 
 
@@ -134,12 +142,12 @@ cdef void free_work(Work* w) noexcept nogil:
     free(w.best)
     free(w.pred)
     free(w.pred_edge)
-    free(w.row_ptr)
-    free(w.row_ptr2)
-    free(w.dst)
-    free(w.cost)
-    free(w.dst2)
-    free(w.cost2)
+    free(w.edges.row_ptr)
+    free(w.next.row_ptr)
+    free(w.edges.dst)
+    free(w.edges.cost)
+    free(w.next.dst)
+    free(w.next.cost)
     free(w.weight)
     free(w.found)
     free(w.packed)
@@ -221,8 +229,7 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
     cdef int64_t stamp = 0
     cdef float cand, f, best_f
     cdef bint changed
-    cdef int32_t* swap_i
-    cdef int64_t* swap_l
+    cdef Edges swap
 
     if grow_cells(w, (n + 1) * W):
         return -1
@@ -296,39 +303,38 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
                 w.vertex_of[c] = -1
         # --- the moves as edges, rows by source in target order
         for v in range(nV + 1):
-            w.row_ptr[v] = 0
+            w.edges.row_ptr[v] = 0
         for v in range(nV):
             c = w.vi[v] * W + w.vj[v]
             if w.moves[c] & FROM_LEFT:
-                w.row_ptr[w.vertex_of[c - 1] + 1] += 1
+                w.edges.row_ptr[w.vertex_of[c - 1] + 1] += 1
             if w.moves[c] & FROM_ABOVE:
-                w.row_ptr[w.vertex_of[c - W] + 1] += 1
+                w.edges.row_ptr[w.vertex_of[c - W] + 1] += 1
             if w.moves[c] & FROM_DIAG:
-                w.row_ptr[w.vertex_of[c - W - 1] + 1] += 1
+                w.edges.row_ptr[w.vertex_of[c - W - 1] + 1] += 1
         for v in range(nV):
-            w.row_ptr[v + 1] += w.row_ptr[v]
-        nE = w.row_ptr[nV]
-        if grow(<void**>&w.dst, &w.dst_cap, nE, sizeof(int32_t)) or grow(<void**>&w.cost, &w.cost_cap, nE,
-                                                                          sizeof(int32_t)):
+            w.edges.row_ptr[v + 1] += w.edges.row_ptr[v]
+        nE = w.edges.row_ptr[nV]
+        if grow_edges(&w.edges, nE):
             return -1
         for v in range(nV):
-            w.pred_edge[v] = w.row_ptr[v]     # next free slot of row v
+            w.pred_edge[v] = w.edges.row_ptr[v]     # next free slot of row v
         for v in range(nV):                    # targets in increasing order: rows come out sorted
             c = w.vi[v] * W + w.vj[v]
             if w.moves[c] & FROM_LEFT:
                 a = w.vertex_of[c - 1]
-                w.dst[w.pred_edge[a]] = <int32_t>v
-                w.cost[w.pred_edge[a]] = 1
+                w.edges.dst[w.pred_edge[a]] = <int32_t>v
+                w.edges.cost[w.pred_edge[a]] = 1
                 w.pred_edge[a] += 1
             if w.moves[c] & FROM_ABOVE:
                 a = w.vertex_of[c - W]
-                w.dst[w.pred_edge[a]] = <int32_t>v
-                w.cost[w.pred_edge[a]] = 1
+                w.edges.dst[w.pred_edge[a]] = <int32_t>v
+                w.edges.cost[w.pred_edge[a]] = 1
                 w.pred_edge[a] += 1
             if w.moves[c] & FROM_DIAG:
                 a = w.vertex_of[c - W - 1]
-                w.dst[w.pred_edge[a]] = <int32_t>v
-                w.cost[w.pred_edge[a]] = 1
+                w.edges.dst[w.pred_edge[a]] = <int32_t>v
+                w.edges.cost[w.pred_edge[a]] = 1
                 w.pred_edge[a] += 1
 
         # --- closure rounds
@@ -338,12 +344,12 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
             n_found = 0
             for a in range(nV):
                 stamp += 1
-                for e in range(w.row_ptr[a], w.row_ptr[a + 1]):
-                    w.mark[w.dst[e]] = stamp
-                for e in range(w.row_ptr[a], w.row_ptr[a + 1]):
-                    mid = w.dst[e]
-                    for e2 in range(w.row_ptr[mid], w.row_ptr[mid + 1]):
-                        b = w.dst[e2]
+                for e in range(w.edges.row_ptr[a], w.edges.row_ptr[a + 1]):
+                    w.mark[w.edges.dst[e]] = stamp
+                for e in range(w.edges.row_ptr[a], w.edges.row_ptr[a + 1]):
+                    mid = w.edges.dst[e]
+                    for e2 in range(w.edges.row_ptr[mid], w.edges.row_ptr[mid + 1]):
+                        b = w.edges.dst[e2]
                         if w.mark[b] == stamp:
                             continue
                         dd = w.vd[b] - w.vd[a]
@@ -357,26 +363,25 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
                             return -1
                         w.found[3 * n_found] = <int32_t>a
                         w.found[3 * n_found + 1] = <int32_t>b
-                        w.found[3 * n_found + 2] = w.cost[e] + w.cost[e2]
+                        w.found[3 * n_found + 2] = w.edges.cost[e] + w.edges.cost[e2]
                         n_found += 1
             if n_found == 0:
                 break
             # new rows: each source's old row and found edges, sorted by target
-            nE = w.row_ptr[nV] + n_found
-            if grow(<void**>&w.dst2, &w.dst2_cap, nE, sizeof(int32_t)) or grow(<void**>&w.cost2, &w.cost2_cap, nE,
-                                                                                 sizeof(int32_t)):
+            nE = w.edges.row_ptr[nV] + n_found
+            if grow_edges(&w.next, nE):
                 return -1
             q = 0
             e2 = 0
-            w.row_ptr2[0] = 0
+            w.next.row_ptr[0] = 0
             for a in range(nV):
-                r0 = w.row_ptr[a]
-                r1 = w.row_ptr[a + 1]
+                r0 = w.edges.row_ptr[a]
+                r1 = w.edges.row_ptr[a + 1]
                 k = 0
                 if grow(<void**>&w.packed, &w.packed_cap, r1 - r0 + n_found, sizeof(int64_t)):
                     return -1
                 for e in range(r0, r1):
-                    w.packed[k] = ((<int64_t>w.dst[e]) << 32) | (<int64_t>w.cost[e])
+                    w.packed[k] = ((<int64_t>w.edges.dst[e]) << 32) | (<int64_t>w.edges.cost[e])
                     k += 1
                 while q < n_found and w.found[3 * q] == a:
                     w.packed[k] = ((<int64_t>w.found[3 * q + 1]) << 32) | (<int64_t>w.found[3 * q + 2])
@@ -385,26 +390,14 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
                 if k > r1 - r0:
                     qsort(w.packed, k, sizeof(int64_t), compare_int64)
                 for i in range(k):
-                    w.dst2[e2] = <int32_t>(w.packed[i] >> 32)
-                    w.cost2[e2] = <int32_t>(w.packed[i] & <int64_t>0x7FFFFFFF)
+                    w.next.dst[e2] = <int32_t>(w.packed[i] >> 32)
+                    w.next.cost[e2] = <int32_t>(w.packed[i] & <int64_t>0x7FFFFFFF)
                     e2 += 1
-                w.row_ptr2[a + 1] = e2
-            swap_i = w.dst
-            w.dst = w.dst2
-            w.dst2 = swap_i
-            swap_i = w.cost
-            w.cost = w.cost2
-            w.cost2 = swap_i
-            swap_l = w.row_ptr
-            w.row_ptr = w.row_ptr2
-            w.row_ptr2 = swap_l
-            e = w.dst_cap
-            w.dst_cap = w.dst2_cap
-            w.dst2_cap = e
-            e = w.cost_cap
-            w.cost_cap = w.cost2_cap
-            w.cost2_cap = e
-        nE = w.row_ptr[nV]
+                w.next.row_ptr[a + 1] = e2
+            swap = w.edges
+            w.edges = w.next
+            w.next = swap
+        nE = w.edges.row_ptr[nV]
         if grow(<void**>&w.weight, &w.weight_cap, nE, sizeof(float)):
             return -1
         new_weight = <int32_t>(-(max_unchanged + 1) * <int64_t>nE)
@@ -412,23 +405,23 @@ cdef int hypothesis_stats(Work* w, const int32_t* x, Py_ssize_t n, const int32_t
         # --- per annotator: weights, shortest path, its edits
         for annotator in range(n_annotators):
             for a in range(nV):
-                for e in range(w.row_ptr[a], w.row_ptr[a + 1]):
-                    b = w.dst[e]
+                for e in range(w.edges.row_ptr[a], w.edges.row_ptr[a + 1]):
+                    b = w.edges.dst[e]
                     if w.vd[b] > w.vd[a]:
                         if matching_gold(k0, k1, annotator, w.vi[a], w.vi[b], y, w.vj[a], w.vj[b], gold_start,
                                          gold_end, gold_annotator, gold_text_ptr, gold_text, text_ptr, text,
                                          spaced):
                             w.weight[e] = <float>new_weight
                         else:
-                            w.weight[e] = <float>(<double>(<float>w.cost[e]) + 0.001)
+                            w.weight[e] = <float>(<double>(<float>w.edges.cost[e]) + 0.001)
                     else:
-                        w.weight[e] = <float>w.cost[e]
+                        w.weight[e] = <float>w.edges.cost[e]
             for v in range(nV):
                 w.best[v] = INFINITY
             w.best[0] = 0.0
             for a in range(nV):
-                for e in range(w.row_ptr[a], w.row_ptr[a + 1]):
-                    b = w.dst[e]
+                for e in range(w.edges.row_ptr[a], w.edges.row_ptr[a + 1]):
+                    b = w.edges.dst[e]
                     cand = w.best[a] + w.weight[e]
                     if cand < w.best[b]:
                         w.best[b] = cand
