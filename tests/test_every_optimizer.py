@@ -78,7 +78,7 @@ def test_result_score_is_on_the_scale_of_mtplug_score(name, example_data, toy_st
                                                                  result.named_weights())))
     assert main(["score", "-q", "--json", "--hyp", str(hyp), "--ref", str(d / "ref.0")]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["metric"] == "bleu"
+    assert printed["metric"] == result.metric == "bleu"
     assert result.score == pytest.approx(printed["score"], abs=1e-9)
     assert result.score == pytest.approx(mtplug.score(toy_store, result), abs=1e-9)
     assert mtplug.score(toy_store, d / "run1.init.opt") == pytest.approx(TOY_START_BLEU, abs=5e-5)   # 0-100
@@ -106,7 +106,7 @@ def test_ter_result_score_is_the_error_rate_mtplug_score_prints(example_data, tm
                                                                  result.named_weights())))
     assert main(["score", "-q", "--json", "--metric", "ter", "--hyp", str(hyp), "--ref", str(d / "ref.0")]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["metric"] == "ter" and 1 < printed["score"] < 100
+    assert printed["metric"] == result.metric == "ter" and 1 < printed["score"] < 100
     assert result.score == pytest.approx(printed["score"], abs=1e-9)
     assert result.score == pytest.approx(mtplug.score(store, result), abs=1e-9)
     assert result.score < mtplug.score(store, d / "run1.init.opt")     # tuned: fewer edits

@@ -27,10 +27,10 @@ class Result:
     (written into outputs); info: algorithm-specific numbers for logs (iterations,
     time, ...).
 
-    score: the store's metric of the tuning set's 1-best under ``weights`` on sacrebleu's
-    0–100 scale, as every output gives it: equal to :func:`mtplug.score` of ``weights``
-    and to ``mtplug score`` / ``mtplug optimize``'s ``end:`` line (BLEU 49.95; TER,
-    WER, ... as error rates, lower is better). The numbers of the metric in ``info``
+    score: the store's metric (named in ``metric``) of the tuning set's 1-best under
+    ``weights`` on sacrebleu's 0–100 scale, as every output gives it: equal to
+    :func:`mtplug.score` of ``weights`` and to ``mtplug score`` / ``mtplug optimize``'s
+    ``end:`` line (BLEU 49.95; TER, WER, ... as error rates, lower is better). The numbers of the metric in ``info``
     (:attr:`Optimizer.metric_info`) are on that scale too, by the same map
     (:meth:`mtplug.metrics.layer.Metric.value`): MERT's ``objective`` (the metric of the
     1-best minus its regulariser λ·R, in the metric's units: BLEU − 100·λ·R, or TER +
@@ -50,12 +50,16 @@ class Result:
     warnings: list = field(default_factory=list)
     #: the names of ``weights``' entries (the store's ``feature_names``), set by :func:`mtplug.optimize`
     feature_names: list = field(default_factory=list)
+    #: the metric ``score`` measures, by its ``--metric`` text as JSON outputs name it (``bleu``,
+    #: ``ter``, ``bleu:0.6,ter:0.4``); set by :meth:`Optimizer.optimize`
+    metric: str = ""
 
     def on_metric_scale(self, metric, keys) -> Result:
         """This result as users read it: ``score`` and the ``info`` entries named in
         ``keys`` (numbers, lists of numbers, or tuples whose last entry is one) mapped from
-        the kernels' fractions by ``metric.value`` (a Metric: 0–100); the one conversion
-        of every optimizer's result (:meth:`Optimizer.optimize`)."""
+        the kernels' fractions by ``metric.value`` (a Metric: 0–100), named by
+        ``metric.name``; the one conversion of every optimizer's result
+        (:meth:`Optimizer.optimize`)."""
 
         def scaled(v):
             if isinstance(v, list):
@@ -65,7 +69,7 @@ class Result:
             return None if v is None else metric.value(v)
 
         info = {k: scaled(v) if k in keys else v for k, v in self.info.items()}
-        return replace(self, score=metric.value(self.score), info=info)
+        return replace(self, score=metric.value(self.score), info=info, metric=metric.name)
 
     def named_weights(self) -> Weights:
         """The tuned weights as a mapping feature name -> value (ValueError when the
