@@ -284,7 +284,7 @@ def _pool_jobs(study: Study, pending: list, corpus) -> list:
             path = os.path.join(folder, "start." + _WEIGHTS_FILE.get(out_fmt, "weights.txt"))
             if r.point not in points:
                 points[r.point] = random_start(list(zip(names, start.vector.tolist())), r.point, study.start_seed,
-                                               study.fixed)
+                                               study.fixed, study.start_distribution)
             vector = np.array([v for _, v in points[r.point]], dtype=np.float64)
             written = write_tuned(path, out_fmt, start, names, vector, n_dense,
                                   comment=f"mtplug compare: random start point {r.point}")
@@ -313,7 +313,7 @@ def _decoder_jobs(study: Study, pending: list) -> list:
             start_weights = list(get_decoder(cfg).start_weights().items())
         start = start_weights
         if r.point:
-            start = random_start(start_weights, r.point, study.start_seed, study.fixed)
+            start = random_start(start_weights, r.point, study.start_seed, study.fixed, study.start_distribution)
             if cfg.decoder == "moses":
                 ini = os.path.join(folder, "start.moses.ini")
                 write_moses_config(ini, Weights(start), cfg.config, os.path.join(folder, "start.sparse-weights"))

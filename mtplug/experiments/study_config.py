@@ -70,7 +70,10 @@ _OLD_EVALUATE_KEYS = {"metrics": "metric"}
 #: replicas count as done (compare.py compares fingerprint.json key by key)
 _FINGERPRINT_KEYS = {"pool.weights": "pool.init", "pool.sparse_weights": "pool.sparse_init",
                      "tune.nbest_size": "tune.nbest"}
-_REPLICAS = {"seeds": (1, _INT), "start_points": (1, _INT), "start_seed": (0, _INT), "fixed": (None, _LIST)}
+#: how random start points are drawn around the start weights w (:func:`random_start`)
+START_DISTRIBUTIONS = ("uniform", "normal")
+_REPLICAS = {"seeds": (1, _INT), "start_points": (1, _INT), "start_seed": (0, _INT), "fixed": (None, _LIST),
+             "start_distribution": ("uniform", {"choices": START_DISTRIBUTIONS})}
 _OPTIMIZER_KEYS = ("optimizer", "options")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_+-]*")
 
@@ -135,6 +138,7 @@ class Study:
     test: tuple = ()                              # empty in pool mode
     pool: dict = field(default_factory=dict)      # empty in decoder mode
     lines: dict = field(default_factory=dict)
+    start_distribution: str = "uniform"           # START_DISTRIBUTIONS
 
     @property
     def metric(self) -> str:
@@ -182,6 +186,8 @@ class Study:
             out.update({"test.input": self.test[0], "test.ref": self.test[1]})
         if replica.point:
             out.update({"replicas.start_seed": self.start_seed, "replicas.fixed": self.fixed})
+            if self.start_distribution != "uniform":   # studies written before the key count as done
+                out["replicas.start_distribution"] = self.start_distribution
         return {_FINGERPRINT_KEYS.get(k, k): v for k, v in out.items()}
 
     def line_of(self, key: str) -> int | None:
@@ -207,20 +213,27 @@ def is_fixed(name: str, fixed) -> bool:
     return name in fixed or (split is not None and split[0] in fixed)
 
 
-def random_start(weights: list, point: int, start_seed: int, fixed=()) -> list:
+def random_start(weights: list, point: int, start_seed: int, fixed=(), distribution: str = "uniform") -> list:
     """Start point ``point`` (>= 1) of a study: ``weights`` [(name, value)] with every weight
-    not :func:`is_fixed` drawn uniformly in MERT's restart bounds
-    (:func:`mtplug.optimizers.mert.restart_bounds`: each weight's sign kept). One ``uniform`` call over the drawn weights, in
-    the given order, from numpy's ``default_rng(SeedSequence([start_seed, point]))``: the
-    same points for every optimizer, whatever the seeds."""
+    not :func:`is_fixed` drawn around its value w. ``distribution`` "uniform": in MERT's
+    restart bounds (:func:`mtplug.optimizers.mert.restart_bounds`: [0, 2w], each weight's
+    sign kept); "normal": from N(w, (w/2)²), Gimpel & Smith's (2012, §6) initializers
+    (a weight of 0 stays 0). One call of numpy's ``default_rng(SeedSequence([start_seed,
+    point]))`` over the drawn weights, in the given order: the same points for every
+    optimizer, whatever the seeds."""
+    if distribution not in START_DISTRIBUTIONS:
+        raise ValueError(f"distribution must be one of {', '.join(START_DISTRIBUTIONS)}, got {distribution!r}")
     names = [n for n, _ in weights]
     values = np.array([v for _, v in weights], dtype=np.float64)
     keep = set(fixed)
     drawn = np.array([not is_fixed(n, keep) for n in names], dtype=bool)
-    lo, hi = restart_bounds(values, drawn)
     rng = np.random.default_rng(np.random.SeedSequence([int(start_seed), int(point)]))
     out = values.copy()
-    out[drawn] = rng.uniform(lo[drawn], hi[drawn])
+    if distribution == "normal":
+        out[drawn] = rng.normal(values[drawn], np.abs(values[drawn]) / 2.0)
+    else:
+        lo, hi = restart_bounds(values, drawn)
+        out[drawn] = rng.uniform(lo[drawn], hi[drawn])
     return list(zip(names, out.tolist()))
 
 
@@ -350,7 +363,8 @@ def load_study(path: str, workdir: str | None = None, threads: int | None = None
 
     study = Study(path, str(name), os.path.abspath(workdir), mode, optimizers, rep["seeds"],
                   rep["start_points"], rep["start_seed"], list(fixed), list(ev["metric"]), ev["boot_samples"],
-                  ev["ar_shuffles"], ev["seed"], threads, lines=lines)
+                  ev["ar_shuffles"], ev["seed"], threads, lines=lines,
+                  start_distribution=rep["start_distribution"])
     if mode == "pool":
         study.pool = _pool(f, top["pool"])
     else:
@@ -567,6 +581,7 @@ replicas:                      # every optimizer runs seeds x start_points times
                                # optimizer (Gimpel & Smith's sensitivity to initialization)
   start_seed: 0                # point p: numpy default_rng(SeedSequence([start_seed, p])) draws every weight
                                # w uniformly in [0, 2w] ([2w, 0] if w < 0; [-s, s] if w = 0, s = mean |w|)
+  start_distribution: uniform  # or normal: w drawn from N(w, (w/2)^2), a w of 0 kept (Gimpel & Smith 2012)
   fixed: [UnknownWordPenalty0] # weights that random points leave at their start value (Moses features
                                # that are not tuned; moses -show-weights calls them UNTUNEABLE)
 

@@ -290,6 +290,34 @@ def test_random_start_points_keep_signs_and_fixed_weights():
     assert [v for _, v in points[0][:3]] == rng.uniform([0, -2, -0.75], [1, 0, 0.75]).tolist()
 
 
+
+def test_normal_start_points_are_gimpel_and_smiths():
+    weights = [("LM0_0", 0.5), ("WordPenalty0_0", -1.0), ("Distortion0_0", 0.0), ("UnknownWordPenalty0_0", 1.0)]
+    point = random_start(weights, 1, 7, fixed=["UnknownWordPenalty0"], distribution="normal")
+    assert point == random_start(weights, 1, 7, fixed=["UnknownWordPenalty0"], distribution="normal")
+    assert point != random_start(weights, 1, 7, fixed=["UnknownWordPenalty0"])
+    rng = np.random.default_rng(np.random.SeedSequence([7, 1]))
+    # N(w, (w/2)^2) for every drawn weight: a w of 0 stays 0, a fixed one is not drawn
+    assert [v for _, v in point] == rng.normal([0.5, -1.0, 0.0], [0.25, 0.5, 0.0]).tolist() + [1.0]
+    assert dict(point)["Distortion0_0"] == 0.0
+    with pytest.raises(ValueError, match="distribution must be one of uniform, normal"):
+        random_start(weights, 1, 7, distribution="gauss")
+
+
+def test_start_distribution_reaches_the_replicas_and_their_fingerprints(data, tmp_path, capsys):
+    study = pool_study(data, str(tmp_path / "wd"), optimizers={"mert": {"optimizer": "mert"}})
+    study["replicas"].update(seeds=1, start_distribution="normal")
+    compare(write_yaml(tmp_path / "study.yaml", study), capsys)
+    runs = tmp_path / "wd" / "runs" / "mert"
+    assert "replicas.start_distribution" not in json.loads((runs / "s1-p0" / "fingerprint.json").read_text())
+    assert json.loads((runs / "s1-p1" / "fingerprint.json").read_text())["replicas.start_distribution"] == "normal"
+    # point 1 drawn from N(w, (w/2)^2) around init.opt's weights, with start_seed 0
+    w = [float(v) for v in (data / "init.opt").read_text().split("\n")[0].split()]
+    drawn = [float(v) for v in (runs / "s1-p1" / "start.init.opt").read_text().split("\n")[0].split()]
+    expected = [v for _, v in random_start([(f"F{i}", v) for i, v in enumerate(w)], 1, 0, distribution="normal")]
+    assert drawn == pytest.approx(expected, rel=1e-12, abs=0)
+
+
 # ------------------------------------------------------------------ decoder mode
 def test_decoder_study_end_to_end_and_resume(data, tmp_path, decoder_calls, capsys):
     path = write_yaml(tmp_path / "study.yaml", decoder_study(data, str(tmp_path / "wd")))
@@ -400,6 +428,8 @@ ERRORS = [
     (lambda s: s.update(baseline="pro"), "baseline", "baseline must name one of the optimizers"),
     (lambda s: s["evaluate"].update(metric=["bleu", "blue"]), "metric", "evaluate: metric: blue: "),
     (lambda s: s["pool"].update(metric="ext:x.scores"), "metric", "pool: metric: ext: scores belong"),
+    (lambda s: s["replicas"].update(start_distribution="gauss"), "start_distribution",
+     "replicas: start_distribution must be one of uniform, normal"),
 ]
 
 
