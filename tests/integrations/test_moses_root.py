@@ -39,6 +39,11 @@ def test_moses_root_made_idempotent_and_runs_the_programs(tmp_path):
     p = mtplug("mertdir", "--moses-root", root)
     assert p.returncode == 0, p.stderr
     assert {n: (root / "bin" / n).read_text() for n in os.listdir(root / "bin")} == texts
+    # a program written by another mtplug install (another path) is brought up to date
+    (root / "bin" / "pro").write_text("#!/bin/sh\n# mtplug mertdir --moses-root: Moses's pro, run by mtplug\n"
+                                      "exec /old/place/pro \"$@\"\n")
+    assert mtplug("mertdir", "--moses-root", root).returncode == 0
+    assert (root / "bin" / "pro").read_text() == texts["pro"]
     # each runs mtplug's program of that name, from any working directory
     p = subprocess.run([str(root / "bin" / "mert"), "--help"], check=False, capture_output=True, text=True,
                        cwd=tmp_path, timeout=120)
