@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import InputError
 from .fileio import atomic_output, iter_text_lines
+from .formats.nbest_formats import MAX_SENTENCE_ID
 from .formats.number_text import FIELD_SEP, format_shortest, parse_number
 
 #: a feature name an n-best line can carry: no blanks, '=', ':' or '|'
@@ -29,18 +30,21 @@ _NAME = re.compile(r"[^\s=:|]+")
 
 @dataclass(frozen=True)
 class NbestIndex:
-    """Where each hypothesis line of an n-best list is: ``sids`` int64 [n] (its sentence),
-    ``ranks`` int64 [n] (its place among its sentence's lines, from 0), ``offsets`` int64
-    [S + 1] (sentence s holds the hypotheses ``offsets[s]:offsets[s + 1]``), and the
-    feature names its lines give."""
+    """Where each hypothesis line of an n-best list is: ``sids`` int64 [n] (its sentence,
+    non-decreasing), ``ranks`` int64 [n] (its place among its sentence's lines, from 0),
+    and the feature names its lines give."""
 
     sids: np.ndarray
     ranks: np.ndarray
-    offsets: np.ndarray
     names: frozenset
 
     def __len__(self) -> int:
         return len(self.sids)
+
+    def span(self, sid: int) -> tuple[int, int]:
+        """``(first, count)``: the hypotheses of sentence ``sid`` are ``first .. first + count - 1``."""
+        lo, hi = np.searchsorted(self.sids, [sid, sid + 1])
+        return int(lo), int(hi - lo)
 
 
 def parse_feature_specs(specs: Sequence[str]) -> list[tuple[str, str]]:
@@ -72,6 +76,9 @@ def index_nbest(path: str) -> NbestIndex:
         if not sid_text.isdigit() or not sid_text.isascii():
             raise InputError(f"expected a non-negative integer sentence id, got {sid_text!r}", path, line_no)
         sid = int(sid_text)
+        if sid > MAX_SENTENCE_ID:
+            raise InputError(f"sentence id {sid} is larger than the largest mtplug holds ({MAX_SENTENCE_ID})",
+                             path, line_no)
         if sid < prev:
             raise InputError(f"sentence id {sid} is smaller than the previous line's: n-best lists must be sorted "
                              "by sentence", path, line_no)
@@ -81,11 +88,9 @@ def index_nbest(path: str) -> NbestIndex:
     if not sids:
         raise InputError("empty file: no hypotheses", path)
     sid_arr = np.frombuffer(sids, dtype=np.int64)
-    counts = np.bincount(sid_arr)
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    ranks = np.arange(len(sid_arr), dtype=np.int64) - offsets[sid_arr]
-    return NbestIndex(sid_arr, ranks, offsets, frozenset(names))
+    # sorted ids: a line's rank is its distance from its sentence's first line
+    ranks = np.arange(len(sid_arr), dtype=np.int64) - np.searchsorted(sid_arr, sid_arr)
+    return NbestIndex(sid_arr, ranks, frozenset(names))
 
 
 def _feature_names(field: str) -> list[str]:
@@ -136,18 +141,17 @@ def _per_line(path, first_no, first, lines, index: NbestIndex, nbest: str) -> np
 def _keyed(path, first_no, first, lines, index: NbestIndex, nbest: str) -> np.ndarray:
     values = np.empty(len(index), dtype=np.float64)
     seen = np.zeros(len(index), dtype=np.int64)       # the line that gave each value, 0: none yet
-    n_sent = len(index.offsets) - 1
     rows = itertools.chain([(first_no, first)],
                            ((no, FIELD_SEP.split(text.strip())) for no, text in lines if text.strip()))
     for line_no, tokens in rows:
         if len(tokens) != 3:
             raise InputError(f"expected 'id rank value', found {len(tokens)} fields", path, line_no)
         sid, rank = (_count(tok, what, path, line_no) for tok, what in zip(tokens, ("id", "rank")))
-        if sid >= n_sent or rank >= index.offsets[sid + 1] - index.offsets[sid]:
-            held = 0 if sid >= n_sent else int(index.offsets[sid + 1] - index.offsets[sid])
+        first, held = index.span(sid) if sid <= MAX_SENTENCE_ID else (0, 0)
+        if rank >= held:
             raise InputError(f"sentence {sid}, rank {rank} is not in {nbest} (sentence {sid} has "
                              f"{_count_of(held, 'hypothesis')}, ranks from 0)", path, line_no)
-        i = int(index.offsets[sid]) + rank
+        i = first + rank
         if seen[i]:
             raise InputError(f"sentence {sid}, rank {rank} given twice (first on line {seen[i]})", path, line_no)
         seen[i] = line_no

@@ -76,6 +76,7 @@ BAD = [
     ("LM", "0 0 1\n0 2 2\n", "lm:2: sentence 0, rank 2 is not in nbest (sentence 0 has 2 hypotheses"),
     ("LM", "0 0 1\n7 0 2\n", "lm:2: sentence 7, rank 0 is not in nbest (sentence 7 has 0 hypotheses"),
     ("LM", "0 -1 1\n", "lm:1: expected a non-negative integer rank, got '-1'"),
+    ("LM", "0 0 1\n99999999999999999999 0 2\n", "lm:2: sentence 99999999999999999999, rank 0 is not in nbest"),
     ("LM", "0 0 1\n0 1\n", "lm:2: expected 'id rank value', found 2 fields"),
     ("LM", "0 0 inf\n", "lm:1: value is 'inf'"),
     ("F0", "1\n2\n3\n", "nbest: already has a feature F0"),

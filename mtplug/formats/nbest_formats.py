@@ -32,6 +32,8 @@ _READERS = {"marian": marian_nbest, "fairseq": fairseq_nbest, "jsonl": jsonl_nbe
 _SNIFF_BYTES = 1 << 20
 _FAIRSEQ_LINE = re.compile(rb"[STHDPAWIE]-[0-9]+(?:_[0-9]+)?\t")
 _ALIGNMENT = re.compile(rb"\s*[0-9]+-[0-9]+(?:\s+[0-9]+-[0-9]+)*\s*")
+#: the largest sentence id the store holds (int32, as the Moses reader's)
+MAX_SENTENCE_ID = 2**31 - 1
 
 
 def detect_nbest_format(path: str) -> str:
@@ -113,6 +115,9 @@ def _write_copy(path: str, reader, options: dict) -> tuple[str, np.ndarray]:
     text = bytearray()
     starts, sids, line_nos = array("q"), array("q"), array("q")
     for line_no, sid, line in reader.moses_lines(path, **options):
+        if sid > MAX_SENTENCE_ID:
+            raise InputError(f"sentence id {sid} is larger than the largest mtplug holds ({MAX_SENTENCE_ID})",
+                             path, line_no)
         starts.append(len(text))
         sids.append(sid)
         line_nos.append(line_no)

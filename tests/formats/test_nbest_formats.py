@@ -113,6 +113,7 @@ BAD_FAIRSEQ = [
     ("H-0\t-1\ta\nD-0\t-1\ta\nP-0\t-0.5 x\n", 3, "positional score"),
     ("H-0\t-1\ta\nD-0\t-1\ta\nH-7\t-1\ta\nD-7\t-1\ta\n", 3, "sentence id 7 has no reference"),
     (b"H-0\t-1\ta \xff\nD-0\t-1\ta\n", 1, "invalid UTF-8"),
+    ("H-99999999999999999999\t-1\ta\nD-99999999999999999999\t-1\ta\n", 1, "larger than the largest mtplug holds"),
     ("2024-05-01 | INFO | nothing translated\n", None, "empty file"),
 ]
 
@@ -176,6 +177,7 @@ BAD_JSONL = [
     ('{"id": 0, "features": {"f": 1}}\n', 1, "hyp missing"),
     ('{"id": -1, "hyp": "a", "features": {"f": 1}}\n', 1, "non-negative integer"),
     ('{"id": true, "hyp": "a", "features": {"f": 1}}\n', 1, "non-negative integer"),
+    ('{"id": 2147483648, "hyp": "a", "features": {"f": 1}}\n', 1, "larger than the largest mtplug holds (2147483647)"),
     ('{"id": 0, "hyp": 3, "features": {"f": 1}}\n', 1, "must be a string"),
     ('{"id": 0, "hyp": "a", "features": {"f": NaN}}\n', 1, "NaN is not a finite number"),
     ('{"id": 0, "hyp": "a", "features": {"f": 1e999}}\n', 1, "must be a finite number"),
