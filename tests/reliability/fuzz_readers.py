@@ -29,6 +29,9 @@ SAMPLES: dict[str, bytes] = {
     "jsonl-nbest": (b'{"id": 1, "hyp": "x y", "features": {"nmt": -0.5, "LM": -3}, "score": -1}\n'
                     b'{"id": 0, "hyp": "a b c", "features": {"nmt": -0.2, "LM": -4.5}}\n'
                     b'{"id": 0, "hyp": "a c", "features": {"nmt": -0.9, "LM": -3.25}}\n'),
+    "feature-values": b"0 0 -1.5\n0\t1\t2\n1 0 0.25\n",
+    "join-nbest": (b"0 ||| a b c ||| LM0= -1.5 TM0= 1 2 WT_a~b= 1 ||| -1\n"
+                   b"0 ||| a c ||| LM0= -2.5 TM0= 1 0 ||| -2\n1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n"),
     "references": b"a b c\nx y z\n",
     "features.dat": (b"FEATURES_TXT_BEGIN_0 0 2 3 LM0_0 TM0_0 TM0_1\n-1.5 1 2 WT_a~b=1\n-2.5 1 0\n"
                      b"FEATURES_TXT_END_0\nFEATURES_TXT_BEGIN_0 1 1 3 LM0_0 TM0_0 TM0_1\n-2 0.5 1\n"
@@ -135,6 +138,7 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
     from mtplug.formats.pro_data import read_pro_data
     from mtplug.formats.references import read_references
     from mtplug.formats.weights import read_weights
+    from mtplug.join_features import join_features
     from mtplug.tuning.config import read_yaml
 
     def good(name: str) -> str:
@@ -153,6 +157,8 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
                                                          nbest_format="marian"),
         "jsonl-nbest": lambda p: NbestCorpus.from_nbest([p], read_references([good("references")]),
                                                         nbest_format="jsonl"),
+        "feature-values": lambda p: join_features(good("moses-nbest"), [("X", p)], os.devnull),
+        "join-nbest": lambda p: join_features(p, [("X", good("feature-values"))], os.devnull),
         "references": lambda p: NbestCorpus.from_nbest([good("moses-nbest")], read_references([p])),
         "features.dat": lambda p: read_mert_data([p], [good("scores.dat")]),
         "scores.dat": lambda p: read_mert_data([good("features.dat")], [p]),
