@@ -90,7 +90,11 @@ def in_form(acc: np.ndarray, form: str) -> np.ndarray | Packed:
 
 def merged(parts: Sequence[np.ndarray | Packed], form: str) -> np.ndarray:
     """The partitions' sums (each :func:`in_form` ``form``) added and rounded: float64 [k]."""
-    return parts[0] if form == "rounded" else rounded_sum(parts)
+    if form == "rounded":
+        (only,) = parts                 # the pool's only partition rounded its sums itself
+        assert isinstance(only, np.ndarray)
+        return only
+    return rounded_sum(parts)
 
 
 def exact_sum(values: np.ndarray) -> float:
