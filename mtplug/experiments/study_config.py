@@ -72,6 +72,9 @@ _FINGERPRINT_KEYS = {"pool.weights": "pool.init", "pool.sparse_weights": "pool.s
                      "tune.nbest_size": "tune.nbest"}
 #: how random start points are drawn around the start weights w (:func:`random_start`)
 START_DISTRIBUTIONS = ("uniform", "normal")
+#: tune keys added after studies were run, with their defaults: at the default they stay
+#: out of the fingerprints, so that the replicas run before them count as done
+_TUNE_KEYS_SINCE = {"pool_reset": 0}
 _REPLICAS = {"seeds": (1, _INT), "start_points": (1, _INT), "start_seed": (0, _INT), "fixed": (None, _LIST),
              "start_distribution": ("uniform", {"choices": START_DISTRIBUTIONS})}
 _OPTIMIZER_KEYS = ("optimizer", "options")
@@ -182,7 +185,8 @@ class Study:
         else:
             cfg = self.tune[o.name]
             out.update((f"tune.{k}", getattr(cfg, k)) for k in TUNE_OPTIONS
-                       if k not in STUDY_OWNED and k not in TUNE_FREE)
+                       if k not in STUDY_OWNED and k not in TUNE_FREE
+                       and not (k in _TUNE_KEYS_SINCE and getattr(cfg, k) == _TUNE_KEYS_SINCE[k]))
             out.update({"test.input": self.test[0], "test.ref": self.test[1]})
         if replica.point:
             out.update({"replicas.start_seed": self.start_seed, "replicas.fixed": self.fixed})

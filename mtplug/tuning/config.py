@@ -61,6 +61,10 @@ TUNE_OPTIONS: dict[str, tuple] = {
                                                      "iterations (default 0: never)")),
     "interpolate": (1.0, dict(type=float, metavar="L", help="historic interpolation as mert-moses.pl's: the "
                                                           "next weights are L*new + (1-L)*previous (default 1)")),
+    "pool_reset": (0, dict(type=int, metavar="R",
+                           help="start the n-best store afresh every R iterations (default 0: never, every "
+                                "iteration tunes on the n-best lists of all so far; 1: on its own only, as "
+                                "Gimpel & Smith ran RAMPION; 10: Dreyer & Dong's APRO reset)")),
     "final_weights": ("best", dict(choices=("best", "last"), help="DIR/final: the weights of the iteration with "
                                                                   "the best decoded BLEU (default), or the last "
                                                                   "optimizer's")),
@@ -115,6 +119,7 @@ class TuneConfig:
     min_change: float = 1e-5
     patience: int = 0
     interpolate: float = 1.0
+    pool_reset: int = 0
     final_weights: str = "best"
     threads: int | None = None
     forests: bool = False
@@ -136,6 +141,7 @@ class TuneConfig:
                 **({"metric": self.metric} if self.metric != "bleu" else {}),
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
                 **({"forests": True} if self.forests else {}),
+                **({"pool_reset": self.pool_reset} if self.pool_reset else {}),
                 **({"test_input": os.path.abspath(self.test_input),
                     "test_ref": [os.path.abspath(r) for r in self.test_ref or ()]}
                    if self.test_input is not None else {})}
@@ -405,8 +411,9 @@ def config_from_args(args) -> TuneConfig:
         check_count(values[name], label, 1, path, line)
     if not 0.0 < values["decoder_timeout"] < math.inf:
         raise fail("decoder_timeout", f"must be a number of seconds > 0, got {show_value(values['decoder_timeout'])}")
-    path, line, label = origin("patience")
-    check_count(values["patience"], label, 0, path, line)
+    for name in ("patience", "pool_reset"):
+        path, line, label = origin(name)
+        check_count(values[name], label, 0, path, line)
     if not 0.0 < values["interpolate"] <= 1.0:
         raise fail("interpolate", f"must be in (0, 1], got {values['interpolate']}")
     if not 0.0 <= values["min_change"] < math.inf:
@@ -423,6 +430,9 @@ def config_from_args(args) -> TuneConfig:
     values["metric"] = metric.name
     if values["forests"] and not metric.is_bleu:
         raise fail("forests", f"carry BLEU statistics only, not {metric.name}")
+    if values["forests"] and values["pool_reset"]:
+        raise fail("pool_reset", "cannot take effect with --forests (forest tuning pools the forests of every "
+                                 "iteration, as dpmert.pl)")
     if values["forests"]:
         from ..optimizers.registry import FOREST_OPTIMIZERS
 
@@ -482,6 +492,8 @@ min_change: 1.0e-5             # converged when no weight moves this much
 patience: 0                    # stop after this many iterations without a better decoded BLEU (0: never)
 interpolate: 1.0               # next weights = interpolate*new + (1-interpolate)*previous (mert-moses.pl's
                                # --historic-interpolation); below 1 damps PRO/MIRA oscillation
+pool_reset: 0                  # start the n-best store afresh every R iterations (0: never; 1: each iteration
+                               # tunes on its own n-best only)
 final_weights: best            # final: weights of the best decoded BLEU (best) or of the last iteration (last)
 threads: null                  # optimizer threads (null: all cores)
 forests: false                 # cdec: tune over the forests of all iterations (mert, kbmira), as dpmert.pl

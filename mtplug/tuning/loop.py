@@ -58,6 +58,7 @@ from ..metrics.layer import SCALE, parse_metric
 from ..start_weights import check_match
 from . import lock as workdir_lock
 from . import state as state_checks
+from .state import pool_start
 
 #: 2: scores on sacrebleu's scale (0-100, docs/metrics.md "One scale"); a version 1 state
 #: (fractions) is read as version 2 (:func:`read_state`), so its run resumes
@@ -739,7 +740,7 @@ def _checked_store(cfg, hooks: Hooks, state: dict, state_path: str, refs, bleu) 
         return state
     state = state_checks.rebuild_store(state, cfg.workdir,
                                        lambda: NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric), why,
-                                       hooks.warning)
+                                       hooks.warning, cfg.pool_reset)
     _write_json(state_path, state)
     return state
 
@@ -821,7 +822,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             nbest_path, onebest_path = decode(decoder, cfg, folder, lines, update, engine, pooled)
             t_decode = time.perf_counter() - t0
             decoded_bleu, decoded_objective, metric_value = _scores(onebest_path, refs, bleu, cfg.metric)
-            if n == 1:
+            if n == pool_start(n, cfg.pool_reset):
                 corpus = NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric)
             else:
                 corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"))
@@ -892,7 +893,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         state = {**state, "completed": n, "stop": stop, "weights": list(new.items()), "best": best,
                  "history": state["history"] + [entry], "store": store_record}
         _write_json(state_path, state)  # the commit point of iteration n
-        if n > 1:  # the new store holds everything the previous one did
+        if n > 1:  # the new store holds everything the next iteration or a resume needs
             prev = os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz")
             if os.path.exists(prev):
                 os.remove(prev)

@@ -128,26 +128,35 @@ def store_mismatch(state: dict, workdir: str) -> str | None:
     return None
 
 
-def rebuild_store(state: dict, workdir: str, empty: Callable, why: str, log: Callable[[str], None]) -> dict:
-    """Rebuild the newest completed iteration's store from the kept n-best lists of
-    iterations 1..completed, merged one iteration at a time (each step saved and read back,
-    as the loop does, so the arrays are identical); ``empty()`` is an empty NbestCorpus of
-    the run. Returns the state with the new store's record (the caller writes it).
+def pool_start(n: int, pool_reset: int) -> int:
+    """The first iteration whose n-best lists iteration ``n``'s store holds: 1, or with
+    ``pool_reset`` R > 0 (the store starts afresh every R iterations) 1, R + 1, 2R + 1, ..."""
+    return 1 + ((n - 1) // pool_reset) * pool_reset if pool_reset > 0 else 1
+
+
+def rebuild_store(state: dict, workdir: str, empty: Callable, why: str, log: Callable[[str], None],
+                  pool_reset: int = 0) -> dict:
+    """Rebuild the newest completed iteration's store from the kept n-best lists of the
+    iterations it pools (:func:`pool_start` .. completed), merged one iteration at a time
+    (each step saved and read back, as the loop does, so the arrays are identical);
+    ``empty()`` is an empty NbestCorpus of the run. Returns the state with the new store's
+    record (the caller writes it).
     InputError when a list is missing or the rebuilt store does not hold the hypotheses
     the history counted."""
     from ..corpus import NbestCorpus
 
     completed = state["completed"]
     store_path = os.path.join(_iteration_dir(workdir, completed), STORE)
-    lists = [os.path.join(_iteration_dir(workdir, n), NBEST) for n in range(1, completed + 1)]
+    first = pool_start(completed, pool_reset)
+    lists = [os.path.join(_iteration_dir(workdir, n), NBEST) for n in range(first, completed + 1)]
     missing = [p for p in lists if not os.path.isfile(p)]
     if missing:
         raise InputError(f"{why}, and it cannot be rebuilt: {missing[0]} is missing", store_path)
-    log(f"{store_path}: {why}; rebuilding it from the n-best lists of iterations 1-{completed}")
+    log(f"{store_path}: {why}; rebuilding it from the n-best lists of iterations {first}-{completed}")
     corpus = empty()
     scratch = store_path + ".rebuild.npz"
     try:
-        for n, nbest in enumerate(lists, 1):
+        for n, nbest in enumerate(lists, first):
             added = corpus.add_nbest([nbest])
             corpus.save(scratch)
             corpus = NbestCorpus.load(scratch)

@@ -357,3 +357,71 @@ def test_start_weights_with_unseen_sparse_names_run_without_a_warning(system, ca
     (system / "moses.ini").write_text(INI.replace("LM0= 0.5", "LM= 0.5"))
     assert main(moses_args(system, system / "wd2", iterations=1)) == 2
     assert "no weight for feature LM0" in capsys.readouterr().err
+
+
+def _store_size(path: Path) -> int:
+    from mtplug.corpus import NbestCorpus
+
+    return NbestCorpus.load(str(path)).n_hypotheses
+
+
+def _unique_hypotheses(*nbest_files: Path) -> int:
+    """Distinct (sentence, hypothesis text, features) lines of Moses n-best files, as the store counts them."""
+    seen = set()
+    for path in nbest_files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            sid, text, feats, *_ = line.split(" ||| ")
+            seen.add((int(sid), text.strip(), feats.strip()))
+    return len(seen)
+
+
+@pytest.mark.parametrize("reset", [1, 2])
+def test_pool_reset_starts_the_store_afresh(system, capsys, reset):
+    """--pool-reset R: iteration n tunes on the n-best lists of iterations pool_start(n)..n only
+    (R = 1: Gimpel & Smith's RAMPION without merging; R = 10: Dreyer & Dong's APRO reset)."""
+    wd = system / "wd"
+    summary = run(moses_args(system, wd, "--pool-reset", str(reset), "--min-change", "0", optimizer="rampion",
+                             iterations=4), capsys)
+    hist = summary["history"]
+    assert summary["iterations"] == 4, summary["stop"]
+    for h in hist:
+        n = h["iteration"]
+        first = 1 + ((n - 1) // reset) * reset
+        lists = [wd / f"iter{i:03d}" / "nbest.out" for i in range(first, n + 1)]
+        assert h["hypotheses"] == _unique_hypotheses(*lists), (n, first)
+    assert _store_size(wd / "iter004" / "store.npz") == hist[-1]["hypotheses"]
+    # without the reset the store of iteration 4 holds every list: more than iteration 4's own
+    assert hist[-1]["hypotheses"] < _unique_hypotheses(*(wd / f"iter{i:03d}" / "nbest.out" for i in range(1, 5)))
+    assert read_state(str(wd))["fingerprint"]["pool_reset"] == reset
+
+
+def test_pool_reset_resumes_and_rebuilds_its_store(system, capsys):
+    ref = run(moses_args(system, system / "ref", "--pool-reset", "2", "--min-change", "0", iterations=3), capsys)
+    wd = system / "wd"
+    run(moses_args(system, wd, "--pool-reset", "2", "--min-change", "0", iterations=2), capsys)
+    (wd / "iter002" / "store.npz").unlink()
+    main(moses_args(system, wd, "--pool-reset", "2", "--min-change", "0", "--resume", iterations=3))
+    err = capsys.readouterr().err
+    assert "rebuilding it from the n-best lists of iterations 1-2" in err
+    assert (wd / "final").read_bytes() == (system / "ref" / "final").read_bytes()
+    assert read_state(str(wd))["weights"] == read_state(str(system / "ref"))["weights"]
+    assert [h["hypotheses"] for h in read_state(str(wd))["history"]] == [h["hypotheses"] for h in ref["history"]]
+    # a resume with another reset is another run
+    assert main(moses_args(system, wd, "--pool-reset", "1", "--resume", iterations=4)) == 2
+    assert "pool_reset" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value, message", [("-1", "--pool-reset must be an integer >= 0, got -1"),
+                                            ("x", "--pool-reset: invalid int value: 'x'")])
+def test_pool_reset_bad_values(system, capsys, value, message):
+    assert main(moses_args(system, system / "wd", "--pool-reset", value)) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (system / "wd").exists()
+
+
+def test_pool_reset_cannot_take_effect_over_forests(system, capsys):
+    assert main(moses_args(system, system / "wd", "--pool-reset", "2", "--forests")) == 2
+    err = capsys.readouterr().err
+    assert "--pool-reset cannot take effect with --forests" in err and err.count("\n") == 1, err
+    assert not (system / "wd").exists()
