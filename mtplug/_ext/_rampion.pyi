@@ -17,4 +17,5 @@ def ssd_epoch(
     shrink: float,  # 1 − η·C/N, in (0, 1]
     u: np.ndarray,  # double[::1] [n_features], θ − θ0 (in/out)
     work: np.ndarray,  # double[::1] [max sentence size], scratch
+    risk_alpha: float = 0.0,  # > 0: Bayes risk's step, coefficient risk_alpha·p_h·(g_h − ḡ)
 ) -> tuple[int, int]: ...  # (0, -1) or (1, sentence with a non-finite model score)

@@ -129,7 +129,8 @@ def test_sentence_bleu_rows_do_not_depend_on_threads(seed, n_rows):
             assert sentence_bleu(stats, variant, divisor, threads=3).tobytes() == one.tobytes()
 
 
-@pytest.mark.parametrize("loss", ["ramp3", "ramp1", "ramp2", "soft-ramp3"])
+@pytest.mark.parametrize("loss", ["ramp3", "ramp1", "ramp2", "soft-ramp3", "perceptron", "hinge", "log", "soft-oracle",
+                                  "bayes-risk"])
 def test_rampion_does_not_depend_on_threads(loss):
     from mtplug.optimizers.rampion import Rampion
 
