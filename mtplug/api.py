@@ -59,10 +59,13 @@ def _paths(paths, what: str) -> list[str]:
     raise TypeError(f"{what} must be a file path or a list of file paths, got {type(paths).__name__}")
 
 
-def _references(refs: RefsLike | None) -> References | None:
+def _references(refs: RefsLike | None, metric: str) -> References | None:
+    """References as ``metric`` reads them (an M2 file under m2)."""
+    from .metrics.references import metric_references
+
     if refs is None or isinstance(refs, References):
         return refs
-    return read_references(_paths(refs, "refs"))
+    return metric_references(_paths(refs, "refs"), metric)
 
 
 def load_nbest(paths: PathLike | Sequence[PathLike], refs: RefsLike | None = None, *,
@@ -71,7 +74,7 @@ def load_nbest(paths: PathLike | Sequence[PathLike], refs: RefsLike | None = Non
 
     paths: one file or a list (e.g. every iteration's n-best lists; gzip is read
     transparently). refs: reference files (line i = sentence i; one file per reference
-    set), or :class:`References` from :func:`read_references` / :func:`read_devset`;
+    set; under ``m2`` one M2 file), or :class:`References` from :func:`read_references` / :func:`read_devset`;
     without them the store has no metric statistics and cannot be tuned. metric: what
     the statistics measure, as ``mtplug optimize --metric`` (``bleu``, ``chrf``, ``ter``,
     ``bleu:0.6,ter:0.4``, ...). reflen and lowercase: BLEU's reference length
@@ -79,7 +82,7 @@ def load_nbest(paths: PathLike | Sequence[PathLike], refs: RefsLike | None = Non
 
     As ``mtplug optimize --nbest F... --ref R...``.
     """
-    return NbestCorpus.from_nbest(_paths(paths, "paths"), _references(refs),
+    return NbestCorpus.from_nbest(_paths(paths, "paths"), _references(refs, metric),
                                   BleuConfig(reflen=reflen, lowercase=lowercase), metric=metric)
 
 
@@ -87,7 +90,7 @@ def load_plain(path: PathLike, refs: RefsLike, *, metric: str = "bleu", reflen: 
                lowercase: bool = False) -> NbestCorpus:
     """A store of one hypothesis per sentence from a plain translation file (line i =
     sentence i), for :func:`score`; options as :func:`load_nbest`. As ``mtplug score``."""
-    return NbestCorpus.from_plain(os.fspath(path), _references(refs),
+    return NbestCorpus.from_plain(os.fspath(path), _references(refs, metric),
                                   BleuConfig(reflen=reflen, lowercase=lowercase), metric=metric)
 
 

@@ -104,7 +104,8 @@ def _bleu_config(args):
 
 
 def _references(args):
-    from .formats.references import read_devset, read_references
+    from .formats.references import read_devset
+    from .metrics.references import metric_references
 
     if args.devset:
         if args.ref:
@@ -112,28 +113,7 @@ def _references(args):
         return read_devset(args.devset)
     if not args.ref:
         raise InputError("no references: give --ref FILE [FILE ...] or --devset FILE")
-    if _has_m2(args):
-        from .metrics.m2 import m2_references
-
-        if len(args.ref) > 1:
-            raise InputError("the m2 metric reads one M2 file (S and A lines); give one --ref", args.ref[1])
-        return m2_references(args.ref[0])
-    return read_references(args.ref)
-
-
-def _has_m2(args) -> bool:
-    """Whether ``--metric`` names Moses's M2 scorer (its reference is an M2 file)."""
-    from .metrics.layer import parse_metric
-
-    texts = getattr(args, "metric", None)
-    texts = [texts] if isinstance(texts, str) else list(texts or [])
-    for text in texts:
-        try:
-            if isinstance(text, str) and any(p.name == "m2" for p in parse_metric(text).parts):
-                return True
-        except ValueError:
-            pass
-    return False
+    return metric_references(args.ref, getattr(args, "metric", None))
 
 
 def _split_list(values: Sequence[str] | None) -> list[str]:

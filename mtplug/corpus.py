@@ -155,6 +155,7 @@ class NbestCorpus:
         #: what the stats columns hold and how they score (mtplug.metrics.layer.Metric)
         self.metric: Metric = metric if metric is not None else bleu_metric(self.ref_len_divisor)
         self._builder: StatsBuilder | None = None  # of metrics other than BLEU alone
+        self._m2_references = None                 # a loaded m2 store's M2 file (see load)
         self.words = words if words is not None else Vocabulary()
         self.space = space if space is not None else FeatureSpace()
         self.sent_offsets = np.zeros(n_sentences + 1, dtype=np.int64)
@@ -205,7 +206,8 @@ class NbestCorpus:
         if not parsed.is_bleu:
             if enc is None and any(p.name != "ext" for p in parsed.parts):
                 raise ValueError(f"metric {parsed.name} needs references")
-            corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor, m2=_m2_scorer(parsed, references))
+            corpus._builder = StatsBuilder(parsed, enc, words, bleu, divisor, m2=_m2_scorer(parsed, references),
+                                           text_refs=references)
             corpus.metric = corpus._builder.metric
             corpus.stats = np.zeros((0, corpus.metric.n_stats), dtype=np.int32)
         with moses_copies(paths, nbest_format) as moses_paths:
@@ -272,10 +274,15 @@ class NbestCorpus:
             # a store loaded from disk: its metric's collectors, bound to the same references
             from .metrics.store_stats import StatsBuilder
 
-            if any(p.name in ("ext", "linear", "m2") for p in self.metric.parts):
+            if any(p.name in ("ext", "linear") for p in self.metric.parts):
                 raise ValueError(f"a store of {self.metric.name} statistics cannot take new n-best lists: "
-                                 "external scores and M2 references are not kept with a store")
-            self._builder = StatsBuilder(self.metric, self.references, self.words, self.bleu, self.ref_len_divisor)
+                                 "external scores are not kept with a store")
+            m2_refs = self._m2_references
+            if any(p.name == "m2" for p in self.metric.parts) and m2_refs is None:
+                raise ValueError("a store of m2 statistics takes new n-best lists only when loaded with its M2 "
+                                 "references (NbestCorpus.load(path, references)): a store does not keep them")
+            self._builder = StatsBuilder(self.metric, self.references, self.words, self.bleu, self.ref_len_divisor,
+                                         m2=None if m2_refs is None else _m2_scorer(self.metric, m2_refs))
         added = 0
         for path in paths:
             arrays = scan_nbest(path, words=self.words, space=self.space, refs=self.references,
@@ -536,8 +543,11 @@ class NbestCorpus:
             np.savez(fh, **arrays)
 
     @classmethod
-    def load(cls, path: str) -> NbestCorpus:
-        """Read a store written by :meth:`save` (into memory)."""
+    def load(cls, path: str, references=None) -> NbestCorpus:
+        """Read a store written by :meth:`save` (into memory). ``references``: the
+        References it was made with, when its metric reads what a store does not keep
+        (the M2 file of an ``m2`` part, :func:`mtplug.metrics.m2.m2_references`), so that
+        :meth:`add_nbest` can take more lists; ignored otherwise."""
         z = {name: np.array(a) for name, a in map_store(path).items()}
         refs = None
         if "ref_sent_ptr" in z:
@@ -556,6 +566,7 @@ class NbestCorpus:
         c.metric = stored_metric(z)
         if has_strings:
             c.hyp_indptr, c.hyp_bytes = z["hyp_indptr"], z["hyp_bytes"]
+        c._m2_references = references if any(p.name == "m2" for p in c.metric.parts) else None
         return c
 
     def __repr__(self) -> str:

@@ -76,11 +76,11 @@ def score_file(path: str, ref_paths: list, reflen: str, lowercase: bool, metric:
     """The corpus score of a translation file (line i = sentence i), on the 0-100 scale of
     every mtplug score (TER as an error rate)."""
     from ..corpus import NbestCorpus
-    from ..formats.references import read_references
     from ..metrics.bleu import BleuConfig
+    from ..metrics.references import metric_references
 
-    corpus = NbestCorpus.from_plain(path, read_references(ref_paths), BleuConfig(reflen=reflen, lowercase=lowercase),
-                                    metric=metric)
+    corpus = NbestCorpus.from_plain(path, metric_references(ref_paths, metric),
+                                    BleuConfig(reflen=reflen, lowercase=lowercase), metric=metric)
     return corpus.metric.value(corpus.metric.objective(corpus.corpus_stats(corpus.sent_offsets[:-1])))
 
 
@@ -243,7 +243,7 @@ def _pool_store(study: Study, log):
     """The tuning pool's store, read from the n-best lists once (WORKDIR/pool.npz) and
     loaded back from disk, so that a first run and a later one see identical arrays."""
     from ..corpus import NbestCorpus
-    from ..formats.references import read_references
+    from ..metrics.references import metric_references
 
     store = os.path.join(study.workdir, POOL_STORE)
     meta = os.path.join(study.workdir, POOL_META)
@@ -251,8 +251,8 @@ def _pool_store(study: Study, log):
     if not (os.path.exists(store) and os.path.exists(meta) and _read_json(meta) == keys):
         t0 = time.perf_counter()
         pool = study.pool
-        corpus = NbestCorpus.from_nbest(pool["nbest"], read_references(pool["ref"]), study.bleu_config,
-                                        metric=pool["metric"])
+        corpus = NbestCorpus.from_nbest(pool["nbest"], metric_references(pool["ref"], pool["metric"]),
+                                        study.bleu_config, metric=pool["metric"])
         corpus.check_complete(", ".join(pool["nbest"]))
         corpus.save(store)
         _write_json(meta, keys)

@@ -105,15 +105,16 @@ def write_report(study: Study, results: dict, systems: list, outputs: dict, log,
     (optimizer name, replica id) -> its result.json; ``systems``: (optimizer name, test
     translation files in :meth:`Study.replica_ids` order), the baseline first. Returns
     {"text": report.txt's text, "files": the paths written}."""
-    from ..formats.references import read_references
     from ..metrics.layer import default_threads
+    from ..metrics.references import metric_references
     from .evaluate import evaluate, progress_total
     from .report_format import latex_table, plot_replicas, text_table
 
     ids = study.replica_ids()
     update, close = counter(progress_total(systems, study.metrics), "evaluate")
     try:
-        report = evaluate(systems, read_references(study.test_refs), study.bleu_config, study.metrics,
+        report = evaluate(systems, metric_references(study.test_refs, study.metrics), study.bleu_config,
+                          study.metrics,
                           study.boot_samples, study.ar_shuffles, study.eval_seed, default_threads(study.threads),
                           progress=update, reference_names=study.test_refs)
     finally:

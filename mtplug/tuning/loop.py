@@ -685,12 +685,12 @@ def _run_tuning(cfg, hooks: Hooks) -> dict:
 
 
 def _run_locked(cfg, hooks: Hooks, test) -> dict:
-    from ..formats.references import read_references
     from ..metrics.bleu import BleuConfig
+    from ..metrics.references import metric_references
     from ..optimizers.registry import get_optimizer
 
     decoder = get_decoder(cfg)
-    refs = read_references(cfg.ref)
+    refs = metric_references(cfg.ref, cfg.metric)
     lines = _count_lines(cfg.input)
     if len(lines) != len(refs):
         raise InputError(f"{len(lines)} source sentences but {len(refs)} references", cfg.input)
@@ -740,7 +740,7 @@ def _checked_store(cfg, hooks: Hooks, state: dict, state_path: str, refs, bleu) 
         return state
     state = state_checks.rebuild_store(state, cfg.workdir,
                                        lambda: NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric), why,
-                                       hooks.warning, cfg.pool_reset)
+                                       hooks.warning, cfg.pool_reset, references=refs)
     _write_json(state_path, state)
     return state
 
@@ -758,12 +758,12 @@ def _read_test_set(cfg):
     before the working directory is made."""
     if cfg.test_input is None:
         return None
-    from ..formats.references import read_references
+    from ..metrics.references import metric_references
 
     lines = _count_lines(cfg.test_input)
     if not lines:
         raise InputError("empty test set (expected one sentence per line)", cfg.test_input)
-    refs = read_references(cfg.test_ref)
+    refs = metric_references(cfg.test_ref, cfg.metric)
     if len(lines) != len(refs):
         raise InputError(f"{len(lines)} test sentences but {len(refs)} test references ({refs.source})",
                          cfg.test_input)
@@ -825,7 +825,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             if n == pool_start(n, cfg.pool_reset):
                 corpus = NbestCorpus.from_nbest([], refs, bleu, metric=cfg.metric)
             else:
-                corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"))
+                corpus = NbestCorpus.load(os.path.join(iteration_dir(cfg.workdir, n - 1), "store.npz"), refs)
             added = corpus.add_nbest([nbest_path])
             corpus.save(os.path.join(folder, "store.npz"))
             store_record = state_checks.store_record(os.path.join(folder, "store.npz"))   # ties it to the run

@@ -135,11 +135,12 @@ def pool_start(n: int, pool_reset: int) -> int:
 
 
 def rebuild_store(state: dict, workdir: str, empty: Callable, why: str, log: Callable[[str], None],
-                  pool_reset: int = 0) -> dict:
+                  pool_reset: int = 0, references=None) -> dict:
     """Rebuild the newest completed iteration's store from the kept n-best lists of the
     iterations it pools (:func:`pool_start` .. completed), merged one iteration at a time
     (each step saved and read back, as the loop does, so the arrays are identical);
-    ``empty()`` is an empty NbestCorpus of the run. Returns the state with the new store's
+    ``empty()`` is an empty NbestCorpus of the run, ``references`` its References (for
+    stores that do not keep theirs: :meth:`mtplug.corpus.NbestCorpus.load`). Returns the state with the new store's
     record (the caller writes it).
     InputError when a list is missing or the rebuilt store does not hold the hypotheses
     the history counted."""
@@ -159,7 +160,7 @@ def rebuild_store(state: dict, workdir: str, empty: Callable, why: str, log: Cal
         for n, nbest in enumerate(lists, first):
             added = corpus.add_nbest([nbest])
             corpus.save(scratch)
-            corpus = NbestCorpus.load(scratch)
+            corpus = NbestCorpus.load(scratch, references)
             entry = state["history"][n - 1]
             if (added, corpus.n_hypotheses) != (entry["new"], entry["hypotheses"]):
                 raise InputError(f"{why}, and the n-best lists kept do not rebuild it: iteration {n} adds {added} "

@@ -446,3 +446,26 @@ def test_kernel_buffers_of_another_dtype_are_refused():
         _m2.corpus_f_beta(np.array([1, 2, 3, 4], dtype=np.int32), 0.5)
     with pytest.raises(ValueError, match="expected 4 statistics"):
         _m2.corpus_f_beta(np.array([1, 2, 3], dtype=np.int64), 0.5)
+
+
+def test_a_loaded_m2_store_takes_new_lists_with_its_references(tmp_path):
+    """A store does not keep its M2 file: loaded with it, it merges more n-best lists into
+    the same statistics as one read at once; loaded without it, it says so."""
+    from mtplug.corpus import NbestCorpus
+    from mtplug.metrics.bleu import BleuConfig
+    from mtplug.metrics.references import metric_references
+
+    gold = Path(__file__).resolve().parents[1] / "golden" / "moses-m2"
+    lines = (gold / "gec.nbest").read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "a").write_text("".join(lines[::2]), encoding="utf-8")
+    (tmp_path / "b").write_text("".join(lines[1::2]), encoding="utf-8")
+    refs = metric_references([str(gold / "gec.m2")], "m2")
+    whole = NbestCorpus.from_nbest([str(tmp_path / "a"), str(tmp_path / "b")], refs, BleuConfig(), metric="m2")
+    first = NbestCorpus.from_nbest([str(tmp_path / "a")], refs, BleuConfig(), metric="m2")
+    first.save(str(tmp_path / "store.npz"))
+    loaded = NbestCorpus.load(str(tmp_path / "store.npz"), refs)
+    assert loaded.add_nbest([str(tmp_path / "b")]) > 0
+    assert loaded.n_hypotheses == whole.n_hypotheses
+    assert sorted(map(tuple, loaded.stats.tolist())) == sorted(map(tuple, whole.stats.tolist()))
+    with pytest.raises(ValueError, match="loaded with its M2 references"):
+        NbestCorpus.load(str(tmp_path / "store.npz")).add_nbest([str(tmp_path / "b")])

@@ -437,7 +437,7 @@ CASES = [
          "mtplug: error: DIR/dtrain.ini: decoder_config: is required (the cdec.ini of the decoder)", "dtrain"),
     # ---------------------------------------------------------------- tune YAML
     Case("tune YAML", "unknown option", {"tune.yaml": GOOD_TUNE + "nbset: 10\n"},
-         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest_size'?); known: config, decoder, decoder_args, decoder_bin, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest_size, optimizer, patience, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
+         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest_size'?); known: config, decoder, decoder_args, decoder_bin, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest_size, optimizer, patience, pool_reset, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
     Case("tune YAML", "test references without a test set", {"tune.yaml": GOOD_TUNE + "test_ref: [DIR/ref]\n"},
          "mtplug: error: DIR/tune.yaml:7: test_ref needs test_input too (a test set is its source and its references)", "tune"),
     Case("tune YAML", "test set and test references of different lengths",

@@ -425,3 +425,31 @@ def test_pool_reset_cannot_take_effect_over_forests(system, capsys):
     err = capsys.readouterr().err
     assert "--pool-reset cannot take effect with --forests" in err and err.count("\n") == 1, err
     assert not (system / "wd").exists()
+
+
+def test_tune_to_m2_reads_an_m2_reference(tmp_path, capsys):
+    """--metric m2 --ref X.m2: the decoder loop of a GEC system tuned to Moses's M2 F0.5;
+    every decoded score equals mtplug score's on that iteration's 1-best."""
+    gold = REPO / "tests" / "golden" / "moses-m2"
+    n_sent = sum(1 for line in (gold / "gec.m2").read_text(encoding="utf-8").splitlines() if line.startswith("S "))
+    (tmp_path / "dev.src").write_text("".join(f"g{i}\n" for i in range(n_sent)))
+    (tmp_path / "moses.ini").write_text("[weight]\nF0= 1\n")
+    wd = tmp_path / "wd"
+    args = ["tune", "-q", "--decoder", "moses",
+            "--decoder-bin", shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source",
+                                         str(tmp_path / "dev.src"), "-standin-pool", str(gold / "gec.nbest")]),
+            "--config", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "dev.src"),
+            "--ref", str(gold / "gec.m2"), "--metric", "m2", "--optimizer", "mert", "--iterations", "2",
+            "--nbest-size", "10", "--workdir", str(wd), "--seed", "1"]
+    run(args, capsys)
+    hist = read_state(str(wd))["history"]
+    assert [h["metric"] for h in hist] == ["m2"] * len(hist)
+    assert hist[-1]["metric_value"] > hist[0]["metric_value"] + 10     # tuned to F0.5
+    for h in hist:
+        onebest = wd / f"iter{h['iteration']:03d}" / "onebest.txt"
+        assert main(["score", "--json", "--hyp", str(onebest), "--ref", str(gold / "gec.m2"), "--metric", "m2"]) == 0
+        scored = json.loads(capsys.readouterr().out)
+        assert h["metric_value"] == pytest.approx(scored["score"], abs=1e-9), (h, scored)
+    # a second reference file is refused: M2 holds every annotator in one file
+    assert main(args[:args.index("--ref") + 2] + [str(gold / "gec.m2")] + args[args.index("--ref") + 2:]) == 2
+    assert "the m2 metric reads one M2 file" in capsys.readouterr().err
