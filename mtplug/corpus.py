@@ -289,6 +289,7 @@ class NbestCorpus:
                                 reflen_code=REFLEN_CODES[self.bleu.reflen], lowercase=self.bleu.lowercase,
                                 ascii_case=self.bleu.ascii_case,
                                 progress=progress, plain=plain)
+            arrays["plain"] = plain     # BLEUDOC reads a plain line without the n-best field's spaces
             arrays["stats"] = self.stats_rows(arrays, path)
             added += self.merge_arrays(arrays)
         self._word_list = None

@@ -22,6 +22,9 @@
 #                    (Moses PerScorer)
 #   KIND_M2          width 4 (correct, proposed, gold, source length); Moses's M2SCORER
 #                    F_beta (pyx/_m2_score.pxd) with beta = param
+#   KIND_MOSES_CHRF  width 20 (correct, guess, refhits per byte order 1..6, 2 x hyp length,
+#                    ref length); Moses's CHRFScorer::calculateScore (smooth 0) with beta = param
+#                    (mtplug.metrics.moses_ngram)
 #
 # The objective is constant + sum_p weight[p] * goodness_p. Python (mtplug.metrics.layer)
 # builds the spec and maps the objective back to the metric's natural scale.
@@ -41,7 +44,8 @@ cdef enum:
     KIND_ERROR_RATE = 4
     KIND_PER = 5
     KIND_M2 = 6
-    N_KINDS = 7
+    KIND_MOSES_CHRF = 7
+    N_KINDS = 8
     MAX_PARTS = 8
     MAX_STATS = 64     # statistics columns per hypothesis, all parts together
 
@@ -54,6 +58,22 @@ cdef struct MetricSpec:
     double weight[MAX_PARTS]
     double param[MAX_PARTS]
     double constant
+
+
+cdef inline double moses_chrf_goodness(const int64_t* t, double beta) noexcept nogil:
+    """CHRFScorer::calculateScore of summed statistics t [20] (smooth 0): the sums as float,
+    P and R the float means over the 6 orders of quotients taken in double and added to a
+    float, (1 + beta^2) P R / (beta^2 P + R) in double (pow promotes) returned as float;
+    NaN when an order has no n-gram, as Moses."""
+    cdef float p = 0.0, r = 0.0, pm, rm
+    cdef double bb = <double>(<float>beta) * <double>(<float>beta)
+    cdef int k
+    for k in range(6):
+        p = <float>(<double>p + <double>(<float>t[3 * k]) / <double>(<float>t[3 * k + 1]))
+        r = <float>(<double>r + <double>(<float>t[3 * k]) / <double>(<float>t[3 * k + 2]))
+    pm = p / <float>6.0
+    rm = r / <float>6.0
+    return <float>(((1.0 + bb) * <double>(pm * rm)) / (bb * <double>pm + <double>rm))
 
 
 cdef inline double part_goodness(const int64_t* t, int kind, int width, double param) noexcept nogil:
@@ -84,6 +104,8 @@ cdef inline double part_goodness(const int64_t* t, int kind, int width, double p
         return (<double>t[0] - (<double>(t[1] - t[2]) if t[1] > t[2] else 0.0)) / <double>t[2]
     if kind == KIND_M2:
         return m2_goodness(t, param)
+    if kind == KIND_MOSES_CHRF:
+        return moses_chrf_goodness(t, param)
     return 0.0
 
 

@@ -5,11 +5,11 @@ from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 
-from _metric cimport (KIND_BLEU, KIND_CHRF, KIND_ERROR_RATE, KIND_M2, KIND_PER, KIND_SUM, KIND_TER, MAX_PARTS,
-                      MAX_STATS, MetricSpec, fill_spec, metric_objective, row_objective)
+from _metric cimport (KIND_BLEU, KIND_CHRF, KIND_ERROR_RATE, KIND_M2, KIND_MOSES_CHRF, KIND_PER, KIND_SUM, KIND_TER,
+                      MAX_PARTS, MAX_STATS, MetricSpec, fill_spec, metric_objective, row_objective)
 
 KINDS = {"bleu": KIND_BLEU, "sum": KIND_SUM, "chrf": KIND_CHRF, "ter": KIND_TER, "error_rate": KIND_ERROR_RATE,
-         "per": KIND_PER, "m2": KIND_M2}
+         "per": KIND_PER, "m2": KIND_M2, "moses_chrf": KIND_MOSES_CHRF}
 PARTS_MAX = MAX_PARTS
 STATS_MAX = MAX_STATS
 

@@ -67,6 +67,9 @@ PART_KINDS = {
     # Moses's M2SCORER (mtplug.metrics.m2): rows (correct, proposed, gold, source length),
     # F_beta with beta the part's parameter (M2Options.beta)
     "m2": ("m2", True),
+    # Moses's CHRF and BLEUDOC scorers (mtplug.metrics.moses_ngram): CHRF's 20 columns scored
+    # by CHRFScorer::calculateScore with beta the part's parameter; BLEUDOC's rows are BLEU's
+    "moses-chrf": ("moses_chrf", True), "bleudoc": ("bleu", True),
 }
 
 #: the names ``--metric`` accepts (``ext`` as ``ext:FILE``), for --help and error messages
@@ -76,7 +79,7 @@ METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-te
 #: how text outputs name each metric part (JSON keys use the ``--metric`` text, lower case);
 #: a combination is named by its ``--metric`` text
 LABELS = {"bleu": "BLEU", "chrf": "chrF", "chrf++": "chrF++", "ter": "TER", "wer": "WER", "per": "PER",
-          "cder": "CDER", "moses-ter": "MosesTER", "m2": "M2", "ext": "ext",
+          "cder": "CDER", "moses-ter": "MosesTER", "m2": "M2", "moses-chrf": "MosesCHRF", "bleudoc": "BLEUDOC", "ext": "ext",
           "linear": "linear"}
 
 
@@ -195,8 +198,8 @@ class Metric:
         of ``bleu,ter``). ValueError when the parts differ."""
         if [(p.name, p.source) for p in self.parts] != [(p.name, p.source) for p in other.parts]:
             raise ValueError(f"{other.name} is not a weighting of the {self.name} statistics")
-        # an m2 part's parameter (β) is a scoring setting, not a property of its statistics
-        parts = tuple(Part(p.name, o.weight, p.width, o.param if p.name == "m2" else p.param, p.source)
+        # an m2 or moses-chrf part's parameter (β) is a scoring setting, not a property of its statistics
+        parts = tuple(Part(p.name, o.weight, p.width, o.param if p.name in ("m2", "moses-chrf") else p.param, p.source)
                       for p, o in zip(self.parts, other.parts))
         return Metric(other.name, parts, other.constant, other.value_offset, other.value_sign)
 

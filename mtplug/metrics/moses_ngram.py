@@ -106,7 +106,7 @@ def _byte_keys(tokens: np.ndarray, order: int) -> np.ndarray:
     keys = np.zeros((order, n), dtype=np.int64)
     t = tokens.astype(np.int64)
     keys[0] = t
-    for k in range(1, order):
+    for k in range(1, min(order, n)):
         keys[k, : n - k] = keys[k - 1, : n - k] | (t[k:] << (8 * k))
     return keys
 
@@ -182,7 +182,8 @@ def chrf_score(summed, beta: float = 3.0, smooth: float = 0.0) -> float:
 def split_doc(text: str) -> list[str]:
     """BleuDocScorer::splitDoc: the pieces of ``text`` before each `` \\n `` (searched
     from after the previous one); what follows the last separator is dropped."""
-    out, index = [], 0
+    out: list[str] = []
+    index = 0
     while True:
         end = text.find(DOC_SEPARATOR, index)
         if end < 0:
@@ -235,7 +236,7 @@ def _word_keys(tokens: np.ndarray, order: int) -> np.ndarray:
     n = len(tokens)
     keys = np.zeros((order, n), dtype=np.int64)
     keys[0] = tokens
-    for k in range(1, order):
+    for k in range(1, min(order, n)):
         pair = np.full(n, -1, dtype=np.int64)
         pair[: n - k] = (keys[k - 1, : n - k] << 32) | tokens[k:]
         _, inverse = np.unique(pair, return_inverse=True)
@@ -264,7 +265,10 @@ def bleudoc_stats(documents: Sequence[str], sentence_ids, references: Sequence[S
             text = "".join(ch.lower() if "A" <= ch <= "Z" else ch for ch in text)
         return [vocab.setdefault(w, len(vocab)) for w in text.split(" ") if w]
 
-    hyp_seq, hyp_doc, ref_ptr_list, ref_seq = [], [], [0], []
+    hyp_seq: list[int] = []
+    hyp_doc: list[int] = []
+    ref_ptr_list: list[int] = [0]
+    ref_seq: list[int] = []
     for h, (doc, s) in enumerate(zip(documents, sids.tolist())):
         if s < 0 or s >= len(references):
             raise InputError(f"Sentence id ({s}) not found in reference set")
@@ -316,3 +320,42 @@ def bleudoc_references(paths: Sequence[str], options: NgramOptions):
     refs.bleudoc = docs             # type: ignore[attr-defined]
     refs.ngram_options = options    # type: ignore[attr-defined]
     return refs
+
+
+class NgramScorer:
+    """The statistics collector of a ``moses-chrf`` or ``bleudoc`` metric part in a store
+    (mtplug.metrics.store_stats): rows of hypothesis texts.
+
+    sctype: ``CHRF`` or ``BLEUDOC``; references: the reference texts per sentence (CHRF)
+    or the documents of :func:`read_xml_references` (BLEUDOC); options: --scconfig's.
+    """
+
+    def __init__(self, sctype: str, references, options: NgramOptions = NgramOptions()):
+        if sctype not in ("CHRF", "BLEUDOC"):
+            raise ValueError(f"no n-gram scorer {sctype!r}")
+        self.sctype = sctype
+        self.references = references
+        self.options = options
+        self.n_stats = CHRF_N_STATS if sctype == "CHRF" else BLEUDOC_N_STATS
+
+    def text_stats(self, hypotheses: Sequence[str], sentence_ids, plain: bool = False) -> np.ndarray:
+        """int32 [n, n_stats] of hypothesis texts (words joined by one space). BLEUDOC:
+        an n-best line's text field is what Moses splits, the words with the space of
+        `` ||| `` on each side; a plain candidate line (``plain``) is the words alone."""
+        if self.sctype == "CHRF":
+            return chrf_stats(hypotheses, sentence_ids, self.references, self.options)
+        docs = hypotheses if plain else [f" {h} " for h in hypotheses]
+        return bleudoc_stats(docs, sentence_ids, self.references, self.options)
+
+
+def ngram_scorer(part: str, references) -> NgramScorer:
+    """The collector of part ``moses-chrf`` or ``bleudoc`` from the store's References
+    (BLEUDOC: from :func:`bleudoc_references`; both: ``ngram_options`` when set)."""
+    options = getattr(references, "ngram_options", None) or NgramOptions()
+    if part == "bleudoc":
+        docs = getattr(references, "bleudoc", None)
+        if docs is None:
+            raise InputError("the BLEUDOC scorer reads XML references (<doc docid> and <seg> lines)",
+                             getattr(references, "source", None))
+        return NgramScorer("BLEUDOC", docs, options)
+    return NgramScorer("CHRF", references.sentences, options)

@@ -13,6 +13,8 @@ key:value,...``. This module maps both onto :class:`mtplug.metrics.layer.Metric`
 ``CDER``       ``cder``           2: CDER distance, reference length
 ``TER``        ``moses-ter``      3: edits, average reference length, TER (each ×100)
 ``M2SCORER``   ``m2``             4: correct, proposed, gold edits, source length
+``CHRF``       ``moses-chrf``     20: byte n-gram counts 1..6, 2 x length, ref length
+``BLEUDOC``    ``bleudoc``        9: BLEU's, summed over a document's sentences
 ``A,B,...``    ``a:w1,b:w2,...``  the parts' rows side by side (InterpolatedScorer)
 =============  =================  ==================================================
 
@@ -21,8 +23,11 @@ key:value,...``. This module maps both onto :class:`mtplug.metrics.layer.Metric`
 ``calculateScore`` (higher is better: BLEU, 1 − PER, 1 − WER, 1 − CDER, 1 − TER) and an
 interpolation is Σ wᵢ · scoreᵢ with ``--scconfig weights:w1+w2+...`` (equal weights when
 absent), which is the objective of the metric layer: the Moses programs print it as Moses
-does. Moses's other scorers (BLEUDOC, CHRF, SEMPOS, METEOR, ...) are errors that name
-them. ``M2SCORER`` (mtplug.metrics.m2) scores grammatical error corrections against an M2
+does. Moses's other scorers (SEMPOS, METEOR, ...) are errors that name them. ``CHRF``
+and ``BLEUDOC`` (mtplug.metrics.moses_ngram) are what Moses 34452895's code computes once
+its two bugs are fixed (Moses itself writes all-zero CHRF statistics and cannot read
+BLEUDOC references; docs/metrics.md); they stand alone, read ``case``, ``reflen`` and
+(CHRF) ``beta``, ``smooth`` (0 only), and BLEUDOC reads XML references. ``M2SCORER`` (mtplug.metrics.m2) scores grammatical error corrections against an M2
 reference file; it stands alone (no interpolation).
 
 ``--scconfig`` keys: ``case`` (true/false; false compares text with ASCII letters
@@ -40,13 +45,16 @@ from dataclasses import dataclass, field
 from .bleu import BleuConfig
 from .layer import Metric, Part
 from .m2 import M2Options, parse_scconfig
+from .moses_ngram import NgramOptions
+from .moses_ngram import parse_scconfig as ngram_scconfig
 
 #: Moses --sctype -> metric part name
-SCTYPE_PARTS = {"BLEU": "bleu", "PER": "per", "WER": "wer", "CDER": "cder", "TER": "moses-ter", "M2SCORER": "m2"}
+SCTYPE_PARTS = {"BLEU": "bleu", "PER": "per", "WER": "wer", "CDER": "cder", "TER": "moses-ter", "M2SCORER": "m2",
+                "CHRF": "moses-chrf", "BLEUDOC": "bleudoc"}
 #: metric part name -> Moses --sctype
 PART_SCTYPES = {v: k for k, v in SCTYPE_PARTS.items()}
 #: Moses's scorers mtplug does not provide (ScorerFactory::getTypes and the permutation ones)
-NOT_PROVIDED = ("BLEUDOC", "CHRF", "MERGE", "SEMPOS", "LRSCORE", "METEOR", "HWCM", "HAMMING", "KENDALL")
+NOT_PROVIDED = ("MERGE", "SEMPOS", "LRSCORE", "METEOR", "HWCM", "HAMMING", "KENDALL")
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,8 @@ class MosesScorer:
 
     sctype: as given (``BLEU``, ``TER``, ``BLEU,TER``); bleu: the BLEU settings (reference
     length, case); weights: one per part (an interpolation's ``weights:``; equal weights
-    when absent); m2: M2SCORER's settings (None for the other scorers); notes: what
+    when absent); m2: M2SCORER's settings (None for the other scorers); ngram: CHRF's or
+    BLEUDOC's (mtplug.metrics.moses_ngram; None for the others); notes: what
     ``--scconfig`` held that Moses ignores (to print as warnings).
     """
 
@@ -63,6 +72,7 @@ class MosesScorer:
     bleu: BleuConfig
     weights: tuple[float, ...]
     m2: M2Options | None = None
+    ngram: NgramOptions | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -78,7 +88,8 @@ class MosesScorer:
     def metric(self) -> Metric:
         """The metric layer's Metric (unbound: widths and params come from the store or
         the scores files) whose objective is Moses's score of this scorer."""
-        parts = tuple(Part(SCTYPE_PARTS[p], w, param=self.m2.beta if p == "M2SCORER" and self.m2 else 1.0)
+        parts = tuple(Part(SCTYPE_PARTS[p], w, param=self.m2.beta if p == "M2SCORER" and self.m2 else
+                           self.ngram.beta if p == "CHRF" and self.ngram else 1.0)
                       for p, w in zip(self.parts, self.weights))
         if not self.interpolated:
             return Metric(parts[0].name, parts, value_offset=0.0 if parts[0].higher_is_better else 1.0,
@@ -112,6 +123,9 @@ def check_sctype(sctype: str) -> list[str]:
     if "M2SCORER" in parts and len(parts) > 1:
         raise ValueError(f"--sctype {sctype}: M2SCORER reads an M2 reference file and cannot be interpolated "
                          "with other scorers in mtplug")
+    for alone in ("CHRF", "BLEUDOC"):
+        if alone in parts and len(parts) > 1:
+            raise ValueError(f"--sctype {sctype}: {alone} cannot be interpolated with other scorers in mtplug")
     return parts
 
 
@@ -124,7 +138,9 @@ def parse_moses_scorer(sctype: str | None, scconfig: str | list[str] | None) -> 
     items = [scconfig] if isinstance(scconfig, str) else list(scconfig or [])
     if parts == ["M2SCORER"]:
         options, notes = parse_scconfig(",".join(t for t in items if t))
-        return MosesScorer(sctype, BleuConfig(), (1.0,), options, tuple(notes))
+        return MosesScorer(sctype, BleuConfig(), (1.0,), options, notes=tuple(notes))
+    if parts in (["CHRF"], ["BLEUDOC"]):
+        return MosesScorer(sctype, BleuConfig(), (1.0,), ngram=ngram_scconfig(sctype, ",".join(t for t in items if t)))
     has_bleu = "BLEU" in parts
     reflen, lowercase, weights = "closest", False, None
     for text in items:

@@ -12,13 +12,13 @@ One block per sentence::
 ``<sctype>`` is the ``--sctype`` string as given (an interpolation ``BLEU,TER`` keeps its
 comma; M2SCORER's blocks say ``M2Scorer``, :data:`HEADER_NAMES`), ``<n stats>`` the
 scorer's ``NumberOfScores()`` (the sum of its parts' for an interpolation: BLEU 9, PER 3,
-WER 2, CDER 2, TER 3; M2SCORER 4).
+WER 2, CDER 2, TER 3; M2SCORER 4; CHRF 20, BLEUDOC 9).
 
 Values are held as ``float`` (ScoreStatsType) and printed by ``operator<<(float)``: C's
 ``%g`` with 6 significant digits (``1234567`` prints as ``1.23457e+06``). How a value gets
 into that float depends on the scorer:
 
-* BLEU, WER, CDER, M2SCORER hand over a vector: ``float(v)``.
+* BLEU, WER, CDER, M2SCORER, CHRF, BLEUDOC hand over a vector: ``float(v)``.
 * PER and TER write their statistics into a string that ``ScoreStats::set`` parses with
   ``atoi`` (``ConvertCharToScoreStatsType``): PER's integers go through unchanged; TER
   prints ``edits*100``, ``average reference length*100`` and ``TER*100`` as doubles with
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 #: NumberOfScores() of the scorers whose lines this module formats
-N_STATS = {"BLEU": 9, "PER": 3, "WER": 2, "CDER": 2, "TER": 3, "M2SCORER": 4}
+N_STATS = {"BLEU": 9, "PER": 3, "WER": 2, "CDER": 2, "TER": 3, "M2SCORER": 4, "CHRF": 20, "BLEUDOC": 9}
 #: scorers whose block headers name the scorer itself rather than the --sctype text
 #: (Moses's M2 scorer writes ``M2Scorer``; tests/golden/moses-m2/README.md)
 HEADER_NAMES = {"M2SCORER": "M2Scorer"}

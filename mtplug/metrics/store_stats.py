@@ -17,6 +17,7 @@ from .bleu import N_STATS as BLEU_N_STATS
 from .bleu import BleuConfig
 from .layer import EXT_UNITS, ExternalScores, Metric, Part, default_threads
 from .m2 import M2Scorer
+from .moses_ngram import NgramScorer
 
 #: parts computed by Moses's scorer classes (mtplug.metrics.moses_error_rates)
 MOSES_PARTS = ("wer", "per", "cder", "moses-ter")
@@ -53,11 +54,14 @@ class StatsBuilder:
     encoded references (sent_ptr, word_ptr, word ids); words: the store's Vocabulary;
     bleu: the store's BleuConfig; ref_len_divisor: BLEU's; m2: the
     :class:`mtplug.metrics.m2.M2Scorer` of an ``m2`` part (it reads the hypotheses' text,
-    not the store's references). ``metric`` is the bound metric (every part with its width
+    not the store's references); text_refs: the References read (their texts, or BLEUDOC's
+    documents) for ``moses-chrf`` and ``bleudoc`` parts (mtplug.metrics.moses_ngram).
+    ``metric`` is the bound metric (every part with its width
     and parameter).
     """
 
-    def __init__(self, metric: Metric, references, words, bleu: BleuConfig, ref_len_divisor: int, m2=None):
+    def __init__(self, metric: Metric, references, words, bleu: BleuConfig, ref_len_divisor: int, m2=None,
+                 text_refs=None):
         self.references = references
         self.words = words
         self.bleu = bleu
@@ -78,6 +82,14 @@ class StatsBuilder:
                     raise ValueError("the m2 metric needs an M2 reference file (mtplug.metrics.m2.m2_references)")
                 self._scorers[i] = m2
                 parts.append(Part("m2", p.weight, int(m2.n_stats), float(m2.options.beta)))
+            elif p.name in ("moses-chrf", "bleudoc"):
+                if text_refs is None:
+                    raise ValueError(f"the {p.name} metric needs its references' text (mtplug.metrics.moses_ngram)")
+                from .moses_ngram import ngram_scorer
+
+                self._scorers[i] = scorer = ngram_scorer(p.name, text_refs)
+                param = float(scorer.options.beta) if p.name == "moses-chrf" else 1.0
+                parts.append(Part(p.name, p.weight, int(scorer.n_stats), param))
             elif p.name == "linear":
                 raise ValueError("the linear metric exists only for synthetic stores (mtplug.synthetic)")
             else:
@@ -128,6 +140,14 @@ class StatsBuilder:
                 m2 = self._scorers[i]
                 assert isinstance(m2, M2Scorer)
                 block[:] = m2.text_stats(hyps, sids, threads=default_threads(threads))
+            elif p.name in ("moses-chrf", "bleudoc") and text is not None:
+                # Moses's CHRF drops spaces and BLEUDOC splits on ' \n ' between words: the
+                # store's words joined by one space (mtplug.metrics.moses_ngram)
+                ptr, ids = text
+                hyps = [" ".join(word_list[k] for k in ids[ptr[r]:ptr[r + 1]]) for r in range(n)]
+                ngram = self._scorers[i]
+                assert isinstance(ngram, NgramScorer)
+                block[:] = ngram.text_stats(hyps, sids, plain=bool(arrays.get("plain", False)))
             elif n:
                 words = unicode_words if p.name in MOSES_PARTS else word_list
                 block[:] = self._part_stats(self._scorers[i], p, text, run_start, run_sid, words, threads)

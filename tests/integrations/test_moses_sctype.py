@@ -104,7 +104,7 @@ def test_extractor_merges_earlier_files_of_the_same_scorer_only(tmp_path, capfd,
 def test_extractor_refuses_scorers_it_does_not_provide(tmp_path, capfd, toy_nbest):
     nbest, ref = toy_nbest
     cases = [(["--sctype", "METEOR"], "Moses's METEOR scorer is not provided by mtplug"),
-             (["--sctype", "BLEUDOC"], "BLEUDOC scorer is not provided"),
+             (["--sctype", "HAMMING"], "HAMMING scorer is not provided"),
              (["--sctype", "BLEU,SEMPOS"], "SEMPOS scorer is not provided"),
              (["--sctype", "TER", "--scconfig", "reflen:average"], "reflen:average is a BLEU setting"),
              (["--sctype", "TER", "--scconfig", "weights:0.5+0.5"], "has one scorer"),

@@ -169,6 +169,15 @@ def scorer_references(scorer, paths: Sequence[str]):
     source, and so does this), else the line-aligned reference files."""
     from ...formats.references import read_references
 
+    if scorer.ngram is not None:
+        # CHRF: the line-aligned texts; BLEUDOC: XML documents (mtplug.metrics.moses_ngram)
+        from ...metrics.moses_ngram import bleudoc_references
+
+        if scorer.sctype == "BLEUDOC":
+            return bleudoc_references(paths, scorer.ngram)
+        refs = read_references(paths)
+        refs.ngram_options = scorer.ngram   # type: ignore[attr-defined]
+        return refs
     if scorer.m2 is None:
         return read_references(paths)
     from ...metrics.m2 import m2_references

@@ -2,7 +2,8 @@
 
 Flags of Moses's ``mert/evaluator.cpp``; scorers as ``--sctype`` names them (BLEU, PER,
 WER, CDER, TER, interpolations such as ``CDER,PER`` with ``--scconfig
-weights:0.25+0.75``, and M2SCORER with an M2 ``--reference``; mtplug.metrics.moses_scorers),
+weights:0.25+0.75``, M2SCORER with an M2 ``--reference``, CHRF, and BLEUDOC with XML
+references, a candidate line a document; mtplug.metrics.moses_scorers),
 each with the ``--scconfig`` that
 follows it. The score is Moses's (BLEU, 1 − TER, ...). One candidate and one scorer: the
 score alone (``%.4f``); several: ``FILE<TAB>`` and/or ``SCTYPE<TAB>`` before it; with ``--bootstrap
@@ -92,7 +93,7 @@ def evaluate(args) -> int:
         raise InputError("You have to specify at least one reference file (--reference).")
     if not cands:
         raise InputError("You have to specify at least one candidate file (--candidate).")
-    refs = {scorer.m2: scorer_references(scorer, refs_files) for scorer in chosen}   # M2SCORER: its M2 file
+    refs = {_refs_key(scorer): scorer_references(scorer, refs_files) for scorer in chosen}   # M2SCORER: its M2 file
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     seed = 0 if args.rseed is None else args.rseed
@@ -101,9 +102,9 @@ def evaluate(args) -> int:
     for cand in cands:
         read: dict = {}     # one reading per candidate and scorer configuration
         for (name, _), scorer in zip(scorers, chosen):
-            key = (scorer.bleu, scorer.metric(), scorer.m2)
+            key = (scorer.bleu, scorer.metric(), scorer.m2, scorer.ngram)
             if key not in read:
-                read[key] = NbestCorpus.from_plain(cand, refs[scorer.m2], scorer.bleu, metric=scorer.metric())
+                read[key] = NbestCorpus.from_plain(cand, refs[_refs_key(scorer)], scorer.bleu, metric=scorer.metric())
             corpus = read[key]
             metric = corpus.metric
             stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)
@@ -122,3 +123,9 @@ def evaluate(args) -> int:
                 score = metric.objective(stats.sum(axis=0))
                 print(f"{prefix}{float(np.float32(score)):.4f}")
     return 0
+
+
+def _refs_key(scorer):
+    """Scorers reading the reference files alike share one reading (M2SCORER: its M2 file;
+    CHRF and BLEUDOC: their own, with their --scconfig)."""
+    return (scorer.m2, scorer.sctype if scorer.ngram is not None else None, scorer.ngram)
