@@ -368,6 +368,9 @@ def cmd_score(args) -> int:
         elif metric.parts[0].name == "m2":
             signature = f"{refs.m2_options.signature}|{version}"
             text = f"{bound.label} = {value:.2f}"
+        elif metric.parts[0].name in ("moses-chrf", "bleudoc"):    # Moses's CHRF, BLEUDOC (fixed; metrics.md)
+            signature = f"nrefs:{nrefs}|case:{case}|moses:34452895+fix|{version}"
+            text = f"{bound.label} = {value:.2f}"
         else:
             from .metrics.store_stats import part_scorer
 

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 #: what --metric takes, in the same words in every command (its role comes first: see
 #: metric_help) and in docs/metrics.md; literal, so that --help needs no numpy
 METRIC_HELP = ("bleu, chrf, chrf++, ter (sacrebleu's), wer, per, cder, moses-ter (as Moses's scorers), m2 (Moses's "
-               "M2SCORER F0.5 of grammatical error corrections; --ref is an M2 file), ext:FILE "
+               "M2SCORER F0.5 of grammatical error corrections; --ref is an M2 file), moses-chrf and bleudoc "
+               "(Moses's CHRF and BLEUDOC scorers as their code means them; bleudoc's --ref is XML), ext:FILE "
                "(external scores, one per n-best line), bleu-ter or ter-bleu. A comma joins the parts of one "
                "interpolation, as in Moses's --sctype BLEU,TER: bleu,ter (equal weights) or bleu:0.6,moses-ter:0.4 "
                "(Moses's --scconfig weights:0.6+0.4). Several metrics are several values after one --metric, "

@@ -34,6 +34,9 @@ joins the parts of one interpolation, as in Moses's ``--sctype BLEU,TER``):
 ``moses-ter``     TER as Moses's TER scorer (TERCpp; Moses ``--sctype TER``)
 ``m2``            F0.5 of grammatical error corrections against an M2 file, as Moses's
                   M2SCORER (mtplug.metrics.m2; ``--ref`` is the M2 file)
+``moses-chrf``    Moses's CHRF (byte 6-grams, β = 3; mtplug.metrics.moses_ngram), not sacrebleu's
+``bleudoc``       Moses's BLEUDOC: BLEU of documents (`` \n ``-separated sentences) against
+                  XML references (``--ref`` the ``<doc docid>``/``<seg>`` files)
 ``ext:FILE``      the mean of external per-hypothesis scores (one per n-best line)
 ``bleu-ter``      BLEU − TER (Z-MERT's and Phrasal's name)
 ``ter-bleu``      (TER − BLEU) / 2, minimised (cdec's and Z-MERT's)
@@ -73,7 +76,8 @@ PART_KINDS = {
 }
 
 #: the names ``--metric`` accepts (``ext`` as ``ext:FILE``), for --help and error messages
-METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "m2", "ext:FILE", "bleu-ter",
+METRIC_NAMES = ("bleu", "chrf", "chrf++", "ter", "wer", "per", "cder", "moses-ter", "m2", "moses-chrf", "bleudoc",
+                "ext:FILE", "bleu-ter",
                 "ter-bleu")
 
 #: how text outputs name each metric part (JSON keys use the ``--metric`` text, lower case);

@@ -309,16 +309,19 @@ def bleudoc_stats(documents: Sequence[str], sentence_ids, references: Sequence[S
     return out.astype(np.int32)
 
 
-def bleudoc_references(paths: Sequence[str], options: NgramOptions):
-    """The XML references as the store's references: one per document, its first
-    reference's sentences joined by spaces (what BLEU and the store's checks see); the
-    BLEUDOC statistics read ``bleudoc`` (the documents) and ``ngram_options``."""
+def bleudoc_references(paths: Sequence[str], options: NgramOptions | None = None):
+    """The XML references as the store's references: per document, each reference file's
+    sentences joined by spaces (what BLEU and the store's checks see); the
+    BLEUDOC statistics read ``bleudoc`` (the documents) and ``ngram_options`` (None: not
+    set; the store's case and reflen hold)."""
     from ..formats.references import References
 
     docs = read_xml_references(paths)
-    refs = References([[" ".join(s[0] for s in doc)] for doc in docs], ", ".join(os.fspath(p) for p in paths))
+    joined = [[" ".join(s[j] for s in doc) for j in range(min((len(s) for s in doc), default=1))] for doc in docs]
+    refs = References(joined, ", ".join(os.fspath(p) for p in paths))
     refs.bleudoc = docs             # type: ignore[attr-defined]
-    refs.ngram_options = options    # type: ignore[attr-defined]
+    if options is not None:
+        refs.ngram_options = options    # type: ignore[attr-defined]
     return refs
 
 
@@ -348,10 +351,12 @@ class NgramScorer:
         return bleudoc_stats(docs, sentence_ids, self.references, self.options)
 
 
-def ngram_scorer(part: str, references) -> NgramScorer:
+def ngram_scorer(part: str, references, default: NgramOptions = NgramOptions()) -> NgramScorer:
     """The collector of part ``moses-chrf`` or ``bleudoc`` from the store's References
-    (BLEUDOC: from :func:`bleudoc_references`; both: ``ngram_options`` when set)."""
-    options = getattr(references, "ngram_options", None) or NgramOptions()
+    (BLEUDOC: from :func:`bleudoc_references`); options: the references' ``ngram_options``
+    (the Moses programs' --scconfig), else ``default`` (``--metric``: the store's case and
+    reflen)."""
+    options = getattr(references, "ngram_options", None) or default
     if part == "bleudoc":
         docs = getattr(references, "bleudoc", None)
         if docs is None:

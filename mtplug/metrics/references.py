@@ -16,12 +16,17 @@ from ..formats.references import References, read_references
 def reads_m2(metrics: str | Sequence[str] | None) -> bool:
     """Whether a ``--metric`` text (or a list of them) has an ``m2`` part. A text that does
     not parse is not M2's (its own check reports it)."""
+    return reads_part(metrics, "m2")
+
+
+def reads_part(metrics: str | Sequence[str] | None, name: str) -> bool:
+    """Whether a ``--metric`` text (or a list of them) has a part ``name``."""
     from .layer import parse_metric
 
     texts = [metrics] if isinstance(metrics, str) else list(metrics or [])
     for text in texts:
         try:
-            if isinstance(text, str) and any(p.name == "m2" for p in parse_metric(text).parts):
+            if isinstance(text, str) and any(p.name == name for p in parse_metric(text).parts):
                 return True
         except ValueError:
             pass
@@ -32,6 +37,10 @@ def metric_references(paths: Sequence[str], metrics: str | Sequence[str] | None)
     """The references of ``paths`` as ``metrics`` read them: under m2 the one M2 file
     (:func:`mtplug.metrics.m2.m2_references`; a second file is an InputError naming it),
     else :func:`mtplug.formats.references.read_references`."""
+    if reads_part(metrics, "bleudoc"):
+        from .moses_ngram import bleudoc_references
+
+        return bleudoc_references(paths)   # Moses's BLEUDOC: XML documents (<doc docid>, <seg>)
     if not reads_m2(metrics):
         return read_references(paths)
     from .m2 import m2_references

@@ -85,9 +85,10 @@ class StatsBuilder:
             elif p.name in ("moses-chrf", "bleudoc"):
                 if text_refs is None:
                     raise ValueError(f"the {p.name} metric needs its references' text (mtplug.metrics.moses_ngram)")
-                from .moses_ngram import ngram_scorer
+                from .moses_ngram import NgramOptions, ngram_scorer
 
-                self._scorers[i] = scorer = ngram_scorer(p.name, text_refs)
+                self._scorers[i] = scorer = ngram_scorer(p.name, text_refs,
+                                                         NgramOptions(reflen=bleu.reflen, lowercase=bleu.lowercase))
                 param = float(scorer.options.beta) if p.name == "moses-chrf" else 1.0
                 parts.append(Part(p.name, p.weight, int(scorer.n_stats), param))
             elif p.name == "linear":

@@ -80,3 +80,23 @@ def test_chrf_and_bleudoc_stand_alone(tmp_path, capfd):
     rc, _, err = call("extractor", "--sctype", "BLEUDOC", "-r", _refs("CHRF"), "-n", _dir("CHRF") / "dev.nbest",
                       "--scfile", "s.dat", "--ffile", "f.dat", cwd=tmp_path, capfd=capfd)
     assert rc == 2 and "doc docid" in err
+
+
+@pytest.mark.parametrize("metric,sctype", [("moses-chrf", "CHRF"), ("bleudoc", "BLEUDOC")])
+def test_mtplug_score_and_optimize_with_moses_chrf_and_bleudoc(metric, sctype, tmp_path, capfd):
+    import json
+
+    from mtplug.cli import main as cli_main
+
+    rows = [line.split("\t") for line in (_dir(sctype) / "evaluator.tsv").read_text().splitlines()[1:]]
+    want = next(float(score) for rank, scconfig, score, *_ in rows if rank == "0" and scconfig == "")
+    cand = _candidates(sctype, 0, tmp_path / "cand0.txt")
+    refs = _refs(sctype).split(",")
+    assert cli_main(["score", "--hyp", str(cand), "--metric", metric, "--ref", *refs, "--json"]) == 0
+    record = json.loads(capfd.readouterr().out.splitlines()[0])
+    assert round(record["score"] / 100, 4) == want
+    (tmp_path / "w0").write_text("F0 1\nF1 1\n")
+    out = tmp_path / "out.txt"
+    assert cli_main(["optimize", "mert", "--nbest", str(_dir(sctype) / "dev.nbest"), "--ref", *refs,
+                     "--metric", metric, "--weights", str(tmp_path / "w0"), "--output", str(out)]) == 0
+    assert out.read_text().split()[0] == "F0"

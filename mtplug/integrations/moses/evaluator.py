@@ -55,7 +55,7 @@ def build_parser() -> MosesArgumentParser:
                             EXAMPLES)
     p.add_argument("--sctype", "-s", action=_Scorer, dest="scorers", default=[], metavar="TYPE",
                    help="scorer (repeatable): BLEU, PER, WER, CDER, TER, a comma list (an interpolation) "
-                        "or M2SCORER (the reference an M2 file)")
+                        "M2SCORER (the reference an M2 file), CHRF, or BLEUDOC (XML references)")
     p.add_argument("--scconfig", "-c", action=_ScorerConfig, dest="scorers", metavar="KEY:VAL,...",
                    help="configuration of the preceding --sctype: case:true|false, reflen:..., weights:W1+W2")
     p.add_argument("--reference", "-R", action="append", metavar="REF0[,REF1]", help="reference files")

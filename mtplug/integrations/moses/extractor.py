@@ -5,7 +5,9 @@ today's n-best format (tests/integrations: shared/data/moses-toy), for every sco
 ``--sctype`` mtplug provides: BLEU, PER, WER, CDER, TER and comma lists of them
 (interpolations; mtplug.metrics.moses_scorers), and M2SCORER (an M2 reference file;
 mtplug.metrics.m2; it prints Moses's "Levenshtein distance is greater than source size."
-to stderr for each hypothesis further from its source than the source is long).
+to stderr for each hypothesis further from its source than the source is long), CHRF and
+BLEUDOC (mtplug.metrics.moses_ngram: what Moses's code writes with its two one-line bugs
+fixed; the real Moses writes all-zero CHRF statistics and cannot read BLEUDOC references).
 """
 
 from __future__ import annotations
@@ -42,10 +44,11 @@ def build_parser() -> MosesArgumentParser:
                    help="reference files, one per reference set (comma list or repeated)")
     p.add_argument("--sctype", "-s", default="BLEU",
                    help="scorer: BLEU (default), PER, WER, CDER, TER, a comma list of them (BLEU,TER), "
-                        "or M2SCORER (the reference an M2 file)")
+                        "M2SCORER (the reference an M2 file), CHRF, or BLEUDOC (XML references)")
     p.add_argument("--scconfig", "-c", default="", metavar="KEY:VAL,...",
                    help="case:true|false; BLEU: reflen:closest|shortest|average; an interpolation: "
-                        "weights:W1+W2; M2SCORER: beta:B,max_unchanged_words:N,truecase:0|1")
+                        "weights:W1+W2; M2SCORER: beta:B,max_unchanged_words:N,truecase:0|1; "
+                        "CHRF: beta:B (score only)")
     p.add_argument("--scfile", "-S", default="statscore.data", metavar="FILE",
                    help="scores file to write (default statscore.data)")
     p.add_argument("--ffile", "-F", default="features.data", metavar="FILE",
