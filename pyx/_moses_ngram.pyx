@@ -119,8 +119,22 @@ def ngram_stats(const int64_t[:, ::1] keys, const int64_t[::1] seq_ptr, const in
     cdef Entry* hyp_runs
     cdef Entry* tabs
     cdef Py_ssize_t* tab_len
-    if out.shape[0] != n or out.shape[1] != 3 * K + 2 or ref_ptr.shape[0] != n + 1:
+    cdef Py_ssize_t n_seqs = seq_ptr.shape[0] - 1
+    if out.shape[0] != n or out.shape[1] != 3 * K + 2 or ref_ptr.shape[0] != n + 1 or n_seqs < 0:
         raise ValueError("ngram_stats: the arrays disagree in shape")
+    # every index checked once, so that the loops below never leave the arrays
+    if seq_ptr[0] != 0 or seq_ptr[n_seqs] > keys.shape[1] or (n > 0 and ref_ptr[0] != 0) \
+            or ref_ptr[n] > ref_seq.shape[0]:
+        raise ValueError("ngram_stats: seq_ptr or ref_ptr out of range")
+    for i in range(n_seqs):
+        if seq_ptr[i + 1] < seq_ptr[i]:
+            raise ValueError("ngram_stats: seq_ptr is not monotone")
+    for h in range(n):
+        if hyp_seq[h] < 0 or hyp_seq[h] >= n_seqs or ref_ptr[h + 1] < ref_ptr[h]:
+            raise ValueError("ngram_stats: hyp_seq or ref_ptr out of range")
+    for i in range(ref_seq.shape[0]):
+        if ref_seq[i] < 0 or ref_seq[i] >= n_seqs:
+            raise ValueError("ngram_stats: ref_seq out of range")
     for i in range(seq_ptr.shape[0] - 1):
         if seq_ptr[i + 1] - seq_ptr[i] > longest:
             longest = seq_ptr[i + 1] - seq_ptr[i]

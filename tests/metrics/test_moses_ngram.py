@@ -250,3 +250,22 @@ def test_chrf_score_and_metric_layer_agree_with_the_reference_arithmetic():
         assert bound.objective(totals.astype(np.int64)) == pytest.approx(mn.chrf_score(totals, beta), abs=0)
     # an order without n-grams: 0/0, NaN as Moses
     assert np.isnan(mn.chrf_score(np.zeros(20)))
+
+
+def test_kernel_refuses_indices_outside_its_arrays():
+    from mtplug._ext._moses_ngram import ngram_stats
+
+    keys = np.zeros((2, 4), dtype=np.int64)
+    seq_ptr = np.array([0, 2, 4], dtype=np.int64)
+    out = np.zeros((1, 8), dtype=np.int64)
+    ok = (np.array([1], np.int64), np.array([0, 1], np.int64), np.array([0], np.int64))
+    assert ngram_stats(keys, seq_ptr, *ok, 0, out) == 0
+    assert out[0].tolist() == [2, 2, 2, 1, 1, 1, 2, 2]
+    bad = [(keys, seq_ptr, np.array([2], np.int64), ok[1], ok[2]),
+           (keys, seq_ptr, ok[0], ok[1], np.array([5], np.int64)),
+           (keys, seq_ptr, ok[0], np.array([0, 2], np.int64), ok[2]),
+           (keys, np.array([0, 3, 9], np.int64), *ok),
+           (keys, np.array([0, 3, 2], np.int64), *ok)]
+    for args in bad:
+        with pytest.raises(ValueError):
+            ngram_stats(*args, 0, out)
