@@ -66,3 +66,51 @@ def test_galley_convergence_plot(tmp_path, monkeypatch):
         # the trace is the 1-best objective after each move: it never falls, and ends at the result
         assert objectives == sorted(objectives) and objectives[-1] == pytest.approx(run["pseudo_bleu"])
     assert (tmp_path / "convergence-5.png").stat().st_size > 0
+
+
+def _tiny_pools(root, rng):
+    """make_galley_pools.py's layout on made-up cdec k-best lists: {tune,dev,test}.kbest and
+    .en, the 12 dense features and a few sparse ones per hypothesis."""
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    words = ["the", "a", "house", "is", "small", "big", "green", "old"]
+    root.mkdir()
+    for name, n_sent in (("tune", 6), ("dev", 4), ("test", 5)):
+        refs, lines = [], []
+        for s in range(n_sent):
+            ref = " ".join(rng.choice(words, size=4))
+            refs.append(ref + "\n")
+            for _ in range(5):
+                hyp = " ".join(rng.choice(words, size=int(rng.integers(3, 6))))
+                feats = " ".join(f"{f}={rng.normal():.3f}" for f in DENSE)
+                sparse = " ".join(f"RT:{w}=1" for w in set(hyp.split()[:2]))
+                lines.append(f"{s} ||| {hyp} ||| {feats} {sparse} ||| 0\n")
+        (root / f"{name}.en").write_text("".join(refs))
+        (root / f"{name}.kbest").write_text("".join(lines))
+
+
+def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
+    import numpy as np
+
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(5))
+    (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
+    argv = ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
+            "--seeds", "1", "2", "--start-points", "1", "--restarts", "1", "--threads", "1"]
+    _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    from mtplug.optimizers.rampion import LOSSES
+
+    # dense: MERT and PRO by start point and seed, RAMPION (deterministic) once per start point
+    dense = [r for r in rows if r["system"] == "dense"]
+    assert len(dense) == 2 * 2 * 2 + 2 * len(LOSSES)
+    assert {r["method"] for r in rows if r["system"] == "sparse"} == {"pro"} | {f"rampion-{x}" for x in LOSSES}
+    point1 = next(r for r in dense if r["method"] == "pro" and r["point"] == 1)
+    assert all(0 <= r["test"] <= 100 for r in rows) and point1["test_hyps"].endswith("pro.p1.s1")
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert "### dense" in table and "### sparse" in table and "| rampion-ramp3 | 4 |" in table
+    assert json.loads((tmp_path / "out" / "sparse" / "evaluate.json").read_text())["n_replicas"] == 4
+    # a second run finds every run done
+    _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
