@@ -19,7 +19,9 @@
 #     BLEU(T) = 0 if some T[2n] <= 0, else (prod_n T[2n] / T[2n+1])^(1/4) * BP,
 #     BP = exp(1 - r / T[1]) if T[1] < r else 1, r = T[8] / ref_divisor.
 
+from _bleu cimport log_bleu
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
+from cython.parallel cimport prange
 from libc.math cimport exp, isfinite, sqrt
 from libc.stdlib cimport free, malloc
 from libc.stdint cimport int32_t, int64_t
@@ -103,12 +105,57 @@ cdef inline double _pa_step(const double[:, ::1] dense, const int64_t[::1] sp_in
     return loss
 
 
+cdef double _kth_largest(double* v, int64_t n, int64_t k) noexcept nogil:
+    """The k-th largest (1-based) of v[0 .. n-1], 1 <= k <= n; reorders v. Quickselect with a
+    three-way partition (values neither above nor below the pivot, NaN too, count as equal,
+    so every round shrinks the range and it always ends); median-of-three pivots."""
+    cdef int64_t lo = 0, hi = n, i, lt, gt, mid
+    cdef double p, a, b, c, t
+    k -= 1                                  # 0-based rank from the top
+    while True:
+        mid = lo + (hi - lo) // 2
+        a = v[lo]
+        b = v[mid]
+        c = v[hi - 1]
+        if (a >= b) == (b >= c):            # median of the three
+            p = b
+        elif (b >= a) == (a >= c):
+            p = a
+        else:
+            p = c
+        # [lo, lt): > p, [lt, i): == p, [gt, hi): < p
+        lt = lo
+        i = lo
+        gt = hi
+        while i < gt:
+            if v[i] > p:
+                t = v[i]
+                v[i] = v[lt]
+                v[lt] = t
+                lt += 1
+                i += 1
+            elif v[i] < p:
+                gt -= 1
+                t = v[i]
+                v[i] = v[gt]
+                v[gt] = t
+            else:
+                i += 1
+        if lo + k < lt:
+            hi = lt
+        elif lo + k < gt:
+            return p
+        else:
+            k -= gt - lo
+            lo = gt
+
+
 def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const int32_t[::1] sp_ids,
               const double[::1] sp_values, const double[::1] gains, const int64_t[::1] sent_offsets,
               const int64_t[::1] order, double hope_model, double hope_gain, double fear_model,
               double fear_gain, double C, double[::1] w, double[::1] u, double[::1] scratch,
               int64_t[::1] state, const int32_t[:, ::1] stats=None, double ref_divisor=1.0,
-              double decay=0.9, double[::1] bg=None):
+              double decay=0.9, double[::1] bg=None, int64_t fear_list=0, int64_t[:, ::1] chosen=None):
     """One online-MIRA pass over the sentences ``order`` (int64 [m], visited in that order).
 
     dense float64 [n, D]; sp_indptr int64 [n + 1], sp_ids int32, sp_values float64 (CSR,
@@ -118,21 +165,41 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
     then one PA-I step with cap C (module comment). w, u float64 [F] updated in place;
     scratch float64 [2 * max sentence size]; state int64 [2] = (K, steps) updated.
 
+    With ``fear_list`` K > 0 (Eidelman's MB) the fear is chosen among the sentence's K
+    best rows by s at the time it is visited (the K highest s; of rows tied at the K-th
+    highest s, the lowest rows), the hope still among all rows; a sentence of at most K
+    rows is unrestricted, so K = 0 (all rows) and any K >= its size give the same step.
+    The K-th highest s comes from a partial selection (quickselect) on a copy of s.
+
+    With ``chosen`` (int64 [S, 2]) chosen[s] = (hope row, fear row) of every sentence s
+    visited (whether or not a step was taken).
+
     With ``bg`` (float64 [9], updated in place) the gains are pseudo-document BLEU instead
     (Chiang et al. 2008): g_h = _bg_gain(stats[h], bg) at the time the sentence is visited,
     and afterwards bg <- decay * (bg + stats of the sentence's model 1-best); stats int32
     [n, 9]. Returns the summed loss of the steps taken.
     """
     cdef Py_ssize_t D = dense.shape[1], oi, m = order.shape[0], k
-    cdef int64_t s, h, lo, hi, hope, fear, best
-    cdef double v, bh, bf, total = 0.0
+    cdef int64_t s, h, lo, hi, hope, fear, best, biggest = 1, n_above, ties_in, ties_seen
+    cdef double v, bh, bf, thr = 0.0, total = 0.0
     cdef double* wp = &w[0]
     cdef double* up = &u[0]
-    cdef bint pseudo = bg is not None
+    cdef bint pseudo = bg is not None, restrict, cand
     cdef const double* g
     cdef double* gs = &scratch[0] + (scratch.shape[0] // 2)
+    cdef double* sel = NULL
     if pseudo and (stats is None or stats.shape[1] != 9 or bg.shape[0] != 9):
         raise ValueError("pseudo-document gains need stats [n, 9] and bg [9]")
+    if fear_list < 0:
+        raise ValueError(f"fear_list must be >= 0, got {fear_list}")
+    if chosen is not None and (chosen.shape[1] != 2 or chosen.shape[0] < sent_offsets.shape[0] - 1):
+        raise ValueError("chosen must be int64 [S, 2]")
+    if fear_list > 0:
+        for oi in range(m):
+            biggest = max(biggest, sent_offsets[order[oi] + 1] - sent_offsets[order[oi]])
+        sel = <double*>malloc(biggest * sizeof(double))
+        if sel == NULL:
+            raise MemoryError()
     with nogil:
         for oi in range(m):
             s = order[oi]
@@ -146,29 +213,111 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
                 g = gs
             else:
                 g = &gains[lo]
+            # MB: the fear's candidates are the fear_list best rows by s (docstring)
+            restrict = fear_list > 0 and hi - lo > fear_list
+            n_above = 0
+            ties_in = 0
+            ties_seen = 0
+            if restrict:
+                for h in range(lo, hi):
+                    sel[h - lo] = scratch[h - lo]
+                thr = _kth_largest(sel, hi - lo, fear_list)
+                for h in range(lo, hi):
+                    if scratch[h - lo] > thr:
+                        n_above += 1
+                ties_in = fear_list - n_above
             hope = lo
-            fear = lo
             best = lo
+            fear = -1
+            bf = 0.0
             bh = hope_model * scratch[0] + hope_gain * g[0]
-            bf = fear_model * scratch[0] + fear_gain * g[0]
-            for h in range(lo + 1, hi):
-                v = hope_model * scratch[h - lo] + hope_gain * g[h - lo]
-                if v > bh or (v == bh and scratch[h - lo] > scratch[hope - lo]):
-                    bh = v
-                    hope = h
-                v = fear_model * scratch[h - lo] + fear_gain * g[h - lo]
-                if v > bf or (v == bf and scratch[h - lo] > scratch[fear - lo]):
-                    bf = v
-                    fear = h
-                if scratch[h - lo] > scratch[best - lo]:
-                    best = h
+            for h in range(lo, hi):
+                if h > lo:
+                    v = hope_model * scratch[h - lo] + hope_gain * g[h - lo]
+                    if v > bh or (v == bh and scratch[h - lo] > scratch[hope - lo]):
+                        bh = v
+                        hope = h
+                    if scratch[h - lo] > scratch[best - lo]:
+                        best = h
+                cand = True
+                if restrict:
+                    if scratch[h - lo] == thr:
+                        cand = ties_seen < ties_in
+                        ties_seen += 1
+                    else:
+                        cand = scratch[h - lo] > thr
+                if cand:
+                    v = fear_model * scratch[h - lo] + fear_gain * g[h - lo]
+                    if fear < 0 or v > bf or (v == bf and scratch[h - lo] > scratch[fear - lo]):
+                        bf = v
+                        fear = h
+            if fear < 0:
+                fear = best     # no candidate: only with scores that are not numbers
+            if chosen is not None:
+                chosen[s, 0] = hope
+                chosen[s, 1] = fear
             total += _pa_step(dense, sp_indptr, sp_ids, sp_values, D, hope, fear,
                               scratch[hope - lo], scratch[fear - lo], g[hope - lo], g[fear - lo],
                               C, wp, up, &state[0])
             if pseudo:
                 for k in range(9):
                     bg[k] = decay * (bg[k] + stats[best, k])
+    free(sel)
     return total
+
+
+def doc_gains(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] one_best,
+              double ref_divisor, double scale, double[::1] out, int n_threads=1):
+    """Gains against the 1-best document (``doc-1best``): with D the summed statistics
+    (int64) of the rows one_best (int64 [S], one row of each sentence) and x_h the
+    statistics of row h of sentence s,
+
+        out[h] = scale * (BLEU(D - x_{one_best[s]} + x_h) - BLEU(D)),
+
+    BLEU the corpus BLEU of corpus_bleu_from_stats (exp of _bleu.log_bleu: no smoothing,
+    0 when some order has no match). stats int32 [n, 9]; sent_offsets int64 [S + 1];
+    out float64 [n], written. Sentences are split over n_threads OpenMP threads; the
+    result does not depend on it. Returns BLEU(D).
+    """
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, s, k
+    cdef int64_t b
+    cdef int64_t D[9]
+    cdef double base
+    cdef int nt = n_threads if n_threads > 1 else 1
+    if stats.shape[1] != 9 or one_best.shape[0] != S or out.shape[0] != stats.shape[0] \
+            or sent_offsets[S] != stats.shape[0]:
+        raise ValueError("doc_gains needs stats [n, 9], one_best [S] and out [n] for sent_offsets [S + 1]")
+    for k in range(9):
+        D[k] = 0
+    for s in range(S):
+        b = one_best[s]
+        if b < sent_offsets[s] or b >= sent_offsets[s + 1]:
+            raise ValueError(f"one_best[{s}] = {b} is not a row of sentence {s}")
+        for k in range(9):
+            D[k] += stats[b, k]
+    base = exp(log_bleu(D, ref_divisor))
+    if nt > S:
+        nt = S if S > 0 else 1
+    with nogil:
+        for s in prange(S, num_threads=nt, schedule="static"):
+            _doc_gains_sentence(stats, sent_offsets[s], sent_offsets[s + 1], one_best[s], D, ref_divisor,
+                                scale, base, &out[0])
+    return base
+
+
+cdef void _doc_gains_sentence(const int32_t[:, ::1] stats, int64_t lo, int64_t hi, int64_t b, const int64_t* D,
+                              double ref_divisor, double scale, double base, double* out) noexcept nogil:
+    """doc_gains of the rows lo .. hi - 1 of one sentence whose 1-best row is b."""
+    cdef int64_t rest[9]
+    cdef int64_t T[9]
+    cdef int64_t h
+    cdef Py_ssize_t k
+    for k in range(9):
+        rest[k] = D[k] - stats[b, k]
+    for h in range(lo, hi):
+        for k in range(9):
+            T[k] = rest[k] + stats[h, k]
+        out[h] = scale * (exp(log_bleu(T, ref_divisor)) - base)
 
 
 cdef inline double _bg_gain(const int32_t* x, const double* bg, double ref_divisor) noexcept nogil:

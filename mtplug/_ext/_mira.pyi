@@ -22,7 +22,18 @@ def mira_pass(
     ref_divisor: float = ...,
     decay: float = ...,
     bg: np.ndarray | None = ...,  # double[::1] [9]: pseudo-document background, updated
+    fear_list: int = ...,  # MB: the fear among each sentence's fear_list best rows by w.f (0: all)
+    chosen: np.ndarray | None = ...,  # int64_t[:, ::1] [S, 2]: (hope, fear) row of each visited sentence, written
 ) -> float: ...  # summed loss of the steps taken
+def doc_gains(
+    stats: np.ndarray,  # const int32_t[:, ::1] [n_hyp, 9]
+    sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
+    one_best: np.ndarray,  # const int64_t[::1] [S], one row of each sentence
+    ref_divisor: float,
+    scale: float,
+    out: np.ndarray,  # double[::1] [n_hyp]: scale * (BLEU(D - x_1best + x_h) - BLEU(D)), written
+    n_threads: int = 1,  # OpenMP threads over sentences; the result does not depend on it
+) -> float: ...  # BLEU(D), D the summed stats of the one_best rows
 def py_bg_gain(
     x: np.ndarray,  # const int32_t[::1] [9]
     bg: np.ndarray,  # const double[::1] [9]

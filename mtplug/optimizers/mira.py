@@ -12,8 +12,27 @@ Averaged weights are the mean of the weights after each step taken (all passes; 
 is not counted; with no step at all, the start is returned).
 
 :class:`Mira` (``mira``): gains are sentence metrics g = hypothesis_scores(corpus, variant)
-(cost = 1 - g), hope/fear strategies of Eidelman (2012, Eq. 3), iterative parameter mixing
-over shards (McDonald et al. 2010).
+(cost = 1 - g), pseudo-document BLEU, or BLEU against the 1-best document (``doc-1best``,
+below); hope/fear strategies of Eidelman (2012, Eq. 3), his MB variant (``fear_list``:
+the fear among each sentence's K best rows by model score, the hope among all), iterative
+parameter mixing over shards (McDonald et al. 2010).
+
+``doc-1best`` (Eidelman 2012's sentence-level BLEU, our reading of "computed in the context
+of the previous iteration's 1-best translations", as Watanabe et al. 2007's oracle document):
+at the start of every pass, with b(s) the model 1-best row of sentence s under the pass's
+start weights (the previous pass's mixed weights: on a fixed pool, the previous iteration's
+1-best set), D = Σ_s x_{b(s)} the summed BLEU statistics and x_h those of row h of sentence s,
+
+    g(h) = S · (BLEU(D − x_{b(s)} + x_h) − BLEU(D))
+
+(corpus BLEU as corpus_bleu_from_stats; S the number of sentences, our scale: a sentence's
+share of corpus BLEU is about 1/S, so S·ΔBLEU is in sentence-BLEU units, as the costs
+1 − bleu+1 and the step cap C are; g(b(s)) = 0). The gains stay fixed for the pass
+(pyx/_mira.pyx doc_gains, OpenMP over the sentences).
+
+Per pass the result records the store metric (0–100) of the hope rows and of the fear rows
+chosen in that pass (one of each per sentence, at the weights of the moment it was visited):
+Eidelman's oracle and prediction BLEU per iteration.
 
 :class:`KbMira` (``kbmira``): Cherry & Foster (2012) as Moses mert/kbmira.cpp does it,
 gains from pseudo-document BLEU over a decaying background (formula in pyx/_mira.pyx).
@@ -49,6 +68,8 @@ KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
 MIRA_MARGIN_ABOVE = 10.0
 #: the cost choice of online MIRA that uses pseudo-document BLEU instead of a sentence metric
 PSEUDO_DOC = "pseudo-doc"
+#: the cost choice of online MIRA that uses BLEU against the pass's 1-best document (module docstring)
+DOC_1BEST = "doc-1best"
 
 
 def _features(corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -84,6 +105,7 @@ class _PassParams:
     ref_divisor: float
     decay: float
     max_size: int
+    fear_list: int
 
 
 @dataclass
@@ -107,8 +129,11 @@ def _shard(feats, gains, stats, offsets, block: np.ndarray) -> _Shard:
     return _Shard(part, gains[lo:hi], None if stats is None else stats[lo:hi], offsets[s_lo:s_hi + 1] - lo, s_lo)
 
 
-def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: int, params: _PassParams):
-    """One pass of shard ``b`` from ``w``: (last weights, K·w − u for averaging, K, loss, background)."""
+def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: int, params: _PassParams,
+                gains: np.ndarray | None = None):
+    """One pass of shard ``b`` from ``w``: (last weights, K·w − u for averaging, K, loss, background,
+    int64 [S_b, 2] hope and fear rows of its sentences in the shard's row numbers); ``gains``:
+    this pass's gains of the shard's rows instead of the shard's own (doc-1best)."""
     S_b = shard.offsets.shape[0] - 1
     sentences = np.arange(shard.first, shard.first + S_b, dtype=np.int64)
     if params.order == "shuffle":
@@ -116,12 +141,13 @@ def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: 
     ws, u = w.copy(), np.zeros(w.shape[0])
     state = np.zeros(2, dtype=np.int64)
     shard_bg = None if bg is None else bg.copy()  # every shard starts from the pass's background
-    lo = _mira.mira_pass(*shard.feats, shard.gains, shard.offsets, sentences - shard.first,
-                         params.hope_model, params.hope_gain, params.fear_model, params.fear_gain, params.c,
-                         ws, u, np.empty(2 * params.max_size), state, shard.stats, params.ref_divisor,
-                         params.decay, shard_bg)
+    chosen = np.empty((S_b, 2), dtype=np.int64)
+    lo = _mira.mira_pass(*shard.feats, shard.gains if gains is None else gains, shard.offsets,
+                         sentences - shard.first, params.hope_model, params.hope_gain, params.fear_model,
+                         params.fear_gain, params.c, ws, u, np.empty(2 * params.max_size), state, shard.stats,
+                         params.ref_divisor, params.decay, shard_bg, params.fear_list, chosen)
     k = int(state[0])
-    return ws, k * ws - u, k, lo, shard_bg
+    return ws, k * ws - u, k, lo, shard_bg, chosen
 
 
 class Mira(Optimizer):
@@ -134,13 +160,17 @@ class Mira(Optimizer):
     sentence-BLEU variant (``sentence_metric``). With ``shards`` > 1 the sentences are
     split into contiguous shards trained side by side, their weights mixed after each
     pass (iterative parameter mixing, McDonald et al. 2010), in threads or on dask
-    workers with the same result. :meth:`optimize` returns the average of the weights
-    after every step (or the last ones, ``average``), with a warning when no step moved
-    them. A bad or inapplicable option value raises ValueError.
+    workers with the same result. With ``fear_list`` K > 0 (Eidelman's MB) the fear is
+    chosen among each sentence's K best rows by current model score, the hope among all.
+    :meth:`optimize` returns the average of the weights after every step (or the last
+    ones, ``average``), with a warning when no step moved them; ``info`` has the oracle
+    (hope) and prediction (fear) score of every pass (``oracle_per_pass``,
+    ``prediction_per_pass``, 0–100). A bad or inapplicable option value raises ValueError.
     """
 
     name = "mira"
     distributes = True
+    metric_info = ("oracle_per_pass", "prediction_per_pass")
     help = "online MIRA (Eidelman 2012): per-sentence PA-I hope/fear updates, averaging, parameter mixing"
     options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=10, metavar="N", help="passes over the sentences (default 10)"),
@@ -156,19 +186,26 @@ class Mira(Optimizer):
                        help="iterative parameter mixing over N contiguous shards of sentences (default 1)"),
         "average": dict(choices=("average", "last"), default="average",
                         help="return the averaged weights or the last ones (default average)"),
-        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC,), default=None,
+        "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC, DOC_1BEST), default=None,
                                 help="metric g, cost = 1 − g: pseudo-doc: pseudo-document BLEU against "
                                      "decayed background statistics of the model 1-best translations "
-                                     "(Chiang et al. 2008, as cdec's mira.py), or a sentence-BLEU variant "
+                                     "(Chiang et al. 2008, as cdec's mira.py); doc-1best: S·(corpus BLEU of "
+                                     "the pass's start 1-best with the sentence's 1-best replaced by the "
+                                     "hypothesis − corpus BLEU of the 1-best) (Eidelman 2012); or a "
+                                     "sentence-BLEU variant "
                                      "such as bleu+1 (default: pseudo-doc, 0.9 BLEU above bleu+1 on a real "
                                      "test set, docs/real-systems.md; bleu+1 for stores without BLEU "
                                      "statistics)"),
         "decay": dict(type=float, default=None, metavar="D",
                       help="pseudo-doc: background decay (default 0.9 as Chiang et al.; 0.999 as Moses kbmira)"),
+        "fear_list": dict(type=int, default=0, metavar="K",
+                          help="MB (Eidelman 2012): the fear (prediction) among each sentence's K best "
+                               "hypotheses by current model score, the hope (oracle) among all; 0 = all "
+                               "(default)"),
     }
 
     def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
-                 average="average", sentence_metric=None, decay=None):
+                 average="average", sentence_metric=None, decay=None, fear_list=0):
         if int(passes) < 1 or int(shards) < 1:
             raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
@@ -178,8 +215,10 @@ class Mira(Optimizer):
         if order not in ("fixed", "shuffle") or average not in ("average", "last"):
             raise ValueError("order must be fixed|shuffle and average average|last")
         if sentence_metric is not None and sentence_metric not in SENTENCE_BLEU_VARIANTS \
-                and sentence_metric != PSEUDO_DOC:
+                and sentence_metric not in (PSEUDO_DOC, DOC_1BEST):
             raise ValueError(f"unknown sentence metric {sentence_metric!r}")
+        if isinstance(fear_list, bool) or int(fear_list) != fear_list or int(fear_list) < 0:
+            raise ValueError(f"fear_list must be an integer >= 0 (0: all hypotheses), got {fear_list}")
         if decay is not None and not (0.0 < float(decay) <= 1.0):
             raise ValueError(f"decay must be in (0, 1], got {decay}")
         super().__init__()
@@ -188,6 +227,7 @@ class Mira(Optimizer):
         self.decay = 0.9 if decay is None else float(decay)
         self.passes, self.c, self.hope, self.fear, self.alpha = int(passes), float(c), hope, fear, float(alpha)
         self.order, self.shards, self.average, self.sentence_metric = order, int(shards), average, sentence_metric
+        self.fear_list = int(fear_list)
 
     def progress_total(self) -> int:
         return self.passes
@@ -210,14 +250,16 @@ class Mira(Optimizer):
         start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
         metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric.is_bleu else "bleu+1")
         pseudo = metric == PSEUDO_DOC
-        if pseudo and not corpus.metric.is_bleu:
-            raise ValueError(f"pseudo-doc gains need a store of BLEU statistics, not {corpus.metric.name}")
+        doc = metric == DOC_1BEST
+        if (pseudo or doc) and not corpus.metric.is_bleu:
+            raise ValueError(f"{metric} gains need a store of BLEU statistics, not {corpus.metric.name}")
         reject_inapplicable((("decay", self.decay_given, pseudo, ("pseudo-doc gains (sentence_metric pseudo-doc "
                                                                  "on a store of BLEU statistics)")),))
-        gains = np.zeros(corpus.n_hypotheses) if pseudo else \
-            np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=max(1, threads or os.cpu_count() or 1)),
-                                 dtype=np.float64)
+        n_threads = max(1, threads or os.cpu_count() or 1)
+        gains = np.zeros(corpus.n_hypotheses) if pseudo or doc else \
+            np.ascontiguousarray(hypothesis_scores(corpus, metric, threads=n_threads), dtype=np.float64)
         stats = np.ascontiguousarray(corpus.stats, dtype=np.int32) if pseudo else None
+        doc_stats = np.ascontiguousarray(corpus.stats, dtype=np.int32) if doc else None
         bg = KBMIRA_BG0.copy()
         feats = _features(corpus)
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
@@ -225,23 +267,37 @@ class Mira(Optimizer):
         blocks = [b for b in np.array_split(np.arange(S, dtype=np.int64), min(self.shards, max(S, 1))) if len(b)]
         params = _PassParams(self.order, int(seed) & ((1 << 64) - 1), *HOPE[self.hope](self.alpha),
                              *FEAR[self.fear](self.alpha), self.c, float(corpus.ref_len_divisor), self.decay,
-                             int(np.diff(offsets).max()) if S else 1)
+                             int(np.diff(offsets).max()) if S else 1, self.fear_list)
         w = start.copy()
         total_sum = np.zeros(F)
         total_k = 0
         steps = 0
         loss = 0.0
         per_pass = []
+        oracle, prediction = [], []
+        row_lo = [int(offsets[blk[0]]) for blk in blocks]
+        row_hi = [int(offsets[blk[-1] + 1]) for blk in blocks]
         if engine is None:
             engine = LocalEngine(max(1, min(threads or os.cpu_count() or 1, len(blocks))))
         shards = engine.put([_shard(feats, gains, stats, offsets, blk) for blk in blocks])
         B = len(blocks)
         for p in range(self.passes):
+            pass_gains: list = [None] * B
+            if doc_stats is not None:
+                # BLEU against the 1-best document of the pass's start weights (module docstring)
+                gains = np.empty(corpus.n_hypotheses)
+                _mira.doc_gains(doc_stats, offsets, corpus.one_best(w), float(corpus.ref_len_divisor), float(S),
+                                gains, n_threads)
+                pass_gains = [gains[a:b] for a, b in zip(row_lo, row_hi)]
             outs = engine.fetch(engine.run(_shard_pass, shards, [w] * B, [bg if pseudo else None] * B, [p] * B,
-                                           range(B), [params] * B))
+                                           range(B), [params] * B, pass_gains))
             mixed = np.zeros(F)
             mixed_bg = np.zeros(9)
-            for (ws, wsum, k, lo, shard_bg), blk in zip(outs, blocks):
+            if outs:
+                chosen = np.concatenate([o[5] + a for o, a in zip(outs, row_lo)])
+                oracle.append(corpus.metric.objective(corpus.corpus_stats(chosen[:, 0])))
+                prediction.append(corpus.metric.objective(corpus.corpus_stats(chosen[:, 1])))
+            for (ws, wsum, k, lo, shard_bg, _), blk in zip(outs, blocks):
                 mixed += (len(blk) / S) * ws
                 if pseudo:
                     mixed_bg += (len(blk) / S) * shard_bg
@@ -262,7 +318,8 @@ class Mira(Optimizer):
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError("MIRA produced non-finite weights")
         info = {"passes": self.passes, "sentence_metric": metric, "start_margin": margin, "steps": steps, "background": bg if pseudo else None,
-                "steps_per_pass": per_pass, "total_loss": loss,
+                "steps_per_pass": per_pass, "total_loss": loss, "fear_list": self.fear_list,
+                "oracle_per_pass": oracle, "prediction_per_pass": prediction,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
         return Result(weights=weights, score=corpus.metric_of(weights), seed=seed, info=info,
                       warnings=unchanged_warnings("mira", start, weights))

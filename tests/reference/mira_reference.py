@@ -56,13 +56,26 @@ def bg_gain(x, bg, divisor=1.0):
     return math.exp(log_b) * r
 
 
-def mira_pass(rows, gains, offsets, order, hope, fear, C, w, history):
-    """One online-MIRA pass; hope/fear = (model_coef, gain_coef); appends w after each step."""
+def top_rows(hs, scores, k):
+    """The k rows of hs with the highest score (ties: the lower rows), in row order; all of
+    them when k is 0 or at least len(hs) (Eidelman's MB fear list)."""
+    if k <= 0 or k >= len(hs):
+        return list(hs)
+    return sorted(sorted(hs, key=lambda h: (-scores[h], h))[:k])
+
+
+def mira_pass(rows, gains, offsets, order, hope, fear, C, w, history, fear_list=0, chosen=None):
+    """One online-MIRA pass; hope/fear = (model_coef, gain_coef); appends w after each step.
+    fear_list K > 0: the fear among the sentence's K best rows by model score (top_rows);
+    chosen: a dict, chosen[s] = (hope, fear) of every sentence visited."""
     for s in order:
         hs = list(range(offsets[s], offsets[s + 1]))
         scores = {h: dot(w, rows[h]) for h in hs}
         p = argmax(hs, scores, {h: hope[0] * scores[h] + hope[1] * gains[h] for h in hs})
-        q = argmax(hs, scores, {h: fear[0] * scores[h] + fear[1] * gains[h] for h in hs})
+        cand = top_rows(hs, scores, fear_list)
+        q = argmax(cand, scores, {h: fear[0] * scores[h] + fear[1] * gains[h] for h in cand})
+        if chosen is not None:
+            chosen[s] = (p, q)
         if p != q:
             w, _, stepped = pa_step(w, rows[p], rows[q], gains[p], gains[q], C)
             if stepped:
@@ -113,3 +126,54 @@ def mira_pass_pseudo_doc(rows, stats, offsets, order, hope, fear, C, decay, bg, 
         for k in range(9):
             bg[k] = decay * (bg[k] + stats[m][k])
     return w
+
+
+def corpus_bleu(t, divisor=1.0):
+    """Corpus BLEU of summed statistics t (9 numbers): exp(1/4 Σ log(m_n/t_n) + min(0, 1 − r/h)),
+    r = t[8] / divisor, h = t[1]; 0 when some m_n is 0."""
+    if any(t[2 * n] <= 0 for n in range(4)):
+        return 0.0
+    log_b = sum(math.log(t[2 * n]) - math.log(t[2 * n + 1]) for n in range(4)) / 4
+    r = t[8] / divisor
+    if t[1] < r:
+        log_b += 1 - r / t[1]
+    return math.exp(log_b)
+
+
+def doc_gains(stats, offsets, one_best, divisor, scale):
+    """doc-1best gains: D = Σ_s stats[one_best[s]]; for row h of sentence s,
+    scale · (BLEU(D − stats[one_best[s]] + stats[h]) − BLEU(D))."""
+    D = [sum(stats[b][k] for b in one_best) for k in range(9)]
+    base = corpus_bleu(D, divisor)
+    out = []
+    for s in range(len(offsets) - 1):
+        b = one_best[s]
+        for h in range(offsets[s], offsets[s + 1]):
+            t = [D[k] - stats[b][k] + stats[h][k] for k in range(9)]
+            out.append(scale * (corpus_bleu(t, divisor) - base))
+    return out
+
+
+def one_best(rows, offsets, w):
+    """The first row of the highest model score of every sentence."""
+    out = []
+    for s in range(len(offsets) - 1):
+        hs = list(range(offsets[s], offsets[s + 1]))
+        sc = [dot(w, rows[h]) for h in hs]
+        out.append(hs[sc.index(max(sc))])
+    return out
+
+
+def mira_doc_1best(rows, stats, offsets, orders, hope, fear, C, w, divisor=1.0, fear_list=0):
+    """Online MIRA, one shard, with doc-1best gains recomputed from the 1-best at the start
+    of every pass (orders: one sentence order per pass). Returns (last w, history,
+    [(hope rows, fear rows) of each pass])."""
+    history: list = []
+    passes = []
+    S = len(offsets) - 1
+    for order in orders:
+        gains = doc_gains(stats, offsets, one_best(rows, offsets, w), divisor, float(S))
+        chosen: dict = {}
+        w = mira_pass(rows, gains, offsets, order, hope, fear, C, w, history, fear_list, chosen)
+        passes.append(([chosen[s][0] for s in range(S)], [chosen[s][1] for s in range(S)]))
+    return w, history, passes
