@@ -18,6 +18,12 @@
 #     T = BG + x;  gain = BLEU(T) * T[8] / ref_divisor
 #     BLEU(T) = 0 if some T[2n] <= 0, else (prod_n T[2n] / T[2n+1])^(1/4) * BP,
 #     BP = exp(1 - r / T[1]) if T[1] < r else 1, r = T[8] / ref_divisor.
+#
+# Eidelman (2012)'s MB in mira_pass (fear_list K > 0): the fear among the K rows of highest
+# w.f (ties at the K-th score: the lowest rows), found by a quickselect of the K-th score
+# (_kth_largest); the hope among all rows. doc_gains: BLEU against the 1-best document,
+#     g(h) = scale * (BLEU(D - x_1best(s) + x_h) - BLEU(D)),  D = sum of the 1-best rows' stats,
+# BLEU the corpus BLEU of _bleu.log_bleu (mtplug.metrics.bleu.corpus_bleu_from_stats).
 
 from _bleu cimport log_bleu
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
