@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from .scconfig import case_folds, scconfig_pairs
 
 #: CHRF's byte n-gram orders and statistics per hypothesis
 CHRF_ORDER = 6
@@ -60,16 +61,9 @@ def parse_scconfig(sctype: str, text: str) -> NgramOptions:
     """NgramOptions of ``--scconfig`` for CHRF or BLEUDOC; ValueError for a value Moses
     refuses or a key that cannot take effect. CHRF reads beta and smooth with atof."""
     reflen, lowercase, beta, smooth = "closest", False, 3.0, 0.0
-    for item in text.replace(" ", ",").replace("\t", ",").split(","):
-        if not item:
-            continue
-        key, sep, value = item.partition(":")
-        if not sep:
-            raise ValueError(f"--scconfig: expected key:value pairs, got {item!r}")
+    for key, value in scconfig_pairs(text):
         if key == "case":
-            if value not in ("true", "false"):
-                raise ValueError(f"--scconfig case:{value}: expected case:true or case:false")
-            lowercase = value == "false"
+            lowercase = case_folds(value)
         elif key == "reflen":
             if value not in REFLEN_CODES:
                 raise ValueError(f"--scconfig reflen:{value}: expected closest, shortest or average")

@@ -47,6 +47,7 @@ from .layer import Metric, Part
 from .m2 import M2Options, parse_scconfig
 from .moses_ngram import NgramOptions
 from .moses_ngram import parse_scconfig as ngram_scconfig
+from .scconfig import case_folds, scconfig_pairs
 
 #: Moses --sctype -> metric part name
 SCTYPE_PARTS = {"BLEU": "bleu", "PER": "per", "WER": "wer", "CDER": "cder", "TER": "moses-ter", "M2SCORER": "m2",
@@ -144,16 +145,9 @@ def parse_moses_scorer(sctype: str | None, scconfig: str | list[str] | None) -> 
     has_bleu = "BLEU" in parts
     reflen, lowercase, weights = "closest", False, None
     for text in items:
-        for item in text.replace(" ", ",").replace("\t", ",").split(","):
-            if not item:
-                continue
-            key, sep, value = item.partition(":")
-            if not sep:
-                raise ValueError(f"--scconfig: expected key:value pairs, got {item!r}")
+        for key, value in scconfig_pairs(text):
             if key == "case":
-                if value not in ("true", "false"):
-                    raise ValueError(f"--scconfig case:{value}: expected case:true or case:false")
-                lowercase = value == "false"
+                lowercase = case_folds(value)
             elif key in ("reflen", "ngramlen"):
                 if not has_bleu:
                     raise ValueError(f"--scconfig {key}:{value} is a BLEU setting and --sctype {sctype} has no BLEU")

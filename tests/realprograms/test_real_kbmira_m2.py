@@ -10,14 +10,7 @@ from pathlib import Path
 
 import pytest
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "moses-kbmira-m2"
-CONFIGS = {
-    "no-shuffle": ["-r", "1", "--no-shuffle"],
-    "shuffle-r1": ["-r", "1"],
-    "shuffle-r7": ["-r", "7"],
-    "safe-hope": ["-r", "1", "--safe-hope"],
-    "model-bg": ["-r", "1", "--model-bg", "-D", "0.9", "-C", "0.05", "-J", "30"],
-}
+from tests.integrations.test_kbmira_m2 import CONFIGS, GOLDEN
 
 
 def _run(program: Path, flags, out: Path):
