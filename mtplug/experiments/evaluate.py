@@ -90,7 +90,8 @@ class MetricResult:
 @dataclass
 class SystemResult:
     """One system of the report: its name, its translation files (one per replica) and
-    its :class:`MetricResult` per metric label (``BLEU``, ``TER``, ``Length``)."""
+    its :class:`MetricResult` per metric by its ``--metric`` text (``bleu``, ``ter``, ``length``),
+    as the JSON report names them."""
 
     name: str
     files: list[str]
@@ -126,7 +127,7 @@ class Report:
             "metrics": [{"name": m.label, "metric": m.text, "higher_is_better": m.higher_is_better}
                         for m in self.metrics],
             "systems": [{"name": s.name, "files": s.files,
-                         "scores": {m.text: {k: clean(v) for k, v in vars(s.metrics[m.label]).items()}
+                         "scores": {m.text: {k: clean(v) for k, v in vars(s.metrics[m.text]).items()}
                                     for m in self.metrics}}
                         for s in self.systems],
         }
@@ -213,11 +214,11 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
     for c, score in zip(cols, scorers):
         full = [sig.score_of(r, score) for r in flat]
         resampled = [score(t) for t in boot]
-        full_scores[c.label] = (full, resampled)
+        full_scores[c.text] = (full, resampled)
         for k, res in enumerate(results):
             replicas = full[k * n_rep:(k + 1) * n_rep]
             s_sel = float(np.mean([sig.sample_std(b) for b in resampled[k * n_rep:(k + 1) * n_rep]]))
-            res.metrics[c.label] = MetricResult(
+            res.metrics[c.text] = MetricResult(
                 replicas=replicas, mean=float(np.mean(replicas)), s_sel=s_sel,
                 s_dev=sig.sample_std(replicas) if n_rep > 1 else None, median=_median(replicas),
                 min=min(replicas), max=max(replicas))
@@ -226,10 +227,10 @@ def evaluate(systems: Sequence[tuple[str, Sequence[str]]], references, bleu_conf
         p_values = sig.approximate_randomization(base_stack, sig.stack_replicas([wide[p] for p in files]), scorers,
                                                  ar_shuffles, seed, threads)
         for c, p in zip(cols, p_values):
-            m = res.metrics[c.label]
+            m = res.metrics[c.text]
             m.p = p
             if n_rep == 1:
-                full, resampled = full_scores[c.label]
+                full, resampled = full_scores[c.text]
                 pb = sig.compare_resamples(full[0], full[k], resampled[0], resampled[k], bool(c.higher_is_better))
                 m.p_bootstrap = pb.p
                 m.bootstrap_wins = pb.wins if c.higher_is_better is not None else None

@@ -34,7 +34,7 @@ def text_table(report: Report) -> str:
     for s in report.systems:
         cells = []
         for m in report.metrics:
-            r = s.metrics[m.label]
+            r = s.metrics[m.text]
             cells.append(f"{_num(r.mean, 1)} ({_num(r.s_sel, 1)}/{_num(r.s_dev, 1, '*')}/{_num(r.p, 2)})")
         lines.append(f"{s.name:<{width}}" + "".join(f"{c:<23}" for c in cells))
     if one:
@@ -48,7 +48,7 @@ def text_table(report: Report) -> str:
         for s in report.systems[1:]:
             parts = []
             for m in report.metrics:
-                r = s.metrics[m.label]
+                r = s.metrics[m.text]
                 wins = "" if r.bootstrap_wins is None else f", better in {100 * r.bootstrap_wins:.1f}% of samples"
                 parts.append(f"{m.label} p = {_num(r.p_bootstrap, 4)}{wins}")
             lines.append(f"  {s.name}: " + "; ".join(parts))
@@ -75,7 +75,7 @@ def latex_table(report: Report) -> str:
     for m in report.metrics:
         out.append(f"\\multirow{{{len(report.systems)}}}{{*}}{{{_tex(m.label)}{arrow[m.higher_is_better]}}}")
         for s in report.systems:
-            r = s.metrics[m.label]
+            r = s.metrics[m.text]
             out.append(f"& {_tex(s.name)} & {_num(r.mean, 1)} & {_num(r.s_sel, 1)} & {_num(r.s_dev, 1)} & "
                        f"{_num(r.p, 2)} \\\\")
         out.append(r"\hline")
@@ -102,7 +102,7 @@ def plot_replicas(report: Report, path: str, title: str | None = None) -> None:
     fig, axes = plt.subplots(1, k, figsize=(max(4.0, 1.2 * len(report.systems) + 2.0) * k, 4.0), squeeze=False)
     for ax, m in zip(axes[0], report.metrics):
         for x, s in enumerate(report.systems):
-            r = s.metrics[m.label]
+            r = s.metrics[m.text]
             n = len(r.replicas)
             offsets = [0.0] if n == 1 else [-0.2 + 0.4 * i / (n - 1) for i in range(n)]
             ax.plot([x + o for o in offsets], r.replicas, "o", alpha=0.75, color=f"C{x % 10}")

@@ -77,7 +77,7 @@ def spread(report) -> dict:
     if report.n_replicas < 2:
         return {"metric": metric.text, "ranking": [],
                 "text": "one replica per optimizer: no spread (s_dev) to rank"}
-    ranking = sorted(([s.name, s.metrics[metric.label].s_dev] for s in report.systems), key=lambda e: e[1])
+    ranking = sorted(([s.name, s.metrics[metric.text].s_dev] for s in report.systems), key=lambda e: e[1])
     return {"metric": metric.text, "ranking": [{"optimizer": n, "s_dev": v} for n, v in ranking],
             "text": f"test {metric.label} spread across the {report.n_replicas} replicas of each optimizer "
                     f"(s_dev, the table's s_opt; steadiest first): " + ", ".join(f"{n} {v:.2f}" for n, v in ranking)}

@@ -66,15 +66,15 @@ def test_means_and_replica_spread_equal_sacrebleu(study):
         r = next(s for s in report.systems if s.name == sys_name)
         bleu = [sacrebleu.corpus_bleu(hyps[key, k], [refs], tokenize="none").score for k in range(3)]
         ter = [sacrebleu.corpus_ter(hyps[key, k], [refs]).score for k in range(3)]
-        np.testing.assert_allclose(r.metrics["BLEU"].replicas, bleu, atol=1e-9)
-        np.testing.assert_allclose(r.metrics["TER"].replicas, ter, atol=1e-9)
-        assert r.metrics["BLEU"].mean == pytest.approx(np.mean(bleu), abs=1e-9)
-        assert r.metrics["BLEU"].s_dev == pytest.approx(np.std(bleu, ddof=1), abs=1e-9)
-        assert r.metrics["TER"].median == pytest.approx(sorted(ter)[1], abs=1e-9)
-        assert (r.metrics["TER"].min, r.metrics["TER"].max) == (pytest.approx(min(ter)), pytest.approx(max(ter)))
+        np.testing.assert_allclose(r.metrics["bleu"].replicas, bleu, atol=1e-9)
+        np.testing.assert_allclose(r.metrics["ter"].replicas, ter, atol=1e-9)
+        assert r.metrics["bleu"].mean == pytest.approx(np.mean(bleu), abs=1e-9)
+        assert r.metrics["bleu"].s_dev == pytest.approx(np.std(bleu, ddof=1), abs=1e-9)
+        assert r.metrics["ter"].median == pytest.approx(sorted(ter)[1], abs=1e-9)
+        assert (r.metrics["ter"].min, r.metrics["ter"].max) == (pytest.approx(min(ter)), pytest.approx(max(ter)))
         lengths = [100 * sum(len(h.split()) for h in hyps[key, k]) / sum(len(x.split()) for x in refs)
                    for k in range(3)]
-        np.testing.assert_allclose(r.metrics["Length"].replicas, lengths, atol=1e-9)
+        np.testing.assert_allclose(r.metrics["length"].replicas, lengths, atol=1e-9)
 
 
 def test_s_sel_and_p_follow_their_definitions(study):
@@ -88,25 +88,25 @@ def test_s_sel_and_p_follow_their_definitions(study):
     rng = np.random.default_rng(3)
     idx = rng.integers(0, len(refs), size=(400, len(refs)))
     stds = [np.std(score(r[idx].sum(axis=1)), ddof=1) for r in rows["sys"]]
-    assert report.systems[1].metrics["BLEU"].s_sel == pytest.approx(np.mean(stds), rel=1e-12)
+    assert report.systems[1].metrics["bleu"].s_sel == pytest.approx(np.mean(stds), rel=1e-12)
     # p: approximate randomization over the replicas' sentences, replica k paired with replica k
     want, = sig.approximate_randomization(np.concatenate(rows["base"]), np.concatenate(rows["sys"]), [score], 400,
                                          3)
-    assert report.systems[1].metrics["BLEU"].p == want
-    assert report.systems[0].metrics["BLEU"].p is None and report.systems[1].metrics["BLEU"].p_bootstrap is None
+    assert report.systems[1].metrics["bleu"].p == want
+    assert report.systems[0].metrics["bleu"].p is None and report.systems[1].metrics["bleu"].p_bootstrap is None
 
 
 def test_one_replica_adds_the_paired_bootstrap(study):
     _, refs, hyps, files = study
     report = _report(files, replicas=1)
-    m = report.systems[1].metrics["BLEU"]
-    assert report.systems[0].metrics["BLEU"].s_dev is None
+    m = report.systems[1].metrics["bleu"]
+    assert report.systems[0].metrics["bleu"].s_dev is None
     bleu = get_metric("bleu")
     a, metric = bleu.statistics(hyps["base", 0], [refs])
     b, _ = bleu.statistics(hyps["sys", 0], [refs])
     pb = sig.paired_bootstrap(a, b, lambda t: 100 * metric.objectives(t), True, 400, 3)
     assert (m.p_bootstrap, m.bootstrap_wins) == (pb.p, pb.wins)
-    assert report.systems[1].metrics["Length"].bootstrap_wins is None   # Length has no better direction
+    assert report.systems[1].metrics["length"].bootstrap_wins is None   # Length has no better direction
     assert "paired bootstrap resampling (400 samples)" in text_table(report)
 
 
@@ -115,7 +115,7 @@ def test_text_and_latex_tables(study):
     text = text_table(report)
     head, base, sys1 = text.splitlines()[:3]
     assert head.startswith("n=3" + " " * 12 + "BLEU (s_sel/s_opt/p)")
-    r = report.systems[1].metrics["BLEU"]
+    r = report.systems[1].metrics["bleu"]
     assert sys1[:15] == "sys1" + " " * 11
     assert sys1[15:38].rstrip() == f"{r.mean:.1f} ({r.s_sel:.1f}/{r.s_dev:.1f}/{r.p:.2f})"
     assert base[15:38].rstrip().endswith("/-)")
@@ -189,9 +189,9 @@ def test_a_system_against_itself(study):
     files = study[3]
     systems = [("baseline", [files["base", 0]]), ("same", [files["base", 0]])]
     report = evaluate(systems, read_references([files["ref"]]), BleuConfig(), ("bleu",), 200, 200, 0)
-    m = report.systems[1].metrics["BLEU"]
+    m = report.systems[1].metrics["bleu"]
     assert m.p == 1.0 and m.p_bootstrap == 1.0 and m.bootstrap_wins == 0.0
-    assert math.isclose(m.mean, report.systems[0].metrics["BLEU"].mean)
+    assert math.isclose(m.mean, report.systems[0].metrics["bleu"].mean)
 
 
 def test_text_table_widens_the_system_column_for_long_names():
@@ -199,11 +199,11 @@ def test_text_table_widens_the_system_column_for_long_names():
 
     from mtplug.experiments.report_format import text_table
 
-    metric = SimpleNamespace(label="BLEU")
+    metric = SimpleNamespace(label="BLEU", text="bleu")
     cell = SimpleNamespace(mean=27.11, s_sel=1.0, s_dev=1.7, p=0.08, bootstrap_wins=None)
     report = SimpleNamespace(n_replicas=3, metrics=[metric], ar_shuffles=10, boot_samples=10, seed=0, signature="",
-                             systems=[SimpleNamespace(name="baseline", metrics={"BLEU": cell}),
-                                      SimpleNamespace(name="mert-dense-uniform", metrics={"BLEU": cell})])
+                             systems=[SimpleNamespace(name="baseline", metrics={"bleu": cell}),
+                                      SimpleNamespace(name="mert-dense-uniform", metrics={"bleu": cell})])
     lines = text_table(report).splitlines()
     assert lines[2].startswith("mert-dense-uniform 27.1 (1.0/1.7/0.08)")
     assert lines[1].startswith("baseline           27.1")
