@@ -114,3 +114,24 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
     # a second run finds every run done
     _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
     assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
+
+
+def test_eidelman_study(tmp_path, monkeypatch):
+    import numpy as np
+
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(6))
+    (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
+    _run(os.path.join("reproductions", "eidelman_2012.py"),
+         ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
+          "--seeds", "1", "2", "--start-points", "0", "--restarts", "1", "--threads", "1", "--systems", "sparse"],
+         monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    # Eidelman's six selections and the three variants, PRO; every one with both seeds
+    assert len(rows) == (6 + 3 + 1) * 2 and {r["seed"] for r in rows} == {1, 2}
+    mira = [r for r in rows if r["optimizer"] == "mira"]
+    assert all(0 <= r["oracle"] <= 100 and 0 <= r["prediction"] <= 100 for r in mira)
+    assert all("oracle" not in r for r in rows if r["optimizer"] == "pro")
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert "| mira-lu-mc | 2 |" in table and "oracle BLEU, last pass" in table
