@@ -135,3 +135,21 @@ def test_eidelman_study(tmp_path, monkeypatch):
     assert all("oracle" not in r for r in rows if r["optimizer"] == "pro")
     table = (tmp_path / "out" / "table.md").read_text()
     assert "| mira-lu-mc | 2 |" in table and "oracle BLEU, last pass" in table
+
+
+def test_dreyer_dong_study(tmp_path, monkeypatch):
+    import numpy as np
+
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(7))
+    (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
+    _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
+         ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
+          "--seeds", "1", "2", "--start-points", "1", "--tune-nbest", "3", "--threads", "1", "--systems", "dense"],
+         monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    # PRO by start point and seed; APRO (deterministic) once per start point
+    assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == [
+        ("apro", 0, 1), ("apro", 1, 1), ("pro", 0, 1), ("pro", 0, 2), ("pro", 1, 1), ("pro", 1, 2)]
+    assert "| apro | 4 |" in (tmp_path / "out" / "table.md").read_text()
