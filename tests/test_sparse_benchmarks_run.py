@@ -151,5 +151,6 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     # PRO by start point and seed; APRO (deterministic) once per start point
     assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == [
-        ("apro", 0, 1), ("apro", 1, 1), ("pro", 0, 1), ("pro", 0, 2), ("pro", 1, 1), ("pro", 1, 2)]
+        ("apro", 0, 1), ("apro", 1, 1), ("apro-c1", 0, 1), ("apro-c1", 1, 1),
+        ("pro", 0, 1), ("pro", 0, 2), ("pro", 1, 1), ("pro", 1, 2)]
     assert "| apro | 4 |" in (tmp_path / "out" / "table.md").read_text()
