@@ -97,7 +97,8 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
     _tiny_pools(tmp_path / "pools", np.random.default_rng(5))
     (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
     argv = ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-            "--seeds", "1", "2", "--start-points", "1", "--restarts", "1", "--threads", "1"]
+            "--seeds", "1", "2", "--start-points", "1", "--restarts", "1", "--threads", "1", "--boot-samples", "50",
+            "--ar-shuffles", "50"]
     _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
     rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     from mtplug.optimizers.rampion import LOSSES
@@ -125,7 +126,8 @@ def test_eidelman_study(tmp_path, monkeypatch):
     (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
     _run(os.path.join("reproductions", "eidelman_2012.py"),
          ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-          "--seeds", "1", "2", "--start-points", "0", "--restarts", "1", "--threads", "1", "--systems", "sparse"],
+          "--seeds", "1", "2", "--start-points", "0", "--restarts", "1", "--threads", "1", "--systems", "sparse",
+          "--boot-samples", "50", "--ar-shuffles", "50"],
          monkeypatch)
     rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     # Eidelman's six selections and the three variants, PRO; every one with both seeds
@@ -146,7 +148,8 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
     _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
          ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-          "--seeds", "1", "2", "--start-points", "1", "--tune-nbest", "3", "--threads", "1", "--systems", "dense"],
+          "--seeds", "1", "2", "--start-points", "1", "--tune-nbest", "3", "--threads", "1", "--systems", "dense",
+          "--boot-samples", "50", "--ar-shuffles", "50"],
          monkeypatch)
     rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     # PRO by start point and seed; APRO (deterministic) once per start point

@@ -119,13 +119,12 @@ class PoolStudy:
         ref = Path(self.a.pools) / ("dense" if system == "dense" else "") / "test.en"
         files = {n: [r["test_hyps"] for r in self.replicas(system, n)] for n in names}
         cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--hyps-baseline", *files[self.baseline],
-               "--ref", str(ref), "--metric", "bleu", "--seed", "0", "--json", str(self.out / system / "evaluate.json")]
+               "--ref", str(ref), "--metric", "bleu", "--seed", "0", "--boot-samples", str(self.a.boot_samples),
+               "--ar-shuffles", str(self.a.ar_shuffles), "--json", str(self.out / system / "evaluate.json")]
         for n in names:
             if n != self.baseline:
                 cmd += ["--hyps-system", n, *files[n]]
-        subprocess.run(cmd, check=True)
-        cmd[cmd.index("--json"):cmd.index("--json") + 2] = []
-        with open(self.out / system / "evaluate.txt", "w") as fh:
+        with open(self.out / system / "evaluate.txt", "w") as fh:    # the table; --json writes the rest
             subprocess.run(cmd, check=True, stdout=fh)
 
     def table(self, system: str, names: list[str]) -> str:
@@ -174,3 +173,5 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--tune-nbest", type=int, default=100)
     ap.add_argument("--restarts", type=int, default=20, help="MERT's random restarts (dense system; default 20)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--boot-samples", type=int, default=10000, help="mtplug evaluate's (default 10000)")
+    ap.add_argument("--ar-shuffles", type=int, default=10000, help="mtplug evaluate's (default 10000)")
