@@ -287,6 +287,9 @@ class Rampion(Optimizer):
             raise ValueError(f"eta·c/N must be < 1 (got {self.eta}·{self.c}/{N}): the shrink would flip θ − θ0")
         offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
         gains = np.ascontiguousarray(hypothesis_scores(corpus, self.sentence_metric, threads=threads), dtype=np.float64)
+        if not np.all(np.isfinite(gains)):     # as PRO says it: a NaN cost would read as an overflow below
+            bad = int(np.flatnonzero(~np.isfinite(gains))[0])
+            raise ValueError(f"sentence metric of hypothesis {bad} is not finite ({gains[bad]})")
         sides = loss_sides(self.loss, self.alpha)
         base = corpus.scores(start)
         u = np.zeros(corpus.n_features, dtype=np.float64)

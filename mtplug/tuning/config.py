@@ -427,6 +427,11 @@ def config_from_args(args) -> TuneConfig:
     if any(p.name == "ext" for p in metric.parts):
         raise fail("metric", "ext: scores cannot follow the decoder's new hypotheses; use mtplug optimize on fixed "
                              "n-best lists")
+    text_parts = sorted({p.name for p in metric.parts} & {"moses-chrf", "bleudoc"})
+    if text_parts:
+        raise fail("metric", f"{', '.join(text_parts)} read the references' text, which the store does not keep "
+                             "from one iteration to the next; tune to chrf (sacrebleu's chrF) or bleu, or run "
+                             "Moses's CHRF and BLEUDOC through the Moses programs (mtplug mertdir)")
     values["metric"] = metric.name
     if values["forests"] and not metric.is_bleu:
         raise fail("forests", f"carry BLEU statistics only, not {metric.name}")

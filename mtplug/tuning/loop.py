@@ -854,7 +854,13 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 for warning in advice:          # once per run, not every iteration
                     hooks.log(f"iteration {n}: warning: {warning}")
                 advised = advised or bool(advice)
-                result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update, **on_cluster)
+                try:
+                    result = optimizer.optimize(corpus, start, seed, threads=cfg.threads, progress=update,
+                                                **on_cluster)
+                except ValueError as err:     # what the store cannot serve (e.g. a sentence metric NaN)
+                    if isinstance(err, InputError):
+                        raise
+                    raise InputError(f"iteration {n}: {cfg.optimizer}: {err}") from None
                 for warning in result.warnings:
                     hooks.log(f"iteration {n}: warning: {warning}")
                 # state.json's tuned_bleu: 100 x the store metric's objective (BLEU under bleu; 100 - TER

@@ -85,6 +85,14 @@ def test_non_finite_scores_raise():
         Rampion(eta=1e308, c=0.0).optimize(corpus, start, 0)
 
 
+def test_a_non_finite_sentence_metric_is_named_not_taken_for_an_overflow(monkeypatch):
+    corpus = sparse_corpus(1)
+    nan_at_2 = lambda c, variant, threads=1: np.where(np.arange(c.n_hypotheses) == 2, np.nan, 0.5)  # noqa: E731
+    monkeypatch.setattr(rampion, "hypothesis_scores", nan_at_2)
+    with pytest.raises(ValueError, match=r"sentence metric of hypothesis 2 is not finite \(nan\)"):
+        Rampion().optimize(corpus, np.ones(corpus.n_features), 0)
+
+
 # ---------------------------------------------------------------- the whole algorithm
 
 @pytest.mark.parametrize("loss", LOSSES)

@@ -453,3 +453,25 @@ def test_tune_to_m2_reads_an_m2_reference(tmp_path, capsys):
     # a second reference file is refused: M2 holds every annotator in one file
     assert main(args[:args.index("--ref") + 2] + [str(gold / "gec.m2")] + args[args.index("--ref") + 2:]) == 2
     assert "the m2 metric reads one M2 file" in capsys.readouterr().err
+
+
+def test_moses_text_metrics_are_refused_before_any_work(system, capsys):
+    """moses-chrf and bleudoc read the references' text, which a store loaded for the next
+    iteration does not have: refused at once, not at iteration 2."""
+    for metric in ("moses-chrf", "bleudoc", "bleu:0.5,moses-chrf:0.5"):
+        assert main(moses_args(system, system / "wd", "--metric", metric)) == 2
+        err = capsys.readouterr().err
+        assert "read the references' text, which the store does not keep" in err and err.count("\n") == 1, err
+        assert not (system / "wd").exists()
+
+
+def test_an_optimizer_error_in_the_loop_is_one_line(system, capsys, monkeypatch):
+    from mtplug.optimizers.pro import Pro
+
+    def fail(self, *args, **kwargs):
+        raise ValueError("sentence metric of hypothesis 3 is not finite (nan)")
+
+    monkeypatch.setattr(Pro, "_optimize", fail)
+    assert main(moses_args(system, system / "wd", optimizer="pro", iterations=2)) == 2
+    err = capsys.readouterr().err
+    assert err == "mtplug: error: iteration 1: pro: sentence metric of hypothesis 3 is not finite (nan)\n", err
