@@ -89,19 +89,24 @@ def _tiny_pools(root, rng):
         (root / f"{name}.kbest").write_text("".join(lines))
 
 
-def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
+def _pool_study(script, tmp_path, monkeypatch, seed, *flags):
+    """Run a fixed-pool study script on tiny made-up pools; its runs.jsonl rows and argv."""
     import numpy as np
 
     from benchmarks.reproductions.galley_rerank import DENSE
 
-    _tiny_pools(tmp_path / "pools", np.random.default_rng(5))
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(seed))
     (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
-    # the dense system only: the sparse one's path is the Eidelman study's test
     argv = ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-            "--seeds", "1", "2", "--start-points", "1", "--restarts", "1", "--threads", "1", "--boot-samples", "50",
-            "--ar-shuffles", "50", "--systems", "dense"]
-    _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
-    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+            "--seeds", "1", "2", "--threads", "1", "--boot-samples", "50", "--ar-shuffles", "50", *flags]
+    _run(os.path.join("reproductions", script), argv, monkeypatch)
+    return [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()], argv
+
+
+def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
+    # the dense system only: the sparse one's path is the Eidelman study's test
+    rows, argv = _pool_study("gimpel_smith_2012.py", tmp_path, monkeypatch, 5, "--start-points", "1", "--restarts", "1",
+                             "--systems", "dense")
     from mtplug.optimizers.rampion import LOSSES
 
     # dense: MERT and PRO by start point and seed, RAMPION (deterministic) once per start point
@@ -119,18 +124,8 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
 
 
 def test_eidelman_study(tmp_path, monkeypatch):
-    import numpy as np
-
-    from benchmarks.reproductions.galley_rerank import DENSE
-
-    _tiny_pools(tmp_path / "pools", np.random.default_rng(6))
-    (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
-    _run(os.path.join("reproductions", "eidelman_2012.py"),
-         ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-          "--seeds", "1", "2", "--start-points", "0", "--restarts", "1", "--threads", "1", "--systems", "sparse",
-          "--boot-samples", "50", "--ar-shuffles", "50"],
-         monkeypatch)
-    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    rows, _ = _pool_study("eidelman_2012.py", tmp_path, monkeypatch, 6, "--start-points", "0", "--restarts", "1",
+                          "--systems", "sparse")
     # Eidelman's six selections and the three variants, PRO; every one with both seeds
     assert len(rows) == (6 + 3 + 1) * 2 and {r["seed"] for r in rows} == {1, 2}
     mira = [r for r in rows if r["optimizer"] == "mira"]
@@ -141,18 +136,8 @@ def test_eidelman_study(tmp_path, monkeypatch):
 
 
 def test_dreyer_dong_study(tmp_path, monkeypatch):
-    import numpy as np
-
-    from benchmarks.reproductions.galley_rerank import DENSE
-
-    _tiny_pools(tmp_path / "pools", np.random.default_rng(7))
-    (tmp_path / "start").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
-    _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
-         ["--pools", str(tmp_path / "pools"), "--start", str(tmp_path / "start"), "--out", str(tmp_path / "out"),
-          "--seeds", "1", "2", "--start-points", "1", "--tune-nbest", "3", "--threads", "1", "--systems", "dense",
-          "--boot-samples", "50", "--ar-shuffles", "50"],
-         monkeypatch)
-    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    rows, _ = _pool_study("dreyer_dong_2015.py", tmp_path, monkeypatch, 7, "--start-points", "1", "--tune-nbest", "3",
+                          "--systems", "dense")
     # PRO by start point and seed; APRO (deterministic) once per start point
     assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == [
         ("apro", 0, 1), ("apro", 1, 1), ("apro-c1", 0, 1), ("apro-c1", 1, 1),

@@ -24,7 +24,6 @@ keeps the last pass's oracle and prediction BLEU and their spread over the passe
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pool_study import PoolStudy, add_arguments
+import pool_study
 
 BASELINE = "mira-hope-fear"
 HOPES = {"hope": "M-C", "lu": "LU"}
@@ -74,11 +73,5 @@ COLUMNS = [("oracle BLEU, last pass", _mean_of("oracle")), ("prediction BLEU, la
            ("sd of prediction BLEU over passes", _mean_of("prediction_sd"))]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(ap)
-    PoolStudy(ap.parse_args(), methods, BASELINE, extra=per_pass, columns=COLUMNS).main()
-
-
 if __name__ == "__main__":
-    main()
+    pool_study.main(__doc__, methods, BASELINE, extra=per_pass, columns=COLUMNS)

@@ -26,13 +26,12 @@ baseline of ``mtplug evaluate`` is RAMPION ramp3; the outputs are pool_study.py'
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pool_study import PoolStudy, add_arguments
+import pool_study
 
 BASELINE = "rampion-ramp3"
 
@@ -50,11 +49,5 @@ def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     return table
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(ap)
-    PoolStudy(ap.parse_args(), methods, BASELINE).main()
-
-
 if __name__ == "__main__":
-    main()
+    pool_study.main(__doc__, methods, BASELINE)

@@ -175,3 +175,12 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--boot-samples", type=int, default=10000, help="mtplug evaluate's (default 10000)")
     ap.add_argument("--ar-shuffles", type=int, default=10000, help="mtplug evaluate's (default 10000)")
+
+
+def main(doc: str, methods: Callable, baseline: str, **kwargs) -> None:
+    """The command line of a study script (``doc``: its docstring, the --help text):
+    :func:`add_arguments`, then :class:`PoolStudy` with ``methods``, ``baseline`` and
+    ``kwargs`` (extra, columns)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(ap)
+    PoolStudy(ap.parse_args(), methods, baseline, **kwargs).main()
