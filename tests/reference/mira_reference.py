@@ -45,15 +45,9 @@ def pa_step(w, f_hope, f_fear, g_hope, g_fear, C):
 
 
 def bg_gain(x, bg, divisor=1.0):
-    """Moses kbmira gain: T = bg + x; BLEU(T) * T[8] / divisor."""
+    """Moses kbmira gain: T = bg + x; BLEU(T) * T[8] / divisor (:func:`corpus_bleu`)."""
     t = [a + b for a, b in zip(bg, x)]
-    if any(t[2 * n] <= 0 for n in range(4)):
-        return 0.0
-    log_b = sum(math.log(t[2 * n]) - math.log(t[2 * n + 1]) for n in range(4)) / 4
-    r = t[8] / divisor
-    if t[1] < r:
-        log_b += 1 - r / t[1]
-    return math.exp(log_b) * r
+    return corpus_bleu(t, divisor) * (t[8] / divisor)
 
 
 def top_rows(hs, scores, k):
