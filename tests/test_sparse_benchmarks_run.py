@@ -68,6 +68,21 @@ def test_galley_convergence_plot(tmp_path, monkeypatch):
     assert (tmp_path / "convergence-5.png").stat().st_size > 0
 
 
+def test_galley_cone(tmp_path, monkeypatch):
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--cone", "3", "--seeds", "0", "--sentences", "20", "--nbest", "8",
+          "--cone-directions", "2"], monkeypatch)
+    record = json.loads((tmp_path / "cone-3.json").read_text())
+    first = record["first_direction"]
+    assert first["floor"] == pytest.approx(1 - 3 / (2 * 20 * 8)) and 0 <= first["sentences_right"] <= 20
+    for walk in record["random_directions"]:
+        # the bisection stops where a sentence first loses its best hypothesis, so no cosine
+        # below that boundary keeps every sentence right
+        assert 0 < walk["cosine_every_sentence_right"] <= 1
+        for cos, right in walk["sentences_right_at_cosine"].items():
+            assert right < 20 or float(cos) >= walk["cosine_every_sentence_right"] - 1e-9
+
+
 def _tiny_pools(root, rng):
     """make_galley_pools.py's layout on made-up cdec k-best lists: {tune,dev,test}.kbest and
     .en, the 12 dense features and a few sparse ones per hypothesis."""

@@ -21,6 +21,15 @@ direction finder on one set of that D, the 1-best objective after every move aga
 seconds and against line searches (``Result.info["trace"]``), in
 ``RESULTS/convergence-D.json`` and ``convergence-D.png``. Coordinate ascent stops after
 ``--coordinate-rounds`` rounds (each is D line searches).
+
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --cone 1000 [--seeds 0]
+
+measures, on one noiseless set of that D, what bounds C5's cosine (no optimizer runs):
+the cosine to w* of the expected-BLEU gradient at a uniform distribution (the per-sentence
+covariance of pseudo-BLEU and features, the finder's first direction) beside the sampling
+floor 1 - D/(2·S·M) a covariance estimate has, and how far the weights can turn from w*
+along random directions before a sentence loses its best hypothesis. Printed and written to
+``RESULTS/cone-D.json``.
 """
 
 from __future__ import annotations
@@ -127,6 +136,46 @@ def convergence(args) -> None:
     plt.close(fig)
 
 
+def cone(args) -> None:
+    """The C5 bound: the first expected-BLEU direction's cosine and the width of the cone
+    of weights that keep every sentence's best hypothesis, along random directions."""
+    from mtplug.synthetic import cosine, make_synthetic
+
+    dims, seed = args.cone, args.seeds[0]
+    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, seed=seed)
+    S, M = args.sentences, args.nbest
+    feats = corpus.dense.reshape(S, M, dims)
+    gold = (corpus.dense @ w_star).reshape(S, M)
+    best = gold.argmax(axis=1)
+
+    def right(w: np.ndarray) -> int:
+        return int(((corpus.dense @ w).reshape(S, M).argmax(axis=1) == best).sum())
+
+    pseudo = corpus.stats[:, 0].reshape(S, M).astype(np.float64)
+    direction = np.einsum("smd,sm->d", feats - feats.mean(axis=1, keepdims=True),
+                          pseudo - pseudo.mean(axis=1, keepdims=True))
+    record = {"dims": dims, "seed": seed, "sentences": S, "nbest": M,
+              "first_direction": {"cosine": cosine(direction, w_star), "floor": 1 - dims / (2 * S * M),
+                                  "sentences_right": right(direction)}, "random_directions": []}
+    rng = np.random.default_rng(seed + 1)
+    for _ in range(args.cone_directions):
+        u = rng.standard_normal(dims)
+        u -= (u @ w_star) / (w_star @ w_star) * w_star
+        u *= np.linalg.norm(w_star) / np.linalg.norm(u)     # w* + t·u has cosine 1/sqrt(1 + t²)
+        lo, hi = 0.0, 1.0
+        while right(w_star + hi * u) == S:
+            hi *= 2
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if right(w_star + mid * u) == S else (lo, mid)
+        at = {c: right(w_star + np.sqrt(1 / c ** 2 - 1) * u) for c in (0.999, 0.996)}
+        record["random_directions"].append({"cosine_every_sentence_right": 1 / np.sqrt(1 + lo * lo),
+                                            "sentences_right_at_cosine": at})
+    print(json.dumps(record, indent=1))
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / f"cone-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 def table(out: Path) -> str:
     rows = [json.loads(x) for x in (out / "synthetic.jsonl").read_text().splitlines()]
     keys = sorted({(r["noise"], r["dims"]) for r in rows})
@@ -189,7 +238,14 @@ def main() -> None:
                     help="the convergence plot at this D instead (first --noise and --seeds value)")
     ap.add_argument("--coordinate-rounds", type=int, default=25, metavar="N",
                     help="with --convergence: coordinate ascent's rounds at most (default 25)")
+    ap.add_argument("--cone", type=int, metavar="D",
+                    help="the C5 bound at this D instead (first --seeds value; no optimizer runs)")
+    ap.add_argument("--cone-directions", type=int, default=5, metavar="N",
+                    help="with --cone: random directions to walk (default 5)")
     a = ap.parse_args()
+    if a.cone:
+        cone(a)
+        return
     if a.convergence:
         convergence(a)
         return
