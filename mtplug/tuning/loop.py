@@ -701,10 +701,11 @@ def _run_locked(cfg, hooks: Hooks, test) -> dict:
     if state is not None and not cfg.resume:
         raise InputError("holds a tuning run: pass --resume to continue it, or choose another --workdir", state_path)
     if state is not None and state["fingerprint"] != fingerprint:
-        changed = sorted(k for k in {**state["fingerprint"], **fingerprint}
-                         if state["fingerprint"].get(k) != fingerprint.get(k))
-        raise InputError(f"--resume with other settings than the run in this directory: {', '.join(changed)}",
-                         state_path)
+        changed = state_checks.same_run_so_far(state["fingerprint"], fingerprint, state["completed"])
+        if changed:
+            raise InputError(f"--resume with other settings than the run in this directory: {', '.join(changed)}",
+                             state_path)
+        state = {**state, "fingerprint": fingerprint}   # the run goes on under the new setting
     if state is None:
         state = {"version": STATE_VERSION, "fingerprint": fingerprint, "completed": 0, "stop": None,
                  "weights": list(decoder.start_weights().items()), "history": []}

@@ -134,6 +134,19 @@ def pool_start(n: int, pool_reset: int) -> int:
     return 1 + ((n - 1) // pool_reset) * pool_reset if pool_reset > 0 else 1
 
 
+def same_run_so_far(old: dict, new: dict, completed: int) -> list[str]:
+    """The settings in which two fingerprints differ such that a resume would not continue
+    the same run. ``pool_reset`` may change while no store reset of either value has
+    happened yet (``completed`` <= both, 0 meaning never): the iterations done are the ones
+    the new value would have made, so a 10-iteration run can go on with ``--pool-reset 10``."""
+    changed = sorted(k for k in {**old, **new} if old.get(k) != new.get(k))
+    if changed == ["pool_reset"]:
+        horizon = min(r if r > 0 else completed for r in (old.get("pool_reset", 0), new.get("pool_reset", 0)))
+        if completed <= horizon:
+            return []
+    return changed
+
+
 def rebuild_store(state: dict, workdir: str, empty: Callable, why: str, log: Callable[[str], None],
                   pool_reset: int = 0, references=None) -> dict:
     """Rebuild the newest completed iteration's store from the kept n-best lists of the

@@ -411,6 +411,25 @@ def test_pool_reset_resumes_and_rebuilds_its_store(system, capsys):
     assert "pool_reset" in capsys.readouterr().err
 
 
+def test_resume_takes_a_pool_reset_no_reset_has_passed(system, capsys):
+    """A run of R iterations without a reset goes on with --pool-reset R as the run that had
+    it from the start (Dreyer & Dong: 10 iterations, then the store afresh); once a reset
+    point is behind the run, another R is another run."""
+    ref = run(moses_args(system, system / "ref", "--pool-reset", "2", "--min-change", "0", iterations=4), capsys)
+    wd = system / "wd"
+    run(moses_args(system, wd, "--min-change", "0", iterations=2), capsys)
+    main(moses_args(system, wd, "--pool-reset", "2", "--min-change", "0", "--resume", iterations=4))
+    capsys.readouterr()
+    assert (wd / "final").read_bytes() == (system / "ref" / "final").read_bytes()
+    state = read_state(str(wd))
+    assert state["fingerprint"] == read_state(str(system / "ref"))["fingerprint"]
+    assert [h["hypotheses"] for h in state["history"]] == [h["hypotheses"] for h in ref["history"]]
+    other = system / "other"
+    run(moses_args(system, other, "--min-change", "0", iterations=3), capsys)
+    assert main(moses_args(system, other, "--pool-reset", "2", "--min-change", "0", "--resume", iterations=4)) == 2
+    assert "other settings than the run in this directory: pool_reset" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("value, message", [("-1", "--pool-reset must be an integer >= 0, got -1"),
                                             ("x", "--pool-reset: invalid int value: 'x'")])
 def test_pool_reset_bad_values(system, capsys, value, message):
