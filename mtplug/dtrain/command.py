@@ -33,6 +33,7 @@ examples:
   mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec -o weights.txt
   mtplug dtrain -c dtrain.ini --epochs 2 --pair-sampling all --loss-margin 1 --gamma 0.001 -o w.txt
   mtplug dtrain -c dtrain.ini --l1-reg cumul --l1-reg-strength 0.0001 --select-weights avg -o w.txt
+  mtplug dtrain -c dtrain.ini --update mira --scorer approx_bleu -o w.txt  # online MIRA (Eidelman 2012)
   mtplug dtrain -c dtrain.ini --shards 4 --workers 2 -o w.txt   # as parallelize.rb -s 4 (mixed each epoch)
   mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 -o w.txt  # shards on dask workers
   mtplug dtrain -c dtrain.ini > weights.txt                     # output=- : weights on stdout
@@ -110,10 +111,13 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
         cfg = replace(cfg, **copy)
     command = _decoder_command(args)
     workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
-    log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} pairs={cfg.pair_sampling}"
-        f"{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling in XYX_METHODS else ''} threshold={cfg.pair_threshold} "
-        f"eta={cfg.learning_rate} gamma={cfg.gamma} loss_margin={cfg.loss_margin}"
-        f"{' (faster perceptron)' if cfg.faster_perceptron else ''} l1_reg={cfg.l1_reg}"
+    if cfg.update == "mira":
+        rule = f"update=mira hope={cfg.mira_hope} fear={cfg.mira_fear} C={cfg.mira_c}"
+    else:
+        rule = (f"pairs={cfg.pair_sampling}{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling in XYX_METHODS else ''} "
+                f"threshold={cfg.pair_threshold} eta={cfg.learning_rate} gamma={cfg.gamma} "
+                f"loss_margin={cfg.loss_margin}{' (faster perceptron)' if cfg.faster_perceptron else ''}")
+    log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} {rule} l1_reg={cfg.l1_reg}"
         f"{'' if cfg.l1_reg == 'none' else f' ({cfg.l1_reg_strength})'} select_weights={cfg.select_weights} "
         f"shards={cfg.shards} seed={cfg.seed}; decoder: {command} -c {cfg.decoder_config}")
     if cfg.fselect != -1:
@@ -128,6 +132,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
                             engine=engine if args.scheduler else None)
     comment = (f"mtplug {__version__} dtrain seed={cfg.seed} select_weights={cfg.select_weights} "
                f"epochs={cfg.epochs} shards={result.shards} best_epoch={result.best_epoch}")
+    if cfg.update == "mira":
+        comment += f" update=mira mira_hope={cfg.mira_hope} mira_fear={cfg.mira_fear} mira_c={cfg.mira_c}"
     if result.weights is not None:
         write_weights(cfg.output, result.weights.items(), comment=comment)
         log(f"wrote {sum(1 for v in result.weights.values() if v)} weights "

@@ -13,9 +13,11 @@ An unknown key, a key given twice, or a value of the wrong type is an
 directory, as dtrain does.
 
 The keys, their order and defaults are those of cdec ``training/dtrain/dtrain.cc``
-(2014, pks/cdec-dtrain) as listed in ``shared/docs/cdec.md``; the few mtplug keys
-(``shards`` ... ``seed``) stand for the options of cdec's ``parallelize.rb`` and are marked
-``mtplug:`` in their help. :class:`DtrainConfig` is the one list: the CLI flags (and so
+(2014, pks/cdec-dtrain) as listed in ``shared/docs/cdec.md``; the few mtplug keys are
+marked ``mtplug:`` in their help: ``update`` and ``mira_*`` (Eidelman 2012's online MIRA
+as the update rule instead of dtrain's pairs; the keys of the other rule are then errors
+when set to a value other than their default), and ``shards`` ... ``seed``, which stand for
+the options of cdec's ``parallelize.rb``. :class:`DtrainConfig` is the one list: the CLI flags (and so
 the generated documentation page of ``mtplug dtrain``) and the parser all read it.
 """
 
@@ -49,6 +51,17 @@ SCORER_ALIASES = {"stupid": "stupid_bleu", "fixed-stupid": "fixed_stupid_bleu"}
 MTPLUG_SCORERS = ("bleu+1", "moses-sentence-bleu", "nakov")
 
 LPLP_NORMS = ("l0", "l1", "l2", "linfty", "mean", "median")
+
+#: mtplug's update rules: dtrain's pairwise ranking, Eidelman (2012)'s online MIRA
+UPDATES = ("pairs", "mira")
+#: update=mira's hope and fear strategies, as mtplug optimize mira --hope/--fear (mtplug.optimizers.mira)
+MIRA_HOPES = ("hope", "lu")
+MIRA_FEARS = ("fear", "mc", "pb")
+#: the keys of the pairwise update only: update=mira refuses them at a value other than the default
+PAIRWISE_KEYS = ("pair_sampling", "hi_lo", "pair_threshold", "learning_rate", "gamma", "loss_margin",
+                 "scale_bleu_diff", "max_pairs", "pclr", "batch", "repeat", "check")
+#: the keys of update=mira only: update=pairs refuses them at a value other than the default
+MIRA_KEYS = ("mira_hope", "mira_fear", "mira_c")
 
 
 def _key(default, help: str, group: int, kind: str, choices: tuple | None = None):
@@ -100,6 +113,15 @@ class DtrainConfig:
                        3, "bool")
     repeat: int = _key(1, "repeat the update over each k-best list this many times", 3, "int")
     rescale: bool = _key(False, "scale the weights to unit l2 norm after each sentence", 3, "bool")
+    update: str = _key("pairs", "mtplug: the update rule: pairs (dtrain's pairwise ranking) or mira (Eidelman "
+                                "2012's online MIRA: one PA-I step per sentence from a fear toward a hope "
+                                "hypothesis; docs/dtrain.md)", 3, "str", UPDATES)
+    mira_hope: str = _key("hope", "mtplug: update=mira: the hope (oracle): hope = max model score + sentence "
+                                  "score (M-C), lu = max sentence score", 3, "str", MIRA_HOPES)
+    mira_fear: str = _key("fear", "mtplug: update=mira: the fear (prediction): fear = max model score - sentence "
+                                  "score (M+C), mc = min sentence score, pb = the model 1-best", 3, "str",
+                          MIRA_FEARS)
+    mira_c: float = _key(0.01, "mtplug: update=mira: the PA-I step cap C (as mtplug optimize mira --c)", 3, "float")
     # ---- regularisation
     l1_reg: str = _key("none", "l1 regularisation (Tsuruoka et al. 2009)", 4, "str",
                        ("none", "naive", "clip", "cumul"))
@@ -159,8 +181,8 @@ class DtrainConfig:
 
 
 KEYS = {f.name: f for f in fields(DtrainConfig)}
-#: keys that dtrain itself has (everything before the mtplug block)
-DTRAIN_KEYS = tuple(name for name, f in KEYS.items() if f.metadata["group"] != GROUPS[6])
+#: keys that dtrain itself has (those whose help does not start with "mtplug:")
+DTRAIN_KEYS = tuple(name for name, f in KEYS.items() if not f.metadata["help"].startswith("mtplug:"))
 
 _UINT = re.compile(r"[0-9]+")
 _TRUE = {"", "1", "true", "yes", "on"}
@@ -303,6 +325,14 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
         fail("bitext", "give 'input' and 'refs' or 'bitext', not both")
     if not cfg.bitext and not (cfg.input and cfg.refs):
         fail("input" if not cfg.input else "refs", "give 'input' and 'refs', or 'bitext'")
+    # an option that cannot take effect is an error: the pairwise keys with update=mira and back
+    inapplicable = PAIRWISE_KEYS if cfg.update == "mira" else MIRA_KEYS
+    for key in inapplicable:
+        if getattr(cfg, key) != KEYS[key].default:
+            fail(key, f"has no effect with update={cfg.update}; it belongs to "
+                      f"{'the pairwise update (update=pairs)' if cfg.update == 'mira' else 'update=mira'}")
+    if not (0 < cfg.mira_c < math.inf):
+        fail("mira_c", f"must be a finite number > 0, got {cfg.mira_c}")
     if cfg.sample_from == "forest":
         fail("sample_from", "'forest' needs the decoder's hypergraph, which dtrain gets by linking cdec as a "
                             "library; mtplug drives the cdec program and reads k-best lists: use 'kbest'")

@@ -22,6 +22,27 @@ Then, per sentence: ``pclr`` (per-coordinate rates, instead of the steps above:
 multiplies by G where AdaGrad divides by √G; s = Σ d over the updating pairs),
 ℓ1 (:mod:`mtplug.dtrain.l1`) on the changed weights, and ``rescale`` (w /= ‖w‖₂).
 
+``update=mira`` (mtplug; Eidelman 2012's online MIRA, as cdec's training/mira with
+mira.py, instead of everything above): one hope y+ and one fear y- per sentence, chosen
+as ``mtplug optimize mira --hope/--fear`` chooses them (:data:`mtplug.optimizers.mira.HOPE`,
+``FEAR`` with α = 1, the compiled :func:`mtplug.optimizers.mira.select`; ties go to the
+larger model score, then to the earlier k-best position), with the sentence scores g as
+gains (cost = 1 − g)::
+
+    hope  = argmax s + g  (M−C)  | lu: argmax g
+    fear  = argmax s − g  (M+C)  | mc: argmin g | pb: argmax s
+    Δf = f(y+) − f(y-),  loss = (g(y+) − g(y-)) − (s(y+) − s(y-))
+    if y+ != y-, loss > 0 and ‖Δf‖² > 0:  η = min(C, loss / ‖Δf‖²),  w += η Δf
+
+(one PA-I step with cap C = ``mira_c``; the step of pyx/_mira.pyx). The model scores
+``s = w·f`` are those of the learner's current weights: with ``minibatch=1`` (dtrain's
+per-sentence decoding) the weights the list was decoded with; with ``minibatch > 1``
+the weights after the batch's earlier sentences (not the decoding weights, which are
+older). ℓ1 and ``rescale`` work after the step as after the pairwise update; the keys of
+the pairwise update are refused (:func:`mtplug.dtrain.config.validate`). No per-step
+averaging (``select_weights=avg`` averages the epochs' weights, as for pairs) and no
+shrinking of the start weights, unlike ``mtplug optimize mira``.
+
 ``batch``: the sentence only accumulates ``Σ η_p d_p``; :meth:`Learner.end_epoch`
 adds the sum and, with gamma, shrinks once by ``2γη / (pairs of the epoch)``.
 ``repeat`` > 1 (and ``check``, which means repeat = 2) loops over the pairs again,
@@ -35,6 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..optimizers.mira import FEAR, HOPE, select
 from .kbest import Kbest
 from .l1 import L1Regularizer
 from .pairs import sample_pairs
@@ -42,7 +64,15 @@ from .pairs import sample_pairs
 
 @dataclass
 class SentenceStats:
-    """What one sentence's update did (summed into the epoch's log line)."""
+    """What one sentence's update did (summed into the epoch's log line).
+
+    With ``update=mira`` the one hope/fear pair is the sentence's only pair: ``pairs`` is
+    1 for a list of at least 2 hypotheses (0 otherwise), ``updates`` 1 if the sentence
+    stepped, ``rank_errors`` 1 if the fear is another hypothesis than the hope with a
+    model score at least as high, ``margin_violations`` 1 if the hope scores higher but
+    by less than the cost difference (loss > 0), and the losses are the PA-I hinge
+    ``max(0, (g(y+) − g(y-)) − (s(y+) − s(y-)))`` before and after the step.
+    """
 
     pairs: int = 0              # pairs sampled
     updates: int = 0            # pairs that updated (first repeat)
@@ -100,12 +130,18 @@ class Learner:
 
     # ------------------------------------------------------------------ one sentence
     def step(self, kb: Kbest, scores: np.ndarray, model: np.ndarray) -> SentenceStats:
-        """Update from one scored k-best list (``scores``, ``model``: float64 [k])."""
+        """Update from one scored k-best list (``scores``, ``model``: float64 [k]; ``model``,
+        the decoder's scores, is not used by ``update=mira``, which scores with the current
+        weights)."""
         cfg = self.cfg
         self.grow(kb.n_features_needed)
         scores = np.asarray(scores, dtype=np.float64)
         model = np.asarray(model, dtype=np.float64)
         self.l1.start_sentence()
+        if cfg.update == "mira":
+            mira_stats = self._mira_step(kb, scores)
+            self._rescale()
+            return mira_stats
         first, second = sample_pairs(cfg.pair_sampling, scores, model, hi_lo=cfg.hi_lo,
                                      threshold=cfg.pair_threshold, max_pairs=cfg.max_pairs,
                                      misranked_only=cfg.faster_perceptron)
@@ -128,10 +164,47 @@ class Learner:
             stats.loss_after = float(loss_after.sum())
             if cfg.check:
                 self.check_lines.extend(repr(float(x)) for x in np.maximum(0.0, -delta) - loss_after)
-        if cfg.rescale:
+        self._rescale()
+        return stats
+
+    def _rescale(self) -> None:
+        if self.cfg.rescale:
             norm = math.sqrt(float(np.dot(self.w, self.w)))
             if norm > 0:
                 self.w /= norm
+
+    def _mira_step(self, kb: Kbest, scores: np.ndarray) -> SentenceStats:
+        """update=mira: one PA-I step toward the hope, away from the fear (module docstring)."""
+        cfg = self.cfg
+        stats = SentenceStats()
+        if kb.k < 2:
+            return stats
+        stats.pairs = 1
+        self.epoch_pairs += 1
+        s = kb.model(self.w)
+        hope, fear = mira_hope_fear(s, scores, cfg.mira_hope, cfg.mira_fear)
+        margin = float(s[hope] - s[fear])
+        loss = float(scores[hope] - scores[fear]) - margin
+        if hope != fear:
+            stats.rank_errors = int(margin <= 0)
+            stats.margin_violations = int(margin > 0 and loss > 0)
+        stats.loss_before = stats.loss_after = max(0.0, loss) if hope != fear else 0.0
+        if hope == fear or not loss > 0:
+            return stats
+        a, b, c, d = kb.indptr[hope], kb.indptr[hope + 1], kb.indptr[fear], kb.indptr[fear + 1]
+        cols, inverse = np.unique(np.concatenate((kb.ids[a:b], kb.ids[c:d])), return_inverse=True)
+        diff = np.bincount(inverse, np.concatenate((kb.values[a:b], -kb.values[c:d])), minlength=len(cols))
+        sq = math.fsum((diff * diff).tolist())   # exactly rounded: the same on every machine
+        if not sq > 0:
+            return stats
+        eta = min(cfg.mira_c, loss / sq)
+        w_before = self.w.copy() if self.l1.active else None
+        self.w[cols] += eta * diff
+        if w_before is not None:
+            self.l1.apply(self.w, w_before)
+        stats.updates = 1
+        after = kb.model(self.w)
+        stats.loss_after = max(0.0, float(scores[hope] - scores[fear]) - float(after[hope] - after[fear]))
         return stats
 
     def _update_closed_form(self, kb, scores, first, second, delta, stats) -> None:
@@ -235,3 +308,14 @@ class Learner:
         self.batch_loss = 0.0
         self.epoch_pairs = 0
         return loss
+
+
+def mira_hope_fear(model: np.ndarray, scores: np.ndarray, hope: str = "hope", fear: str = "fear") -> tuple[int, int]:
+    """(hope, fear) k-best positions of one list for update=mira: argmax of
+    ``HOPE[hope](1)`` resp. ``FEAR[fear](1)`` (model coefficient, gain coefficient) over
+    ``model`` (w·f) and ``scores`` (the sentence scores, float64 [k], k >= 1); ties: the
+    larger model score, then the earlier position (:func:`mtplug.optimizers.mira.select`)."""
+    offsets = np.array([0, len(model)], dtype=np.int64)
+    h = select(model, scores, offsets, *HOPE[hope](1.0))
+    f = select(model, scores, offsets, *FEAR[fear](1.0))
+    return int(h[0]), int(f[0])
