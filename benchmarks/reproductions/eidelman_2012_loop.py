@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Eidelman (2012) with the decoder in the loop: online MIRA that decodes every sentence
+with the current weights (``mtplug dtrain --update mira``), each hope/fear selection
+over seeds (docs/reproductions/eidelman-2012.md, "In the decoder loop").
+
+    python benchmarks/reproductions/eidelman_2012_loop.py --system SYSTEM --cdec CDEC_BUILD \\
+        --out RESULTS [--selections hope/fear lu/fear hope/mc hope/pb] [--seeds 1 2 3] \\
+        [--epochs 5] [--nbest 100] [--minibatch 1] [--jobs 2]
+
+SYSTEM is a cdec system folder as benchmarks/real_systems.py reads it (cdec.ini, dev.de,
+dev.en, test.de, test.en, weights.start). Every selection runs once per seed: dtrain
+shuffles the tuning sentences with the seed (``--randomize``), decodes them one
+``--minibatch`` at a time with the current weights (1: Eidelman's per-sentence decoding),
+scores the k-best lists with pseudo-document BLEU (``approx_bleu``, Chiang et al. 2008, as
+cdec's MIRA), takes one PA-I step per sentence (C = 0.01) and keeps the epoch whose 1-best
+lists scored best (``select_weights=best``). The chosen weights are decoded on dev and test
+by the same cdec; BLEU is mtplug's. Each epoch's corpus BLEU of the 1-best lists is kept
+(the paper's per-iteration prediction BLEU). Rows go to ``RESULTS/runs.jsonl`` (a finished
+run is not run again); ``RESULTS/evaluate.txt`` and ``.json`` are ``mtplug evaluate`` of
+the test outputs against the first selection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from real_systems import Cdec, bleu
+
+NAMES = {"hope": "M-C", "lu": "LU", "fear": "M+C", "mc": "MC", "pb": "PB"}
+EPOCH_BLEU = re.compile(r"^epoch (\d+)/\d+: .*corpus BLEU of the 1-bests ([0-9.]+)", re.MULTILINE)
+
+
+def label(selection: str) -> str:
+    hope, fear = selection.split("/")
+    return f"{NAMES[hope]}/{NAMES[fear]}"
+
+
+def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
+    hope, fear = selection.split("/")
+    name = f"{hope}-{fear}+seed={seed}"
+    wd = out / name
+    wd.mkdir(parents=True, exist_ok=True)
+    log = wd / "dtrain.log"
+    cmd = [sys.executable, "-m", "mtplug", "dtrain", "--update", "mira", "--mira-hope", hope, "--mira-fear", fear,
+           "--decoder-bin", str(system.cdec), "--decoder-config", str(system.config),
+           "--input", str(system.src), "--refs", str(system.ref), "--weights", str(system.start),
+           "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", "approx_bleu",
+           "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
+           "--output", str(wd / "weights")]
+    t0 = time.perf_counter()
+    with open(log, "w") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=fh, check=False)
+    seconds = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"{name}: mtplug dtrain exit {p.returncode} (see {log})")
+    row = {"run": name, "selection": label(selection), "seed": seed, "seconds": round(seconds, 1),
+           "epochs": a.epochs, "minibatch": a.minibatch, "nbest": a.nbest,
+           "prediction_bleu_per_epoch": [float(b) for _, b in EPOCH_BLEU.findall(log.read_text())]}
+    for part, src, ref in (("dev", system.src, system.ref), ("test", system.test_src, system.test_ref)):
+        hyp = wd / f"final.{part}.hyp"
+        system.decode(wd / "weights", src, hyp, log)
+        row[f"{part}_bleu"] = round(bleu(hyp, ref) * 100, 2)
+    return row
+
+
+def evaluate(a, out: Path, rows: list[dict], test_ref: Path) -> None:
+    by: dict[str, list[Path]] = {}
+    for r in rows:
+        by.setdefault(r["run"].split("+")[0], []).append(out / r["run"] / "final.test.hyp")
+    first = a.selections[0].replace("/", "-")
+    if len({len(v) for v in by.values()}) != 1:
+        print("not every selection has the same replicas yet: no evaluate", flush=True)
+        return
+    cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--ref", str(test_ref), "--metric", "bleu", "length",
+           "--hyps-baseline", *map(str, by[first]), "--json", str(out / "evaluate.json")]
+    for name, files in by.items():
+        if name != first:
+            cmd += [f"--hyps-{name}", *map(str, files)]
+    text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    names = ", ".join(f"{n} = {label(n.replace('-', '/'))}" for n in by)
+    (out / "evaluate.txt").write_text(f"baseline: {first} ({names})\n{text}")
+    print(f"baseline: {first} ({names})\n{text}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--system", required=True)
+    ap.add_argument("--cdec", required=True, help="the cdec build folder")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--selections", nargs="+", default=["hope/fear", "lu/fear", "hope/mc", "hope/pb"],
+                    help="hope/fear pairs: hope|lu / fear|mc|pb (the first is evaluate's baseline)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--nbest", type=int, default=100)
+    ap.add_argument("--minibatch", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
+    a = ap.parse_args()
+    for s in a.selections:
+        hope, _, fear = s.partition("/")
+        if hope not in ("hope", "lu") or fear not in ("fear", "mc", "pb"):
+            ap.error(f"--selections: {s!r} is not hope|lu/fear|mc|pb")
+    system = Cdec(argparse.Namespace(system=a.system, cdec=a.cdec, config="cdec.ini", start=None, jobs=a.jobs))
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows_file = out / "runs.jsonl"
+    rows = [json.loads(x) for x in rows_file.read_text().splitlines()] if rows_file.exists() else []
+    done = {r["run"] for r in rows}
+    for seed in a.seeds:
+        for selection in a.selections:
+            hope, fear = selection.split("/")
+            if f"{hope}-{fear}+seed={seed}" in done:
+                continue
+            row = run_one(a, system, selection, seed, out)
+            rows.append(row)
+            with open(rows_file, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+            print(json.dumps(row), flush=True)
+    wanted = {label(s) for s in a.selections}
+    evaluate(a, out, [r for r in rows if r["selection"] in wanted and r["seed"] in a.seeds], system.test_ref)
+
+
+if __name__ == "__main__":
+    main()
