@@ -112,7 +112,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     command = _decoder_command(args)
     workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
     if cfg.update == "mira":
-        rule = f"update=mira hope={cfg.mira_hope} fear={cfg.mira_fear} C={cfg.mira_c}"
+        rule = (f"update=mira hope={cfg.mira_hope} fear={cfg.mira_fear} C={cfg.mira_c} "
+                f"average={str(cfg.mira_average).lower()}")
     else:
         rule = (f"pairs={cfg.pair_sampling}{f' hi_lo={cfg.hi_lo}' if cfg.pair_sampling in XYX_METHODS else ''} "
                 f"threshold={cfg.pair_threshold} eta={cfg.learning_rate} gamma={cfg.gamma} "
@@ -133,7 +134,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     comment = (f"mtplug {__version__} dtrain seed={cfg.seed} select_weights={cfg.select_weights} "
                f"epochs={cfg.epochs} shards={result.shards} best_epoch={result.best_epoch}")
     if cfg.update == "mira":
-        comment += f" update=mira mira_hope={cfg.mira_hope} mira_fear={cfg.mira_fear} mira_c={cfg.mira_c}"
+        comment += (f" update=mira mira_hope={cfg.mira_hope} mira_fear={cfg.mira_fear} mira_c={cfg.mira_c}"
+                    f" mira_average={str(cfg.mira_average).lower()}")
     if result.weights is not None:
         write_weights(cfg.output, result.weights.items(), comment=comment)
         log(f"wrote {sum(1 for v in result.weights.values() if v)} weights "

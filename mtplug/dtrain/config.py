@@ -61,7 +61,7 @@ MIRA_FEARS = ("fear", "mc", "pb")
 PAIRWISE_KEYS = ("pair_sampling", "hi_lo", "pair_threshold", "learning_rate", "gamma", "loss_margin",
                  "scale_bleu_diff", "max_pairs", "pclr", "batch", "repeat", "check")
 #: the keys of update=mira only: update=pairs refuses them at a value other than the default
-MIRA_KEYS = ("mira_hope", "mira_fear", "mira_c")
+MIRA_KEYS = ("mira_hope", "mira_fear", "mira_c", "mira_average")
 
 
 def _key(default, help: str, group: int, kind: str, choices: tuple | None = None):
@@ -122,6 +122,10 @@ class DtrainConfig:
                                   "score (M+C), mc = min sentence score, pb = the model 1-best", 3, "str",
                           MIRA_FEARS)
     mira_c: float = _key(0.01, "mtplug: update=mira: the PA-I step cap C (as mtplug optimize mira --c)", 3, "float")
+    mira_average: bool = _key(True, "mtplug: update=mira: an epoch's weights are the average of the weights after "
+                                    "every sentence so far (Eidelman 2012; mtplug optimize mira's default); "
+                                    "decoding goes on with the current ones. false: the current weights", 3,
+                              "bool")
     # ---- regularisation
     l1_reg: str = _key("none", "l1 regularisation (Tsuruoka et al. 2009)", 4, "str",
                        ("none", "naive", "clip", "cumul"))

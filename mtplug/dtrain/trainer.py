@@ -174,8 +174,9 @@ class ShardTrainer:
         return self._names
 
     def weights(self) -> dict[str, float]:
-        """The current non-zero weights, ``{name: value}`` in feature-id order."""
-        names, w = self.names(), self.learner.w
+        """The epoch's non-zero weights, ``{name: value}`` in feature-id order: the current
+        ones, or with ``update=mira`` and ``mira_average`` their average (:meth:`Learner.averaged`)."""
+        names, w = self.names(), self.learner.averaged()
         return {names[i]: float(w[i]) for i in np.flatnonzero(w)}
 
     def run_epoch(self) -> EpochStats:

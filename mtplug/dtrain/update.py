@@ -40,8 +40,12 @@ per-sentence decoding) the weights the list was decoded with; with ``minibatch >
 the weights after the batch's earlier sentences (not the decoding weights, which are
 older). ℓ1 and ``rescale`` work after the step as after the pairwise update; the keys of
 the pairwise update are refused (:func:`mtplug.dtrain.config.validate`). No per-step
-averaging (``select_weights=avg`` averages the epochs' weights, as for pairs) and no
-shrinking of the start weights, unlike ``mtplug optimize mira``.
+With ``mira_average`` (the default) an epoch's weights (what ``select_weights`` chooses
+among and what the epoch log counts) are the average of the weights after every sentence
+since the start (:meth:`Learner.averaged`), as ``mtplug optimize mira`` averages; decoding
+goes on with the current weights. With shards each shard averages over its own epoch and
+the shards' averages are mixed. No shrinking of the start weights, unlike ``mtplug
+optimize mira``.
 
 ``batch``: the sentence only accumulates ``Σ η_p d_p``; :meth:`Learner.end_epoch`
 adds the sum and, with gamma, shrinks once by ``2γη / (pairs of the epoch)``.
@@ -99,6 +103,8 @@ class Learner:
         self.epoch_pairs = 0
         self.l1 = L1Regularizer(cfg.l1_reg, cfg.l1_reg_strength)
         self.check_lines: list[str] = []
+        self.w_sum = np.zeros(len(self.w))            # update=mira: Σ of the weights after each sentence
+        self.steps = 0
 
     # ------------------------------------------------------------------ helpers
     def grow(self, n: int) -> None:
@@ -109,6 +115,7 @@ class Learner:
             self.w = np.concatenate([self.w, pad])
             self.rates = np.concatenate([self.rates, pad])
             self.batch_sum = np.concatenate([self.batch_sum, pad])
+            self.w_sum = np.concatenate([self.w_sum, pad])
 
     def _eta(self, scores, first, second) -> np.ndarray:
         if self.cfg.scale_bleu_diff:
@@ -141,6 +148,9 @@ class Learner:
         if cfg.update == "mira":
             mira_stats = self._mira_step(kb, scores)
             self._rescale()
+            if cfg.mira_average:
+                self.w_sum += self.w
+                self.steps += 1
             return mira_stats
         first, second = sample_pairs(cfg.pair_sampling, scores, model, hi_lo=cfg.hi_lo,
                                      threshold=cfg.pair_threshold, max_pairs=cfg.max_pairs,
@@ -166,6 +176,13 @@ class Learner:
                 self.check_lines.extend(repr(float(x)) for x in np.maximum(0.0, -delta) - loss_after)
         self._rescale()
         return stats
+
+    def averaged(self) -> np.ndarray:
+        """The weights an epoch reports: with ``update=mira`` and ``mira_average`` the mean of
+        the weights after every sentence so far (float64 [features]); else the current ones."""
+        if self.cfg.update == "mira" and self.cfg.mira_average and self.steps:
+            return self.w_sum / self.steps
+        return self.w.copy()
 
     def _rescale(self) -> None:
         if self.cfg.rescale:

@@ -90,10 +90,13 @@ def test_one_sentence_matches_the_reference(kb, w0, strategy):
 def test_an_epoch_matches_the_reference(lists, w0, strategy):
     """Sentence after sentence, each scored with the weights of the moment."""
     hope, fear, C = strategy
-    expected, infos = ref.epoch(lists, w0, hope, fear, C)
+    expected, infos, average = ref.epoch(lists, w0, hope, fear, C)
     learner, stats = learner_epoch(lists, w0, mira_hope=hope, mira_fear=fear, mira_c=C)
     assert learner.w.tolist() == dense(expected)
     assert [s.updates for s in stats] == [int(i["stepped"]) for i in infos]
+    assert learner.averaged().tolist() == dense(average)      # mira_average (the default)
+    unaveraged, _ = learner_epoch(lists, w0, mira_hope=hope, mira_fear=fear, mira_c=C, mira_average=False)
+    assert unaveraged.averaged().tolist() == dense(expected)
 
 
 # hand-made ties: two hypotheses with equal model score and equal sentence score, or equal
@@ -146,7 +149,8 @@ def test_a_list_of_one_hypothesis_is_no_pair():
 # ---------------------------------------------------------------------------- options
 NON_DEFAULT = {"pair_sampling": "all", "hi_lo": "0.2", "pair_threshold": "0.1", "learning_rate": "0.5",
                "gamma": "0.1", "loss_margin": "1", "scale_bleu_diff": True, "max_pairs": "10", "pclr": "simple",
-               "batch": True, "repeat": "2", "check": True, "mira_hope": "lu", "mira_fear": "mc", "mira_c": "0.5"}
+               "batch": True, "repeat": "2", "check": True, "mira_hope": "lu", "mira_fear": "mc", "mira_c": "0.5",
+               "mira_average": "false"}
 
 
 def test_the_new_keys_are_mtplugs():
@@ -205,7 +209,7 @@ def test_mira_learns_on_the_toy_set_and_is_deterministic(dtrain_ini, standin_com
         outs.append((tmp_path / name).read_bytes())
     captured = capsys.readouterr()
     assert outs[0] == outs[1]
-    assert b"update=mira mira_hope=hope mira_fear=fear mira_c=0.01" in outs[0].splitlines()[0]
+    assert b"update=mira mira_hope=hope mira_fear=fear mira_c=0.01 mira_average=true" in outs[0].splitlines()[0]
     result = json.loads(captured.out.splitlines()[-1])
     epochs = result["epochs"]
     assert [e["avg_pairs"] for e in epochs] == [1.0] * 3 and all(0 < e["avg_updates"] <= 1 for e in epochs)

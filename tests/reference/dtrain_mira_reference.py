@@ -72,9 +72,14 @@ def sentence(rows, scores, w, hope="hope", fear="fear", C=0.01):
 
 def epoch(lists, w, hope="hope", fear="fear", C=0.01):
     """One pass over ``lists`` = [(rows, scores)], each sentence scored with the weights of
-    the moment; returns (weights, [info per sentence])."""
+    the moment; returns (weights, [info per sentence], averaged weights) where the average
+    is the mean of the weights after each sentence (``mira_average``), summed in sentence
+    order feature by feature."""
     infos = []
+    total: dict[int, float] = {}
     for rows, scores in lists:
         w, info = sentence(rows, scores, w, hope, fear, C)
         infos.append(info)
-    return w, infos
+        for fid in set(total) | set(w):
+            total[fid] = total.get(fid, 0.0) + w.get(fid, 0.0)
+    return w, infos, {fid: v / len(lists) for fid, v in total.items()}
