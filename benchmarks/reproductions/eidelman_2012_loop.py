@@ -11,9 +11,10 @@ SYSTEM is a cdec system folder as benchmarks/real_systems.py reads it (cdec.ini,
 dev.en, test.de, test.en, weights.start). Every selection runs once per seed: dtrain
 shuffles the tuning sentences with the seed (``--randomize``), decodes them one
 ``--minibatch`` at a time with the current weights (1: Eidelman's per-sentence decoding),
-scores the k-best lists with pseudo-document BLEU (``approx_bleu``, Chiang et al. 2008, as
-cdec's MIRA), takes one PA-I step per sentence (C = 0.01) and keeps the epoch whose 1-best
-lists scored best (``select_weights=best``). The chosen weights are decoded on dev and test
+scores the k-best lists with ``--scorer`` (default ``pseudo_doc``: the pseudo-document BLEU
+scaled by source length of cdec's MIRA, Chiang et al. 2008), takes one PA-I step per
+sentence (C = ``--mira-c``, default 0.01), averages the weights over the steps and keeps
+the epoch whose 1-best lists scored best (``select_weights=best``). The chosen weights are decoded on dev and test
 by the same cdec; BLEU is mtplug's. Each epoch's corpus BLEU of the 1-best lists is kept
 (the paper's per-iteration prediction BLEU). Rows go to ``RESULTS/runs.jsonl`` (a finished
 run is not run again); ``RESULTS/evaluate.txt`` and ``.json`` are ``mtplug evaluate`` of
@@ -52,7 +53,7 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
     cmd = [sys.executable, "-m", "mtplug", "dtrain", "--update", "mira", "--mira-hope", hope, "--mira-fear", fear,
            "--decoder-bin", str(system.cdec), "--decoder-config", str(system.config),
            "--input", str(system.src), "--refs", str(system.ref), "--weights", str(system.start),
-           "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", "approx_bleu",
+           "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
            "--output", str(wd / "weights")]
     t0 = time.perf_counter()
@@ -64,7 +65,7 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
     if p.returncode != 0:
         raise RuntimeError(f"{name}: mtplug dtrain exit {p.returncode} (see {log})")
     row = {"run": name, "selection": label(selection), "seed": seed, "seconds": round(seconds, 1),
-           "epochs": a.epochs, "minibatch": a.minibatch, "nbest": a.nbest,
+           "scorer": a.scorer, "mira_c": a.mira_c, "epochs": a.epochs, "minibatch": a.minibatch, "nbest": a.nbest,
            "prediction_bleu_per_epoch": [float(b) for _, b in EPOCH_BLEU.findall(log.read_text())]}
     for part, src, ref in (("dev", system.src, system.ref), ("test", system.test_src, system.test_ref)):
         hyp = wd / f"final.{part}.hyp"
@@ -103,6 +104,8 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--nbest", type=int, default=100)
     ap.add_argument("--minibatch", type=int, default=1)
+    ap.add_argument("--scorer", default="pseudo_doc", help="dtrain's sentence scorer (default pseudo_doc)")
+    ap.add_argument("--mira-c", type=float, default=0.01, help="the PA-I step cap C (default 0.01)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
     a = ap.parse_args()
     for s in a.selections:

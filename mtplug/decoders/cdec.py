@@ -25,6 +25,15 @@ from .base import Decoder, ShardRun
 _SEG_ID = re.compile(r'^\s*<seg\b[^>]*?\bid\s*=\s*["\']?(\d+)')
 
 
+_SEG_TAGS = re.compile(r"^\s*<seg\b[^>]*>|</seg>\s*$")
+
+
+def source_words(line: str) -> int:
+    """The number of source words of one cdec input line, plain or ``<seg ...>text</seg>``
+    (what cdec's SentenceMetadata::GetSourceLength counts for a sentence)."""
+    return len(_SEG_TAGS.sub(" ", line).split())
+
+
 def cdec_argv(program: Sequence[str], config: str, weights: str, k: int, unique: bool,
               extra: Sequence[str] = ()) -> list[str]:
     """The decoder call: ``PROGRAM -c CONFIG -w WEIGHTS -k K [-r] EXTRA...``."""

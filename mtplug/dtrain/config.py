@@ -49,6 +49,8 @@ SCORERS = ("stupid_bleu", "bleu", "fixed_stupid_bleu", "smooth_bleu", "sum_bleu"
 SCORER_ALIASES = {"stupid": "stupid_bleu", "fixed-stupid": "fixed_stupid_bleu"}
 #: mtplug.metrics.bleu variants usable as scorer (N=4 only)
 MTPLUG_SCORERS = ("bleu+1", "moses-sentence-bleu", "nakov")
+#: mtplug's scorers with a context of their own (mtplug.dtrain.scorers)
+CONTEXT_SCORERS = ("pseudo_doc",)
 
 LPLP_NORMS = ("l0", "l1", "l2", "linfty", "mean", "median")
 
@@ -98,7 +100,7 @@ class DtrainConfig:
     N: int = _key(4, "n-gram order of the scorer (1..4 in mtplug)", 1, "int")
     # ---- scorer
     scorer: str = _key("stupid_bleu", "per-sentence metric", 2, "str",
-                       SCORERS + tuple(SCORER_ALIASES) + MTPLUG_SCORERS)
+                       SCORERS + tuple(SCORER_ALIASES) + MTPLUG_SCORERS + CONTEXT_SCORERS)
     approx_bleu_d: float = _key(0.9, "approx_bleu: discount of the 1-best context", 2, "float")
     # ---- update rule
     learning_rate: float = _key(1.0, "eta", 3, "float")

@@ -30,6 +30,16 @@ score is 0 when ``h = 0`` or ``r = 0``:
     the 1-best's length and n-gram totals; note that dtrain uses the n-gram totals
     ``t_n``, not the matches. Reset after every epoch.
 
+``pseudo_doc`` (mtplug; cdec training/mira's pseudo-document BLEU, Chiang et al. 2008, for
+``update=mira``)
+    ``(L + |f|) · bleu(C + s)``: the BLEU of the hypothesis's statistics s added to a
+    context C of all nine statistics (lengths included, so BP is the pseudo-document's),
+    scaled by the context's source length L plus the sentence's |f| (its source words), so
+    that score differences weigh like model-score differences. Every hypothesis sees the
+    context as it stood before the sentence; then the 1-best joins it:
+    ``C = 0.95 (C + s_1best)``, ``L = 0.95 (L + |f|)`` (0.95: cdec's constant). Reset
+    after every epoch (mira.py starts the program afresh each pass).
+
 mtplug's other sentence-BLEU variants (``bleu+1``, ``moses-sentence-bleu``, ``nakov``;
 :func:`mtplug.metrics.bleu.sentence_bleu`) are accepted too, with N = 4.
 """
@@ -113,6 +123,10 @@ def _sum_scores(stats, N: int, kind: str) -> np.ndarray:
     return np.where(alive, brevity_penalty(h, r) * total, 0.0)
 
 
+#: pseudo_doc's context decay (cdec training/mira/kbest_cut_mira.cc's PSEUDO_SCALE)
+PSEUDO_DOC_DECAY = 0.95
+
+
 class Scorer:
     """A per-sentence scorer; ``score(stats)`` takes one k-best list in k-best order.
 
@@ -128,19 +142,23 @@ class Scorer:
         self.reset()
 
     def reset(self) -> None:
-        """Forget the context of approx_bleu / lc_bleu (dtrain does it after every epoch)."""
+        """Forget the context of approx_bleu / lc_bleu / pseudo_doc (dtrain does it after every epoch)."""
         self.ctx_m = np.zeros(self.N)
         self.ctx_t = np.zeros(self.N)
+        self.ctx_h = self.ctx_r = self.ctx_src = 0.0
         self.lc_len = 1.0
         self.lc_t = np.ones(self.N)
 
-    def score(self, stats) -> np.ndarray:
+    def score(self, stats, source_length: int = 0) -> np.ndarray:
         """Scores float64 [k] of one k-best list's statistics ``stats`` (int [k, 9], k-best
-        order: position 0 is the 1-best, which feeds the context of approx_bleu and lc_bleu)."""
+        order: position 0 is the 1-best, which feeds the context of approx_bleu, lc_bleu and
+        pseudo_doc); ``source_length``: the sentence's source words (pseudo_doc only)."""
         stats = np.asarray(stats)
         if stats.shape[0] == 0:
             return np.zeros(0)
         name, N = self.name, self.N
+        if name == "pseudo_doc":
+            return self._pseudo_doc(stats, float(source_length))
         if name in ("stupid_bleu", "fixed_stupid_bleu"):
             if N == 4:  # the compiled kernel (same formula; tested equal)
                 return sentence_bleu(stats, "stupid" if name == "stupid_bleu" else "fixed-stupid")
@@ -164,6 +182,17 @@ class Scorer:
             self.ctx_m = (self.ctx_m + m[0]) * self.d
             self.ctx_t = (self.ctx_t + t[0]) * self.d
         out[1:] = bleu_scores(self.ctx_m[None] + m[1:], self.ctx_t[None] + t[1:], h[1:], r[1:], self.N)
+        return out
+
+    def _pseudo_doc(self, stats, source_length: float) -> np.ndarray:
+        m, t, h, r, *_ = _parts(stats, self.N)
+        scale = self.ctx_src + source_length
+        out = scale * bleu_scores(self.ctx_m[None] + m, self.ctx_t[None] + t, self.ctx_h + h, self.ctx_r + r, self.N)
+        self.ctx_m = PSEUDO_DOC_DECAY * (self.ctx_m + m[0])
+        self.ctx_t = PSEUDO_DOC_DECAY * (self.ctx_t + t[0])
+        self.ctx_h = PSEUDO_DOC_DECAY * (self.ctx_h + float(h[0]))
+        self.ctx_r = PSEUDO_DOC_DECAY * (self.ctx_r + float(r[0]))
+        self.ctx_src = PSEUDO_DOC_DECAY * scale
         return out
 
     def _linear(self, stats) -> np.ndarray:

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._ext._nbest_scan import Vocabulary
 from ..corpus import FeatureSpace
+from ..decoders.cdec import source_words
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..metrics.bleu import N_STATS, corpus_bleu_from_stats
@@ -226,7 +227,7 @@ class ShardTrainer:
             if self.verbose:
                 self.verbose(f"sentence {i}: the decoder gave no k-best list")
             return
-        scores = self.scorer.score(kb.stats)
+        scores = self.scorer.score(kb.stats, source_words(self.inputs[i]))
         model = kb.model(w_dec)
         es.list_size += kb.k
         es.feature_count += len(kb.ids)

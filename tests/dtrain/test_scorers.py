@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mtplug.dtrain.scorers import Scorer, stupid_scores
 
@@ -106,8 +108,56 @@ def test_linear_bleu_as_dtrain_codes_it():
 def test_mtplug_variants_and_degenerate_rows():
     zero = np.zeros((2, 9), dtype=np.int32)
     for name in ("stupid_bleu", "bleu", "smooth_bleu", "sum_bleu", "sumexp_bleu", "sumwhatever_bleu",
-                 "approx_bleu", "bleu+1", "nakov"):
+                 "approx_bleu", "bleu+1", "nakov", "pseudo_doc"):
         out = Scorer(name).score(zero)
         assert out.shape == (2,) and np.isfinite(out).all()
     assert Scorer("stupid").score(np.zeros((0, 9)))[0:0].shape == (0,)
     assert 0 < Scorer("nakov").score(np.array([R1]))[0] < 1
+
+
+def _reference_pseudo_doc(lists, N=4, decay=0.95):
+    """pseudo_doc, scalar: [(rows, source length)] in visiting order -> scores per list."""
+    ctx, src, out = [0.0] * 9, 0.0, []
+    for rows, f in lists:
+        scale = src + f
+        scores = []
+        for x in rows:
+            s = [c + v for c, v in zip(ctx, x)]
+            m, t, h, r = [s[2 * n] for n in range(N)], [s[2 * n + 1] for n in range(N)], s[1], s[8]
+            orders = int(min(N, r))
+            if h <= 0 or r <= 0 or any(m[n] <= 0 or t[n] <= 0 for n in range(orders)):
+                scores.append(0.0)
+                continue
+            mean = sum(math.log(m[n]) - math.log(t[n]) for n in range(orders)) / max(orders, 1)
+            scores.append(scale * bp(h, r) * math.exp(mean))
+        out.append(scores)
+        ctx = [decay * (c + v) for c, v in zip(ctx, rows[0])]
+        src = decay * scale
+    return out
+
+
+def test_pseudo_doc_by_hand():
+    sc = Scorer("pseudo_doc")
+    first = sc.score(np.array([R4, R1]), source_length=3)
+    # the empty context: 3 source words times plain BLEU (R1's zero 4-gram match gives 0)
+    assert first.tolist() == pytest.approx([3.0, 0.0], abs=EPS)
+    second = sc.score(np.array([R1]), source_length=2)
+    m = np.array([4, 2, 1, 0]) + 0.95 * np.array([4, 3, 2, 1])
+    t = np.array([5, 4, 3, 2]) + 0.95 * np.array([4, 3, 2, 1])
+    want = (0.95 * 3 + 2) * bp(5 + 0.95 * 4, 6 + 0.95 * 4) * math.exp(np.log(m / t).mean())
+    assert second[0] == pytest.approx(want, abs=EPS)
+    sc.reset()
+    assert sc.score(np.array([R4]), source_length=5)[0] == pytest.approx(5.0, abs=EPS)
+
+
+ROWS = st.lists(st.tuples(*[st.integers(0, 6)] * 8, st.integers(0, 9)), min_size=1, max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(ROWS, st.integers(0, 30)), min_size=1, max_size=6))
+def test_pseudo_doc_equals_the_scalar_reference(lists):
+    sc = Scorer("pseudo_doc")
+    want = _reference_pseudo_doc([([list(x) for x in rows], f) for rows, f in lists])
+    for (rows, f), expected in zip(lists, want):
+        got = sc.score(np.array(rows, dtype=np.int32), source_length=f)
+        assert got.tolist() == pytest.approx(expected, rel=1e-12, abs=1e-12)
