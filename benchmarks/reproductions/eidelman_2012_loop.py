@@ -55,6 +55,7 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
            "--input", str(system.src), "--refs", str(system.ref), "--weights", str(system.start),
            "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
+           "--shards", str(a.shards),
            "--output", str(wd / "weights")]
     t0 = time.perf_counter()
     with open(log, "w") as fh:
@@ -65,7 +66,8 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
     if p.returncode != 0:
         raise RuntimeError(f"{name}: mtplug dtrain exit {p.returncode} (see {log})")
     row = {"run": name, "selection": label(selection), "seed": seed, "seconds": round(seconds, 1),
-           "scorer": a.scorer, "mira_c": a.mira_c, "epochs": a.epochs, "minibatch": a.minibatch, "nbest": a.nbest,
+           "scorer": a.scorer, "mira_c": a.mira_c, "shards": a.shards, "epochs": a.epochs,
+           "minibatch": a.minibatch, "nbest": a.nbest,
            "prediction_bleu_per_epoch": [float(b) for _, b in EPOCH_BLEU.findall(log.read_text())]}
     for part, src, ref in (("dev", system.src, system.ref), ("test", system.test_src, system.test_ref)):
         hyp = wd / f"final.{part}.hyp"
@@ -106,6 +108,8 @@ def main() -> None:
     ap.add_argument("--minibatch", type=int, default=1)
     ap.add_argument("--scorer", default="pseudo_doc", help="dtrain's sentence scorer (default pseudo_doc)")
     ap.add_argument("--mira-c", type=float, default=0.01, help="the PA-I step cap C (default 0.01)")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="parameter mixing over this many shards (default 1; cdec's mira.py -j 2 runs 2)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
     a = ap.parse_args()
     for s in a.selections:
