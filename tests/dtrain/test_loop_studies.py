@@ -1,0 +1,103 @@
+"""The decoder-loop studies of benchmarks/reproductions (eidelman_2012_loop.py,
+dreyer_dong_2015_loop.py) end to end over the stand-in decoder's cdec front end (the real
+studies run them with cdec: docs/reproductions/)."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import STANDIN
+
+STUDIES = Path(__file__).resolve().parents[2] / "benchmarks" / "reproductions"
+SCRIPT = STUDIES / "eidelman_2012_loop.py"
+
+
+def _standin_system(toy, tmp_path) -> tuple[Path, Path]:
+    """(build folder whose decoder/cdec is the stand-in, system folder of the toy set)."""
+    build = tmp_path / "build" / "decoder"
+    build.mkdir(parents=True)
+    cdec = build / "cdec"
+    cdec.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool",
+                                                       toy["pool"], "-standin-source", toy["source_file"]])
+                    + ' "$@"\n')
+    cdec.chmod(0o755)
+    system = tmp_path / "system"
+    system.mkdir()
+    for part in ("dev", "test"):
+        (system / f"{part}.de").write_bytes(Path(toy["source_file"]).read_bytes())
+        (system / f"{part}.en").write_bytes(Path(toy["refs"]).read_bytes())
+    (system / "cdec.ini").write_bytes(Path(toy["cdec_ini"]).read_bytes())
+    (system / "weights.start").write_bytes(Path(toy["weights"]).read_bytes())
+    return build, system
+
+
+def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
+    build, system = _standin_system(toy, tmp_path)
+    out = tmp_path / "out"
+    argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build.parent), "--out", str(out),
+            "--selections", "hope/fear", "lu/fear", "--seeds", "1", "2", "--epochs", "1", "--minibatch", "60"]
+    monkeypatch.setattr(sys, "argv", argv)
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    rows = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    assert [r["run"] for r in rows] == ["hope-fear+seed=1", "lu-fear+seed=1", "hope-fear+seed=2", "lu-fear+seed=2"]
+    for r in rows:
+        assert len(r["prediction_bleu_per_epoch"]) == 1 and 0 < r["test_bleu"] <= 100
+        assert r["dev_bleu"] == r["test_bleu"]          # dev and test are the same set here
+    # the two seeds order the sentences differently, so they are two replicas, not one
+    assert (out / "hope-fear+seed=1" / "weights").read_bytes() != (out / "hope-fear+seed=2" / "weights").read_bytes()
+    report = (out / "evaluate.txt").read_text()
+    assert report.startswith("baseline: hope-fear (hope-fear = M-C/M+C, lu-fear = LU/M+C)") and "lu-fear" in report
+    # a second run finds every run done and only evaluates again
+    os.remove(out / "evaluate.txt")
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 4 and (out / "evaluate.txt").exists()
+
+
+def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float) -> None:
+    """A finished tune folder: iteration i decoded start weights times (1 + scale * i)."""
+    lines = start.read_text().split("\n")
+    for i in range(1, len(bleus) + 1):
+        d = path / f"iter{i:03d}"
+        d.mkdir(parents=True)
+        out = [f"{name} {float(v) * (1 + scale * i)!r}" for name, v in (x.split() for x in lines if x.strip())]
+        (d / "weights").write_text("\n".join(out) + "\n")
+    history = [{"iteration": i, "bleu": b} for i, b in enumerate(bleus, 1)]
+    (path / "state.json").write_text(json.dumps({"history": history}))
+
+
+def test_dreyer_dong_loop_study(toy, tmp_path, monkeypatch):
+    build, system = _standin_system(toy, tmp_path)
+    start = system / "weights.start"
+    runs = tmp_path / "runs"
+    # PRO replicas peak at different iterations; the APRO "replicas" are one deterministic run
+    _tune_folder(runs / "pro1", start, [10, 20, 30, 25], 0.5)
+    _tune_folder(runs / "pro2", start, [10, 25, 20, 35], -0.2)
+    _tune_folder(runs / "apro1", start, [10, 30, 30, 31], 0.1)
+    _tune_folder(runs / "apro2", start, [10, 30, 30, 31], 0.1)
+    out = tmp_path / "out"
+    argv = [str(STUDIES / "dreyer_dong_2015_loop.py"), "--system", str(system), "--cdec", str(build.parent),
+            "--out", str(out), "--baseline", str(runs / "pro1"), str(runs / "pro2"),
+            "--other", "apro", str(runs / "apro1"), "--at", "2", "4"]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(argv[0], run_name="__main__")
+    rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
+    # the best tuning BLEU among iterations 1..N, the earliest of ties
+    picked = {(r["at"], Path(r["run"]).name): r["iteration"] for r in rows}
+    assert picked == {(2, "pro1"): 2, (2, "pro2"): 2, (2, "apro1"): 2, (4, "pro1"): 3, (4, "pro2"): 4,
+                      (4, "apro1"): 4}
+    assert sum(1 for r in rows if r["group"] == "apro") == 4      # stands for 2 replicas at each N
+    assert "apro" in (out / "at-2.txt").read_text() and (out / "at-4.json").exists()
+    # a group with fewer runs than the baseline must be one deterministic run
+    base = argv[:argv.index("--baseline")]
+    monkeypatch.setattr(sys, "argv", [*base, "--baseline", *(str(runs / r) for r in ("pro1", "pro2", "apro1")),
+                                      "--other", "mixed", str(runs / "pro1"), str(runs / "pro2"), "--at", "4"])
+    with pytest.raises(SystemExit, match="their weights after 4 iterations differ"):
+        runpy.run_path(argv[0], run_name="__main__")
