@@ -140,6 +140,14 @@ def test_mtplug_dtrain_follows_cdecs_dtrain(cdec_dir, cdec_toy, tmp_path, pairs,
     assert ours[1] == pytest.approx(cdec_scores[1], abs=second_epoch_tolerance)
 
 
+def _decoded_bleu(cdec_dir, cdec_toy, weights, tmp_path) -> float:
+    """BLEU (0-100) of cdec's 1-best translations of the toy dev set under ``weights``."""
+    hyp = tmp_path / "hyp"
+    hyp.write_bytes(decode(cdec_dir, cdec_toy, weights).stdout)
+    corpus = NbestCorpus.from_plain(str(hyp), read_references([str(cdec_toy.dev_ref)]))
+    return corpus.bleu_of_rows(corpus.sent_offsets[:-1]).score
+
+
 def test_mtplug_dtrain_update_mira_with_cdec(cdec_dir, cdec_toy, tmp_path):
     """mtplug dtrain --update mira (Eidelman 2012's online MIRA) with the real decoder in the
     loop: the weights, decoded again by cdec, score better than the start; the same input
@@ -150,19 +158,14 @@ def test_mtplug_dtrain_update_mira_with_cdec(cdec_dir, cdec_toy, tmp_path):
         p = subprocess.run([sys.executable, "-m", "mtplug", "dtrain", "--update", "mira", "--decoder-bin",
                             str(cdec_dir / "decoder" / "cdec"), "--decoder-config", str(cdec_toy.config),
                             "--input", str(cdec_toy.dev_src), "--refs", str(cdec_toy.dev_ref), "--weights",
-                            str(cdec_toy.weights), "--epochs", "3", "--nbest-size", "20", "--scorer", "approx_bleu",
+                            str(cdec_toy.weights), "--epochs", "3", "--nbest-size", "20", "--scorer", "pseudo_doc",
                             "--minibatch", "10", "--output", str(out)], capture_output=True, text=True, timeout=900)
         assert p.returncode == 0, p.stderr[-3000:]
         assert "update=mira" in p.stderr and [e["avg_pairs"] for e in json.loads(p.stdout)["epochs"]] == [1.0] * 3
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
-    refs = read_references([str(cdec_toy.dev_ref)])
-
     def decoded_bleu(weights):
-        hyp = tmp_path / "hyp"
-        hyp.write_bytes(decode(cdec_dir, cdec_toy, weights).stdout)
-        corpus = NbestCorpus.from_plain(str(hyp), refs)
-        return corpus.bleu_of_rows(corpus.sent_offsets[:-1]).score
+        return _decoded_bleu(cdec_dir, cdec_toy, weights, tmp_path)
 
     assert decoded_bleu(tmp_path / "mira0.w") > decoded_bleu(cdec_toy.weights) + 0.02
 
@@ -181,12 +184,7 @@ def test_forest_optimizers_on_cdecs_forests(cdec_dir, cdec_toy, forests, tmp_pat
         assert p.returncode == 0, p.stderr[-3000:]
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
-    refs = read_references([str(cdec_toy.dev_ref)])
-
     def decoded_bleu(weights):
-        hyp = tmp_path / "hyp"
-        hyp.write_bytes(decode(cdec_dir, cdec_toy, weights).stdout)
-        corpus = NbestCorpus.from_plain(str(hyp), refs)
-        return corpus.bleu_of_rows(corpus.sent_offsets[:-1]).score
+        return _decoded_bleu(cdec_dir, cdec_toy, weights, tmp_path)
 
     assert decoded_bleu(tmp_path / f"{optimizer}0.w") > decoded_bleu(cdec_toy.weights) + 0.02
