@@ -10,13 +10,6 @@ A run name may carry options for mtplug's tune and dtrain runs: ``mtplug-pro+psi
 ``mtplug-pro`` with ``--psi 0.5``, ``mtplug-dtrain+pair_sampling=XYX-full`` overrides that
 dtrain.ini key (its results are kept under that name).
 
-``--continue-from OLD_OUT`` goes on from finished mtplug tune runs instead of starting
-afresh: run NAME copies ``OLD_OUT/BASE`` (NAME without its ``+iterations=`` and
-``+pool-reset=`` variants) and resumes it with its options, e.g. ``mtplug-pro+seed=1+pool-reset=10`` with ``--iterations 30`` continues
-``OLD_OUT/mtplug-pro+seed=1`` (``mtplug tune --resume`` accepts a new ``--pool-reset``
-while no reset has passed, so this is the 30-iteration run with the reset; its
-``seconds`` are the added iterations' only).
-
 A system folder holds dev/test source and reference files and the decoder's config:
 
 * cdec: ``dev.de dev.en test.de test.en dev.devset`` ('src ||| ref' lines, for cdec's own
@@ -268,14 +261,6 @@ def main_run(args, system) -> None:
             sys.exit(f"{name}: option variants ('+option=value') are for mtplug tune and dtrain runs only")
         for option, value in options.items():
             cmd += [f"--{option}"] + ([value] if value else [])
-        if args.continue_from:
-            earlier = Path(args.continue_from) / "+".join(
-                [base] + [v for v in variant if v.partition("=")[0] not in ("iterations", "pool-reset")])
-            if "tune" not in cmd or not (earlier / "state.json").is_file():
-                sys.exit(f"{name}: --continue-from needs a finished mtplug tune run in {earlier}")
-            shutil.copytree(earlier, wd, symlinks=True)
-            (wd / "tune.lock").unlink(missing_ok=True)
-            cmd += ["--resume"]
         try:
             seconds = run(cmd, log, cwd=wd if wd.exists() else out)
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "seconds": round(seconds, 1),
@@ -328,8 +313,6 @@ def main() -> None:
         s.add_argument("--nbest", type=int, default=100)
         s.add_argument("--jobs", type=int, default=2)
         s.add_argument("--config", default="cdec.ini" if name == "cdec" else "train/model/moses.ini")
-        s.add_argument("--continue-from", metavar="OLD_OUT",
-                       help="resume the same-named finished mtplug tune runs of OLD_OUT (see above)")
         if name == "cdec":
             s.add_argument("--start", help="start weights (default: SYSTEM/weights.start)")
             s.add_argument("--python2", default=_python2(), help="the Python 2 that runs cdec's mira.py")
