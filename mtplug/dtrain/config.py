@@ -142,9 +142,11 @@ class DtrainConfig:
     # ---- mtplug: parallelize.rb
     shards: int = _key(1, "mtplug: split the input into this many shards trained in parallel, mixed after "
                           "every epoch (parallelize.rb -s)", 6, "int")
-    randomize: bool = _key(False, "mtplug: shuffle the input (with seed) before sharding (parallelize.rb -z)",
+    randomize: bool = _key(False, "mtplug: shuffle the input (with seed) before sharding (parallelize.rb -z); "
+                                  "with one shard, its visiting order",
                            6, "bool")
-    reshard: bool = _key(False, "mtplug: reshuffle the shards after every epoch (parallelize.rb -y)", 6, "bool")
+    reshard: bool = _key(False, "mtplug: reshuffle the shards (one shard: its order) after every epoch "
+                                "(parallelize.rb -y); needs randomize", 6, "bool")
     lplp_args: str = _key("l2 select_k 100000", "mtplug: mixing after each epoch, as lplp.rb: 'NORM select_k K' "
                                                 "or 'NORM cut THRESHOLD', NORM in l0 l1 l2 linfty mean median",
                           6, "str")
@@ -337,6 +339,8 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
         if getattr(cfg, key) != KEYS[key].default:
             fail(key, f"has no effect with update={cfg.update}; it belongs to "
                       f"{'the pairwise update (update=pairs)' if cfg.update == 'mira' else 'update=mira'}")
+    if cfg.reshard and not cfg.randomize:
+        fail("reshard", "has no effect without randomize (it reshuffles what randomize shuffled)")
     if not (0 < cfg.mira_c < math.inf):
         fail("mira_c", f"must be a finite number > 0, got {cfg.mira_c}")
     if cfg.sample_from == "forest":

@@ -154,8 +154,7 @@ class ShardTrainer:
                  verbose: Log | None = None):
         self.cfg, self.decoder = cfg, decoder
         self.inputs, self.refs = inputs, refs
-        positions = list(positions)
-        self.positions = positions[: cfg.stop_after] if cfg.stop_after else positions
+        self.visit(positions)
         self.words = Vocabulary()
         self.space = FeatureSpace()
         for name in start:
@@ -166,6 +165,11 @@ class ShardTrainer:
         self.scorer = Scorer(cfg.scorer_name, cfg.N, cfg.approx_bleu_d)
         self.progress = progress
         self.verbose = verbose
+
+    def visit(self, positions: Iterable[int]) -> None:
+        """Visit these sentence indices from the next epoch on, in this order (cut to ``stop_after``)."""
+        order = list(positions)
+        self.positions = order[: self.cfg.stop_after] if self.cfg.stop_after else order
 
     def names(self) -> list[str]:
         """Feature names by id (cached; the scanner adds names as it meets them)."""
@@ -364,7 +368,8 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
     try:
         weights = dict(start)
         rng = np.random.default_rng(cfg.seed) if cfg.randomize else None
-        shards = make_shards(len(inputs), cfg.shards, rng) if cfg.shards > 1 else [np.arange(len(inputs))]
+        # one shard too: randomize shuffles its visiting order, reshard reshuffles it each epoch
+        shards = make_shards(len(inputs), cfg.shards, rng)
         single = None
         if cfg.shards == 1:
             single = ShardTrainer(cfg, decoder, inputs, refs, shards[0], start, progress=tick, verbose=verbose)
@@ -375,6 +380,8 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
                 weights = single.weights()
                 check(single.learner.check_lines)
                 single.learner.check_lines = []
+                if cfg.randomize and cfg.reshard and t + 1 < cfg.epochs:
+                    single.visit(make_shards(len(inputs), 1, rng)[0])
             else:
                 if engine is not None:
                     remote = engine.map(_remote_shard_epoch,

@@ -135,3 +135,37 @@ def test_input_weights_that_name_no_feature_are_an_error(dtrain_ini, standin_com
     assert err.startswith(f"mtplug: error: {moses}: none of its 2 weight(s) names a feature of the decoder's "
                           "k-best lists (it gives LM0_0, WordPenalty0_0; expected names such as "), err
     assert err.count("\n") == 1 and not out.exists()
+
+
+def _visiting_order(err: str) -> list[list[int]]:
+    """The sentence indices of each epoch, from --verbose's per-sentence lines."""
+    epochs: list[list[int]] = [[]]
+    for line in err.splitlines():
+        if line.startswith("sentence "):
+            epochs[-1].append(int(line.split()[1].rstrip(":")))
+        elif line.startswith("epoch "):
+            epochs.append([])
+    return [e for e in epochs if e]
+
+
+def test_randomize_and_reshard_shuffle_one_shard(dtrain_ini, standin_command, tmp_path, capsys):
+    """With one shard, randomize shuffles the visiting order by the seed and reshard
+    reshuffles it after each epoch (they used to do nothing there, silently)."""
+    orders = {}
+    for name, keys in {"plain": {}, "seed1": dict(randomize=True, seed=1), "seed2": dict(randomize=True, seed=2),
+                       "reshard": dict(randomize=True, reshard=True, seed=1)}.items():
+        ini = dtrain_ini(epochs=2, minibatch=20, **keys)
+        assert main(["dtrain", "-c", ini, "--verbose", "--decoder-bin", standin_command, "--output",
+                     str(tmp_path / f"{name}.w")]) == 0
+        orders[name] = _visiting_order(capsys.readouterr().err)
+    plain, seed1, seed2, reshard = (orders[k] for k in ("plain", "seed1", "seed2", "reshard"))
+    assert plain == [list(range(60))] * 2
+    assert sorted(seed1[0]) == list(range(60)) and seed1[0] != plain[0] and seed1[0] != seed2[0]
+    assert seed1[1] == seed1[0]                                     # randomize alone: once
+    assert reshard[0] == seed1[0] and reshard[1] != reshard[0] and sorted(reshard[1]) == list(range(60))
+
+
+def test_reshard_without_randomize_is_an_error(dtrain_ini, standin_command, capsys):
+    assert main(["dtrain", "-q", "-c", dtrain_ini(reshard=True), "--decoder-bin", standin_command]) == EXIT_INPUT_ERROR
+    err = capsys.readouterr().err
+    assert "reshard: has no effect without randomize" in err and err.count("\n") == 1
