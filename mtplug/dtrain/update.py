@@ -39,7 +39,7 @@ gains (cost = 1 − g)::
 per-sentence decoding) the weights the list was decoded with; with ``minibatch > 1``
 the weights after the batch's earlier sentences (not the decoding weights, which are
 older). ℓ1 and ``rescale`` work after the step as after the pairwise update; the keys of
-the pairwise update are refused (:func:`mtplug.dtrain.config.validate`). No per-step
+the pairwise update are refused (:func:`mtplug.dtrain.config.validate`).
 With ``mira_average`` (the default) an epoch's weights (what ``select_weights`` chooses
 among and what the epoch log counts) are the average of the weights after every sentence
 since the start (:meth:`Learner.averaged`), as ``mtplug optimize mira`` averages; decoding
