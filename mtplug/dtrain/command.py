@@ -33,7 +33,7 @@ examples:
   mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec -o weights.txt
   mtplug dtrain -c dtrain.ini --epochs 2 --pair-sampling all --loss-margin 1 --gamma 0.001 -o w.txt
   mtplug dtrain -c dtrain.ini --l1-reg cumul --l1-reg-strength 0.0001 --select-weights avg -o w.txt
-  mtplug dtrain -c dtrain.ini --update mira --scorer approx_bleu -o w.txt  # online MIRA (Eidelman 2012)
+  mtplug dtrain -c dtrain.ini --update mira --scorer pseudo_doc -o w.txt   # online MIRA (Eidelman 2012)
   mtplug dtrain -c dtrain.ini --shards 4 --workers 2 -o w.txt   # as parallelize.rb -s 4 (mixed each epoch)
   mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 -o w.txt  # shards on dask workers
   mtplug dtrain -c dtrain.ini > weights.txt                     # output=- : weights on stdout
