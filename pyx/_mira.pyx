@@ -21,14 +21,14 @@
 #
 # Eidelman (2012)'s MB in mira_pass (fear_list K > 0): the fear among the K rows of highest
 # w.f (ties at the K-th score: the lowest rows), found by a quickselect of the K-th score
-# (_kth_largest); the hope among all rows. doc_gains: BLEU against the 1-best document,
-#     g(h) = scale * (BLEU(D - x_1best(s) + x_h) - BLEU(D)),  D = sum of the 1-best rows' stats,
-# BLEU the corpus BLEU of _bleu.log_bleu (mtplug.metrics.bleu.corpus_bleu_from_stats).
+# (_kth_largest); the hope among all rows. doc_gains: BLEU in the context of the 1-best
+# document as cdec's kbest_cut_mira computes it (the code Eidelman 2012 ran),
+#     g(h) = scale * (B(x_h + context * R) - B(R)),  R = D - x_1best(s),
+# D the summed stats of the 1-best rows, B cdec's smoothed BLEU (_cdec_bleu).
 
-from _bleu cimport log_bleu
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
 from cython.parallel cimport prange
-from libc.math cimport exp, isfinite, sqrt
+from libc.math cimport exp, isfinite, log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.stdint cimport int32_t, int64_t
 
@@ -177,8 +177,8 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
     rows is unrestricted, so K = 0 (all rows) and any K >= its size give the same step.
     The K-th highest s comes from a partial selection (quickselect) on a copy of s.
 
-    With ``chosen`` (int64 [S, 2]) chosen[s] = (hope row, fear row) of every sentence s
-    visited (whether or not a step was taken).
+    With ``chosen`` (int64 [S, 3]) chosen[s] = (hope row, fear row, model 1-best row at
+    the time of the visit) of every sentence s visited (whether or not a step was taken).
 
     With ``bg`` (float64 [9], updated in place) the gains are pseudo-document BLEU instead
     (Chiang et al. 2008): g_h = _bg_gain(stats[h], bg) at the time the sentence is visited,
@@ -198,8 +198,8 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
         raise ValueError("pseudo-document gains need stats [n, 9] and bg [9]")
     if fear_list < 0:
         raise ValueError(f"fear_list must be >= 0, got {fear_list}")
-    if chosen is not None and (chosen.shape[1] != 2 or chosen.shape[0] < sent_offsets.shape[0] - 1):
-        raise ValueError("chosen must be int64 [S, 2]")
+    if chosen is not None and (chosen.shape[1] != 3 or chosen.shape[0] < sent_offsets.shape[0] - 1):
+        raise ValueError("chosen must be int64 [S, 3]")
     if fear_list > 0:
         for oi in range(m):
             biggest = max(biggest, sent_offsets[order[oi] + 1] - sent_offsets[order[oi]])
@@ -262,6 +262,7 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
             if chosen is not None:
                 chosen[s, 0] = hope
                 chosen[s, 1] = fear
+                chosen[s, 2] = best
             total += _pa_step(dense, sp_indptr, sp_ids, sp_values, D, hope, fear,
                               scratch[hope - lo], scratch[fear - lo], g[hope - lo], g[fear - lo],
                               C, wp, up, &state[0])
@@ -273,57 +274,90 @@ def mira_pass(const double[:, ::1] dense, const int64_t[::1] sp_indptr, const in
 
 
 def doc_gains(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] one_best,
-              double ref_divisor, double scale, double[::1] out, int n_threads=1):
-    """Gains against the 1-best document (``doc-1best``): with D the summed statistics
-    (int64) of the rows one_best (int64 [S], one row of each sentence) and x_h the
-    statistics of row h of sentence s,
+              double ref_divisor, double context, double scale, double[::1] out, int n_threads=1):
+    """Gains in the context of the 1-best document (``doc-1best``), as cdec's
+    ``kbest_cut_mira`` scores hypotheses without pseudo-document BLEU: with D the summed
+    statistics of the rows one_best (int64 [S], one row of each sentence), R_s = D −
+    x_{one_best[s]} the document without sentence s and x_h the statistics of row h,
 
-        out[h] = scale * (BLEU(D - x_{one_best[s]} + x_h) - BLEU(D)),
+        out[h] = scale * (B(x_h + context * R_s) - B(R_s)),
 
-    BLEU the corpus BLEU of corpus_bleu_from_stats (exp of _bleu.log_bleu: no smoothing,
-    0 when some order has no match). stats int32 [n, 9]; sent_offsets int64 [S + 1];
-    out float64 [n], written. Sentences are split over n_threads OpenMP threads; the
-    result does not depend on it. Returns BLEU(D).
+    B the smoothed BLEU of cdec's ``BLEUScore::ComputeScore`` (``_cdec_bleu``). With
+    ``one_best`` None, R_s = 0: out[h] = scale * (B(x_h) - 1), cdec's smoothed sentence
+    BLEU (its first pass) shifted by a constant. stats int32 [n, 9]; sent_offsets int64
+    [S + 1]; out float64 [n], written. Sentences are split over n_threads OpenMP threads;
+    the result does not depend on it.
     """
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, s, k
     cdef int64_t b
     cdef int64_t D[9]
-    cdef double base
+    cdef bint alone = one_best is None
     cdef int nt = n_threads if n_threads > 1 else 1
-    if stats.shape[1] != 9 or one_best.shape[0] != S or out.shape[0] != stats.shape[0] \
-            or sent_offsets[S] != stats.shape[0]:
-        raise ValueError("doc_gains needs stats [n, 9], one_best [S] and out [n] for sent_offsets [S + 1]")
+    if stats.shape[1] != 9 or out.shape[0] != stats.shape[0] or sent_offsets[S] != stats.shape[0] \
+            or (not alone and one_best.shape[0] != S):
+        raise ValueError("doc_gains needs stats [n, 9], one_best [S] or None and out [n] for sent_offsets [S + 1]")
     for k in range(9):
         D[k] = 0
-    for s in range(S):
-        b = one_best[s]
-        if b < sent_offsets[s] or b >= sent_offsets[s + 1]:
-            raise ValueError(f"one_best[{s}] = {b} is not a row of sentence {s}")
-        for k in range(9):
-            D[k] += stats[b, k]
-    base = exp(log_bleu(D, ref_divisor))
+    if not alone:
+        for s in range(S):
+            b = one_best[s]
+            if b < sent_offsets[s] or b >= sent_offsets[s + 1]:
+                raise ValueError(f"one_best[{s}] = {b} is not a row of sentence {s}")
+            for k in range(9):
+                D[k] += stats[b, k]
     if nt > S:
         nt = S if S > 0 else 1
     with nogil:
         for s in prange(S, num_threads=nt, schedule="static"):
-            _doc_gains_sentence(stats, sent_offsets[s], sent_offsets[s + 1], one_best[s], D, ref_divisor,
-                                scale, base, &out[0])
-    return base
+            _doc_gains_sentence(stats, sent_offsets[s], sent_offsets[s + 1], -1 if alone else one_best[s], D,
+                                ref_divisor, context, scale, &out[0])
 
 
 cdef void _doc_gains_sentence(const int32_t[:, ::1] stats, int64_t lo, int64_t hi, int64_t b, const int64_t* D,
-                              double ref_divisor, double scale, double base, double* out) noexcept nogil:
-    """doc_gains of the rows lo .. hi - 1 of one sentence whose 1-best row is b."""
-    cdef int64_t rest[9]
-    cdef int64_t T[9]
+                              double ref_divisor, double context, double scale, double* out) noexcept nogil:
+    """doc_gains of the rows lo .. hi - 1 of one sentence whose 1-best row is b (-1: no
+    document, R = 0)."""
+    cdef double rest[9]
+    cdef double T[9]
+    cdef double base
     cdef int64_t h
     cdef Py_ssize_t k
     for k in range(9):
-        rest[k] = D[k] - stats[b, k]
+        rest[k] = 0.0 if b < 0 else <double>(D[k] - stats[b, k])
+    base = _cdec_bleu(rest, ref_divisor)
     for h in range(lo, hi):
         for k in range(9):
-            T[k] = rest[k] + stats[h, k]
-        out[h] = scale * (exp(log_bleu(T, ref_divisor)) - base)
+            T[k] = stats[h, k] + context * rest[k]
+        out[h] = scale * (_cdec_bleu(T, ref_divisor) - base)
+
+
+cdef double _cdec_bleu(const double* t, double ref_divisor) noexcept nogil:
+    """cdec's BLEU of statistics t [9] (mteval/scorer.cc ``BLEUScore::ComputeScore``, IBM
+    BLEU): exp(1/4 Σ_{n: t_n > 0} log(m'_n / t_n) + min(0, 1 − r/h)) with m'_n = m_n, or
+    0.01 where m_n = 0 (its smoothing), r = t[8] / ref_divisor, h = t[1]. An order
+    without n-grams adds nothing but the sum is still divided by 4; 1 when t is all 0,
+    0 when h = 0 < r."""
+    cdef double acc = 0.0, m, r = t[8] / ref_divisor, h = t[1]
+    cdef Py_ssize_t n
+    for n in range(4):
+        if t[2 * n + 1] > 0.0:
+            m = t[2 * n]
+            if m == 0.0:
+                m = 0.01
+            acc += log(m) - log(t[2 * n + 1])
+    acc /= 4.0
+    if h < r:
+        if h <= 0.0:
+            return 0.0
+        acc += (h - r) / h
+    return exp(acc)
+
+
+def py_cdec_bleu(const double[::1] t, double ref_divisor=1.0):
+    """cdec's smoothed BLEU of one statistics row t float64 [9] (for tests)."""
+    if t.shape[0] != 9:
+        raise ValueError("t must be float64 [9]")
+    return _cdec_bleu(&t[0], ref_divisor)
 
 
 cdef inline double _bg_gain(const int32_t* x, const double* bg, double ref_divisor) noexcept nogil:

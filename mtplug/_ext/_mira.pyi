@@ -23,17 +23,19 @@ def mira_pass(
     decay: float = ...,
     bg: np.ndarray | None = ...,  # double[::1] [9]: pseudo-document background, updated
     fear_list: int = ...,  # MB: the fear among each sentence's fear_list best rows by w.f (0: all)
-    chosen: np.ndarray | None = ...,  # int64_t[:, ::1] [S, 2]: (hope, fear) row of each visited sentence, written
+    chosen: np.ndarray | None = ...,  # int64_t[:, ::1] [S, 3]: (hope, fear, model 1-best at the visit) row of each visited sentence, written
 ) -> float: ...  # summed loss of the steps taken
 def doc_gains(
     stats: np.ndarray,  # const int32_t[:, ::1] [n_hyp, 9]
     sent_offsets: np.ndarray,  # const int64_t[::1] [S + 1]
-    one_best: np.ndarray,  # const int64_t[::1] [S], one row of each sentence
+    one_best: np.ndarray | None,  # const int64_t[::1] [S], one row of each sentence; None: no document
     ref_divisor: float,
+    context: float,  # weight of the rest of the document R = D - x_1best in a hypothesis's stats
     scale: float,
-    out: np.ndarray,  # double[::1] [n_hyp]: scale * (BLEU(D - x_1best + x_h) - BLEU(D)), written
+    out: np.ndarray,  # double[::1] [n_hyp]: scale * (B(x_h + context * R) - B(R)), B cdec's BLEU, written
     n_threads: int = 1,  # OpenMP threads over sentences; the result does not depend on it
-) -> float: ...  # BLEU(D), D the summed stats of the one_best rows
+) -> None: ...
+def py_cdec_bleu(t: np.ndarray, ref_divisor: float = 1.0) -> float: ...  # cdec's smoothed BLEU of float64 [9]
 def py_bg_gain(
     x: np.ndarray,  # const int32_t[::1] [9]
     bg: np.ndarray,  # const double[::1] [9]

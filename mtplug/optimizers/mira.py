@@ -17,18 +17,19 @@ below); hope/fear strategies of Eidelman (2012, Eq. 3), his MB variant (``fear_l
 the fear among each sentence's K best rows by model score, the hope among all), iterative
 parameter mixing over shards (McDonald et al. 2010).
 
-``doc-1best`` (Eidelman 2012's sentence-level BLEU, our reading of "computed in the context
-of the previous iteration's 1-best translations", as Watanabe et al. 2007's oracle document):
-at the start of every pass, with b(s) the model 1-best row of sentence s under the pass's
-start weights (the previous pass's mixed weights: on a fixed pool, the previous iteration's
-1-best set), D = Σ_s x_{b(s)} the summed BLEU statistics and x_h those of row h of sentence s,
+``doc-1best`` (Eidelman 2012's sentence-level BLEU "in the context of the previous
+iteration's 1-best translations", as cdec's ``training/mira/kbest_cut_mira.cc`` computes
+it without pseudo-document BLEU, the code the paper ran): in the first pass g(h) is cdec's
+smoothed sentence BLEU of row h; in pass p > 1, with b(s) the row that was the model
+1-best of sentence s when pass p − 1 visited it (cdec's ``run.raw.N.B``), D = Σ_s x_{b(s)}
+the summed BLEU statistics and R_s = D − x_{b(s)},
 
-    g(h) = S · (BLEU(D − x_{b(s)} + x_h) − BLEU(D))
+    g(h) = s · (B(x_h + ½·R_s) − B(R_s))
 
-(corpus BLEU as corpus_bleu_from_stats; S the number of sentences, our scale: a sentence's
-share of corpus BLEU is about 1/S, so S·ΔBLEU is in sentence-BLEU units, as the costs
-1 − bleu+1 and the step cap C are; g(b(s)) = 0). The gains stay fixed for the pass
-(pyx/_mira.pyx doc_gains, OpenMP over the sentences).
+with B cdec's smoothed BLEU (0.01 for a zero match count) and s = 1, kbest_cut_mira's
+defaults (``--mt_metric_scale``, the ½ fixed in its code; pyx/_mira.pyx doc_gains). The
+gains stay fixed for the pass; a sentence's own R_s term cancels in every hope − fear
+difference.
 
 Per pass the result records the store metric (0–100) of the hope rows and of the fear rows
 chosen in that pass (one of each per sentence, at the weights of the moment it was visited):
@@ -68,8 +69,13 @@ KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
 MIRA_MARGIN_ABOVE = 10.0
 #: the cost choice of online MIRA that uses pseudo-document BLEU instead of a sentence metric
 PSEUDO_DOC = "pseudo-doc"
-#: the cost choice of online MIRA that uses BLEU against the pass's 1-best document (module docstring)
+#: the cost choice of online MIRA that uses BLEU in the context of the last pass's 1-best document
+#: (module docstring)
 DOC_1BEST = "doc-1best"
+#: kbest_cut_mira's weight of the rest of the 1-best document in a hypothesis's statistics (fixed in its code)
+DOC_CONTEXT = 0.5
+#: kbest_cut_mira's --mt_metric_scale default (mira.py --metric-scale)
+DOC_SCALE = 1.0
 
 
 def _features(corpus) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -132,7 +138,8 @@ def _shard(feats, gains, stats, offsets, block: np.ndarray) -> _Shard:
 def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: int, params: _PassParams,
                 gains: np.ndarray | None = None):
     """One pass of shard ``b`` from ``w``: (last weights, K·w − u for averaging, K, loss, background,
-    int64 [S_b, 2] hope and fear rows of its sentences in the shard's row numbers); ``gains``:
+    int64 [S_b, 3] hope, fear and visit-time model 1-best rows of its sentences in the shard's row
+    numbers); ``gains``:
     this pass's gains of the shard's rows instead of the shard's own (doc-1best)."""
     S_b = shard.offsets.shape[0] - 1
     sentences = np.arange(shard.first, shard.first + S_b, dtype=np.int64)
@@ -141,7 +148,7 @@ def _shard_pass(shard: _Shard, w: np.ndarray, bg: np.ndarray | None, p: int, b: 
     ws, u = w.copy(), np.zeros(w.shape[0])
     state = np.zeros(2, dtype=np.int64)
     shard_bg = None if bg is None else bg.copy()  # every shard starts from the pass's background
-    chosen = np.empty((S_b, 2), dtype=np.int64)
+    chosen = np.empty((S_b, 3), dtype=np.int64)
     lo = _mira.mira_pass(*shard.feats, shard.gains if gains is None else gains, shard.offsets,
                          sentences - shard.first, params.hope_model, params.hope_gain, params.fear_model,
                          params.fear_gain, params.c, ws, u, np.empty(2 * params.max_size), state, shard.stats,
@@ -189,9 +196,10 @@ class Mira(Optimizer):
         "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS) + (PSEUDO_DOC, DOC_1BEST), default=None,
                                 help="metric g, cost = 1 − g: pseudo-doc: pseudo-document BLEU against "
                                      "decayed background statistics of the model 1-best translations "
-                                     "(Chiang et al. 2008, as cdec's mira.py); doc-1best: S·(corpus BLEU of "
-                                     "the pass's start 1-best with the sentence's 1-best replaced by the "
-                                     "hypothesis − corpus BLEU of the 1-best) (Eidelman 2012); or a "
+                                     "(Chiang et al. 2008, as cdec's mira.py); doc-1best: BLEU of the "
+                                     "hypothesis plus half the last pass's 1-best document without the "
+                                     "sentence, less BLEU of that document (Eidelman 2012, as cdec's "
+                                     "kbest_cut_mira; smoothed sentence BLEU in the first pass); or a "
                                      "sentence-BLEU variant "
                                      "such as bleu+1 (default: pseudo-doc, 0.9 BLEU above bleu+1 on a real "
                                      "test set, docs/real-systems.md; bleu+1 for stores without BLEU "
@@ -275,6 +283,7 @@ class Mira(Optimizer):
         loss = 0.0
         per_pass = []
         oracle, prediction = [], []
+        last_best = None        # doc-1best: no document before the first pass
         row_lo = [int(offsets[blk[0]]) for blk in blocks]
         row_hi = [int(offsets[blk[-1] + 1]) for blk in blocks]
         if engine is None:
@@ -284,10 +293,10 @@ class Mira(Optimizer):
         for p in range(self.passes):
             pass_gains: list = [None] * B
             if doc_stats is not None:
-                # BLEU against the 1-best document of the pass's start weights (module docstring)
+                # BLEU in the context of the last pass's 1-best document (module docstring)
                 gains = np.empty(corpus.n_hypotheses)
-                _mira.doc_gains(doc_stats, offsets, corpus.one_best(w), float(corpus.ref_len_divisor), float(S),
-                                gains, n_threads)
+                _mira.doc_gains(doc_stats, offsets, last_best, float(corpus.ref_len_divisor), DOC_CONTEXT,
+                                DOC_SCALE, gains, n_threads)
                 pass_gains = [gains[a:b] for a, b in zip(row_lo, row_hi)]
             outs = engine.fetch(engine.run(_shard_pass, shards, [w] * B, [bg if pseudo else None] * B, [p] * B,
                                            range(B), [params] * B, pass_gains))
@@ -295,6 +304,7 @@ class Mira(Optimizer):
             mixed_bg = np.zeros(9)
             if outs:
                 chosen = np.concatenate([o[5] + a for o, a in zip(outs, row_lo)])
+                last_best = np.ascontiguousarray(chosen[:, 2])
                 oracle.append(corpus.metric.objective(corpus.corpus_stats(chosen[:, 0])))
                 prediction.append(corpus.metric.objective(corpus.corpus_stats(chosen[:, 1])))
             for (ws, wsum, k, lo, shard_bg, _), blk in zip(outs, blocks):

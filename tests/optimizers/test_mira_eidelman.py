@@ -1,5 +1,5 @@
-"""Eidelman (2012)'s parts of online MIRA: the MB fear list (``fear_list``), BLEU against the
-1-best document (``sentence_metric="doc-1best"``) and the per-pass oracle and prediction
+"""Eidelman (2012)'s parts of online MIRA: the MB fear list (``fear_list``), BLEU in the
+context of the 1-best document as cdec's kbest_cut_mira (``sentence_metric="doc-1best"``) and the per-pass oracle and prediction
 scores, against the scalar references in tests/reference/mira_reference.py."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from mtplug._ext import _mira
 from mtplug.cli import EXIT_INPUT_ERROR, main
-from mtplug.metrics.bleu import corpus_bleu_from_stats
 from mtplug.metrics.sentence import hypothesis_scores
 from mtplug.optimizers.mira import FEAR, HOPE, Mira
 from tests.reference import mira_reference as ref
@@ -43,7 +42,7 @@ def test_fear_list_pass_equals_reference(seed, k, strategy, sizes):
     w, u, state = np.full(F, 0.125), np.zeros(F), np.zeros(2, np.int64)
     w_ref, history = [0.125] * F, []
     for _ in range(2):
-        chosen = np.full((S, 2), -1, np.int64)
+        chosen = np.full((S, 3), -1, np.int64)
         _mira.mira_pass(*feats(corpus), gains, corpus.sent_offsets, order, hm, hg, fm, fg, 0.05, w, u,
                         np.empty(2 * max(sizes)), state, fear_list=k, chosen=chosen)
         chosen_ref: dict = {}
@@ -61,18 +60,18 @@ def test_fear_list_restricts_only_the_fear():
     offsets = np.array([0, 3], np.int64)
     gains = np.array([0.0, 0.5, 1.0])
     for k, fear in ((0, 0), (1, 0), (2, 0), (3, 0)):
-        chosen = np.empty((1, 2), np.int64)
+        chosen = np.empty((1, 3), np.int64)
         _mira.mira_pass(*one, gains, offsets, np.zeros(1, np.int64), 0.0, 1.0, 0.0, -1.0,
                         1e-9, np.ones(1), np.zeros(1), np.empty(6), np.zeros(2, np.int64), fear_list=k, chosen=chosen)
-        assert chosen.tolist() == [[2, fear]]
+        assert chosen.tolist() == [[2, fear, 0]]              # row 0: the model 1-best
     # fear = max model + cost among the K best: with K = 1 the model 1-best (row 0) only
     gains = np.array([0.0, 0.0, 0.0])
     gains[0] = 1.0                                          # row 0 is the best: fear moves away from it
     for k, fear in ((0, 1), (1, 0), (2, 1)):
-        chosen = np.empty((1, 2), np.int64)
+        chosen = np.empty((1, 3), np.int64)
         _mira.mira_pass(*one, gains, offsets, np.zeros(1, np.int64), 1.0, 1.0, 1.0, -2.0,
                         1e-9, np.ones(1), np.zeros(1), np.empty(6), np.zeros(2, np.int64), fear_list=k, chosen=chosen)
-        assert chosen.tolist() == [[0, fear]]
+        assert chosen.tolist() == [[0, fear, 0]]
 
 
 #: option sets whose pass must not change with the fear list: 0 (off) and a list longer
@@ -106,24 +105,44 @@ def test_fear_list_changes_the_result_and_is_deterministic(toy):
 
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 10_000), sizes=st.lists(st.integers(1, 8), min_size=1, max_size=8),
-       divisor=st.sampled_from([1.0, 2.0, 3.0]), scale=st.sampled_from([1.0, 7.0]), threads=st.integers(1, 3))
-def test_doc_gains_equal_reference(seed, sizes, divisor, scale, threads):
+       divisor=st.sampled_from([1.0, 2.0, 3.0]), context=st.sampled_from([0.5, 1.0]),
+       scale=st.sampled_from([1.0, 7.0]), threads=st.integers(1, 3), alone=st.booleans())
+def test_doc_gains_equal_reference(seed, sizes, divisor, context, scale, threads, alone):
     corpus = random_store(seed, tuple(sizes))
     rng = np.random.default_rng(seed)
     offsets = corpus.sent_offsets
-    one_best = np.array([rng.integers(offsets[s], offsets[s + 1]) for s in range(len(sizes))], np.int64)
+    one_best = None if alone else \
+        np.array([rng.integers(offsets[s], offsets[s + 1]) for s in range(len(sizes))], np.int64)
     out = np.full(corpus.n_hypotheses, np.nan)
-    base = _mira.doc_gains(corpus.stats, offsets, one_best, divisor, scale, out, threads)
-    assert base == corpus_bleu_from_stats(corpus.stats[one_best], divisor).score
-    expected = ref.doc_gains(corpus.stats.tolist(), offsets.tolist(), one_best.tolist(), divisor, scale)
+    _mira.doc_gains(corpus.stats, offsets, one_best, divisor, context, scale, out, threads)
+    expected = ref.doc_gains(corpus.stats.tolist(), offsets.tolist(), None if alone else one_best.tolist(),
+                             divisor, context, scale)
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-14)
-    assert np.all(out[one_best] == 0.0)            # the 1-best's own gain: BLEU(D) − BLEU(D)
+
+
+@settings(max_examples=200, deadline=None)
+@given(t=st.lists(st.integers(0, 40), min_size=9, max_size=9), half=st.booleans(),
+       divisor=st.sampled_from([1.0, 3.0]))
+def test_cdec_bleu_equals_reference(t, half, divisor):
+    # matches may exceed totals here: the formula, not a store's consistency, is under test
+    row = np.array(t, np.float64) * (0.5 if half else 1.0)
+    assert _mira.py_cdec_bleu(row, divisor) == pytest.approx(ref.cdec_bleu(row.tolist(), divisor), rel=1e-12)
+
+
+def test_cdec_bleu_by_hand():
+    # 4 words, 3 unigram matches, 1 bigram, no trigram (0.01), no 4-gram n-grams at all
+    # (skipped, still /4); reference 5 words: BP exp(1 - 5/4)
+    t = np.array([3, 4, 1, 3, 0, 2, 0, 0, 5], np.float64)
+    expected = np.exp((np.log(3 / 4) + np.log(1 / 3) + np.log(0.01 / 2)) / 4 + 1 - 5 / 4)
+    assert _mira.py_cdec_bleu(t) == pytest.approx(expected, rel=1e-14)
+    assert _mira.py_cdec_bleu(np.zeros(9)) == 1.0                    # nothing at all: exp(0)
+    assert _mira.py_cdec_bleu(np.array([0, 0, 0, 0, 0, 0, 0, 0, 3.0])) == 0.0    # empty hypothesis
 
 
 def test_doc_gains_reject_a_row_of_another_sentence():
     corpus = random_store(1, (2, 3))
     with pytest.raises(ValueError, match="not a row of sentence 1"):
-        _mira.doc_gains(corpus.stats, corpus.sent_offsets, np.array([0, 1], np.int64), 1.0, 1.0,
+        _mira.doc_gains(corpus.stats, corpus.sent_offsets, np.array([0, 1], np.int64), 1.0, 0.5, 1.0,
                         np.empty(5), 1)
 
 
@@ -175,7 +194,7 @@ def test_per_pass_scores_are_the_metric_of_the_chosen_rows(toy):
     S, F = corpus.n_sentences, corpus.n_features
     w, u, state = start.copy(), np.zeros(F), np.zeros(2, np.int64)
     for p in range(3):
-        chosen = np.empty((S, 2), np.int64)
+        chosen = np.empty((S, 3), np.int64)
         _mira.mira_pass(*feats(corpus), gains, corpus.sent_offsets, np.arange(S, dtype=np.int64),
                         *HOPE["hope"](1.0), *FEAR["fear"](1.0), 0.01, w, u, np.empty(200), state, fear_list=20,
                         chosen=chosen)

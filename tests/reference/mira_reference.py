@@ -61,7 +61,7 @@ def top_rows(hs, scores, k):
 def mira_pass(rows, gains, offsets, order, hope, fear, C, w, history, fear_list=0, chosen=None):
     """One online-MIRA pass; hope/fear = (model_coef, gain_coef); appends w after each step.
     fear_list K > 0: the fear among the sentence's K best rows by model score (top_rows);
-    chosen: a dict, chosen[s] = (hope, fear) of every sentence visited."""
+    chosen: a dict, chosen[s] = (hope, fear, model 1-best at the visit) of every sentence visited."""
     for s in order:
         hs = list(range(offsets[s], offsets[s + 1]))
         scores = {h: dot(w, rows[h]) for h in hs}
@@ -69,7 +69,7 @@ def mira_pass(rows, gains, offsets, order, hope, fear, C, w, history, fear_list=
         cand = top_rows(hs, scores, fear_list)
         q = argmax(cand, scores, {h: fear[0] * scores[h] + fear[1] * gains[h] for h in cand})
         if chosen is not None:
-            chosen[s] = (p, q)
+            chosen[s] = (p, q, argmax(hs, scores, scores))
         if p != q:
             w, _, stepped = pa_step(w, rows[p], rows[q], gains[p], gains[q], C)
             if stepped:
@@ -134,40 +134,51 @@ def corpus_bleu(t, divisor=1.0):
     return math.exp(log_b)
 
 
-def doc_gains(stats, offsets, one_best, divisor, scale):
-    """doc-1best gains: D = Σ_s stats[one_best[s]]; for row h of sentence s,
-    scale · (BLEU(D − stats[one_best[s]] + stats[h]) − BLEU(D))."""
-    D = [sum(stats[b][k] for b in one_best) for k in range(9)]
-    base = corpus_bleu(D, divisor)
+def cdec_bleu(t, divisor=1.0):
+    """cdec's BLEU (mteval/scorer.cc BLEUScore::ComputeScore) of statistics t (9 numbers):
+    the log precisions of the orders that have n-grams, a zero match count read as 0.01,
+    summed and divided by 4, plus 1 − r/h when h < r (r = t[8] / divisor, h = t[1]); exp.
+    All zero: 1; h = 0 < r: 0."""
+    r, h = t[8] / divisor, t[1]
+    if h == 0 and r > 0:
+        return 0.0
+    log_b = 0.0
+    for n in range(4):
+        if t[2 * n + 1] > 0:
+            log_b += math.log(t[2 * n] if t[2 * n] != 0 else 0.01) - math.log(t[2 * n + 1])
+    log_b /= 4
+    if h < r:
+        log_b += 1 - r / h
+    return math.exp(log_b)
+
+
+def doc_gains(stats, offsets, one_best, divisor, context=0.5, scale=1.0):
+    """doc-1best gains as cdec's kbest_cut_mira: with one_best None, R = 0; else
+    R_s = Σ_t stats[one_best[t]] − stats[one_best[s]]; for row h of sentence s,
+    scale · (cdec_bleu(stats[h] + context·R_s) − cdec_bleu(R_s))."""
+    D = [0] * 9 if one_best is None else [sum(stats[b][k] for b in one_best) for k in range(9)]
     out = []
     for s in range(len(offsets) - 1):
-        b = one_best[s]
+        R = [0.0] * 9 if one_best is None else [D[k] - stats[one_best[s]][k] for k in range(9)]
+        base = cdec_bleu(R, divisor)
         for h in range(offsets[s], offsets[s + 1]):
-            t = [D[k] - stats[b][k] + stats[h][k] for k in range(9)]
-            out.append(scale * (corpus_bleu(t, divisor) - base))
-    return out
-
-
-def one_best(rows, offsets, w):
-    """The first row of the highest model score of every sentence."""
-    out = []
-    for s in range(len(offsets) - 1):
-        hs = list(range(offsets[s], offsets[s + 1]))
-        sc = [dot(w, rows[h]) for h in hs]
-        out.append(hs[sc.index(max(sc))])
+            out.append(scale * (cdec_bleu([stats[h][k] + context * R[k] for k in range(9)], divisor) - base))
     return out
 
 
 def mira_doc_1best(rows, stats, offsets, orders, hope, fear, C, w, divisor=1.0, fear_list=0):
-    """Online MIRA, one shard, with doc-1best gains recomputed from the 1-best at the start
-    of every pass (orders: one sentence order per pass). Returns (last w, history,
+    """Online MIRA, one shard, with doc-1best gains: the first pass's without a document, every
+    later pass's in the context of the rows that were the model 1-best when the pass before
+    visited them (orders: one sentence order per pass). Returns (last w, history,
     [(hope rows, fear rows) of each pass])."""
     history: list = []
     passes = []
     S = len(offsets) - 1
+    last_best = None
     for order in orders:
-        gains = doc_gains(stats, offsets, one_best(rows, offsets, w), divisor, float(S))
+        gains = doc_gains(stats, offsets, last_best, divisor)
         chosen: dict = {}
         w = mira_pass(rows, gains, offsets, order, hope, fear, C, w, history, fear_list, chosen)
         passes.append(([chosen[s][0] for s in range(S)], [chosen[s][1] for s in range(S)]))
+        last_best = [chosen[s][2] for s in range(S)]
     return w, history, passes
