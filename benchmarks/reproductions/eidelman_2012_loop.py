@@ -5,10 +5,12 @@ over seeds (docs/reproductions/eidelman-2012.md, "In the decoder loop").
 
     python benchmarks/reproductions/eidelman_2012_loop.py --system SYSTEM --cdec CDEC_BUILD \\
         --out RESULTS [--selections hope/fear lu/fear hope/mc hope/pb] [--seeds 1 2 3] \\
-        [--epochs 5] [--nbest 100] [--minibatch 1] [--jobs 2]
+        [--shards 1 2] [--epochs 5] [--nbest 100] [--minibatch 1] [--jobs 2]
 
 SYSTEM is a cdec system folder as benchmarks/real_systems.py reads it (cdec.ini, dev.de,
-dev.en, test.de, test.en, weights.start). Every selection runs once per seed: dtrain
+dev.en, test.de, test.en, weights.start). Every selection runs once per seed and per
+``--shards`` value (more than 1: iterative parameter mixing over that many shards, as
+cdec's mira.py -j; the run's name ends in ``-mixN``): dtrain
 shuffles the tuning sentences with the seed (``--randomize``), decodes them one
 ``--minibatch`` at a time with the current weights (1: Eidelman's per-sentence decoding),
 scores the k-best lists with ``--scorer`` (default ``pseudo_doc``: the pseudo-document BLEU
@@ -17,8 +19,8 @@ sentence (C = ``--mira-c``, default 0.01), averages the weights over the steps a
 the epoch whose 1-best lists scored best (``select_weights=best``). The chosen weights are decoded on dev and test
 by the same cdec; BLEU is mtplug's. Each epoch's corpus BLEU of the 1-best lists is kept
 (the paper's per-iteration prediction BLEU). Rows go to ``RESULTS/runs.jsonl`` (a finished
-run is not run again); ``RESULTS/evaluate.txt`` and ``.json`` are ``mtplug evaluate`` of
-the test outputs against the first selection.
+run is not run again); ``RESULTS/evaluate.txt`` and ``.json`` (``--report``) are ``mtplug evaluate`` of
+the test outputs against the first selection with the first ``--shards`` value.
 """
 
 from __future__ import annotations
@@ -39,14 +41,19 @@ NAMES = {"hope": "M-C", "lu": "LU", "fear": "M+C", "mc": "MC", "pb": "PB"}
 EPOCH_BLEU = re.compile(r"^epoch (\d+)/\d+: .*corpus BLEU of the 1-bests ([0-9.]+)", re.MULTILINE)
 
 
-def label(selection: str) -> str:
+def label(selection: str, shards: int = 1) -> str:
     hope, fear = selection.split("/")
-    return f"{NAMES[hope]}/{NAMES[fear]}"
+    return f"{NAMES[hope]}/{NAMES[fear]}" + (f", {shards} shards mixed" if shards > 1 else "")
 
 
-def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
+def config_name(selection: str, shards: int) -> str:
+    """The run name's stem: hope-fear, with -mixN for N > 1 shards."""
+    return selection.replace("/", "-") + (f"-mix{shards}" if shards > 1 else "")
+
+
+def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) -> dict:
     hope, fear = selection.split("/")
-    name = f"{hope}-{fear}+seed={seed}"
+    name = f"{config_name(selection, shards)}+seed={seed}"
     wd = out / name
     wd.mkdir(parents=True, exist_ok=True)
     log = wd / "dtrain.log"
@@ -55,7 +62,7 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
            "--input", str(system.src), "--refs", str(system.ref), "--weights", str(system.start),
            "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
-           "--shards", str(a.shards),
+           "--shards", str(shards),
            "--output", str(wd / "weights")]
     t0 = time.perf_counter()
     with open(log, "w") as fh:
@@ -65,8 +72,8 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
     seconds = time.perf_counter() - t0
     if p.returncode != 0:
         raise RuntimeError(f"{name}: mtplug dtrain exit {p.returncode} (see {log})")
-    row = {"run": name, "selection": label(selection), "seed": seed, "seconds": round(seconds, 1),
-           "scorer": a.scorer, "mira_c": a.mira_c, "shards": a.shards, "epochs": a.epochs,
+    row = {"run": name, "selection": label(selection, shards), "seed": seed, "seconds": round(seconds, 1),
+           "scorer": a.scorer, "mira_c": a.mira_c, "shards": shards, "epochs": a.epochs,
            "minibatch": a.minibatch, "nbest": a.nbest,
            "prediction_bleu_per_epoch": [float(b) for _, b in EPOCH_BLEU.findall(log.read_text())]}
     for part, src, ref in (("dev", system.src, system.ref), ("test", system.test_src, system.test_ref)):
@@ -78,20 +85,23 @@ def run_one(a, system: Cdec, selection: str, seed: int, out: Path) -> dict:
 
 def evaluate(a, out: Path, rows: list[dict], test_ref: Path) -> None:
     by: dict[str, list[Path]] = {}
+    labels: dict[str, str] = {}
     for r in rows:
-        by.setdefault(r["run"].split("+")[0], []).append(out / r["run"] / "final.test.hyp")
-    first = a.selections[0].replace("/", "-")
+        stem = r["run"].split("+")[0]
+        by.setdefault(stem, []).append(out / r["run"] / "final.test.hyp")
+        labels[stem] = r["selection"]
+    first = config_name(a.selections[0], a.shards[0])
     if len({len(v) for v in by.values()}) != 1:
         print("not every selection has the same replicas yet: no evaluate", flush=True)
         return
     cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--ref", str(test_ref), "--metric", "bleu", "length",
-           "--hyps-baseline", *map(str, by[first]), "--json", str(out / "evaluate.json")]
+           "--hyps-baseline", *map(str, by[first]), "--json", str(out / f"{a.report}.json")]
     for name, files in by.items():
         if name != first:
             cmd += [f"--hyps-{name}", *map(str, files)]
     text = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    names = ", ".join(f"{n} = {label(n.replace('-', '/'))}" for n in by)
-    (out / "evaluate.txt").write_text(f"baseline: {first} ({names})\n{text}")
+    names = ", ".join(f"{n} = {labels[n]}" for n in by)
+    (out / f"{a.report}.txt").write_text(f"baseline: {first} ({names})\n{text}")
     print(f"baseline: {first} ({names})\n{text}", flush=True)
 
 
@@ -108,9 +118,12 @@ def main() -> None:
     ap.add_argument("--minibatch", type=int, default=1)
     ap.add_argument("--scorer", default="pseudo_doc", help="dtrain's sentence scorer (default pseudo_doc)")
     ap.add_argument("--mira-c", type=float, default=0.01, help="the PA-I step cap C (default 0.01)")
-    ap.add_argument("--shards", type=int, default=1,
-                    help="parameter mixing over this many shards (default 1; cdec's mira.py -j 2 runs 2)")
+    ap.add_argument("--shards", type=int, nargs="+", default=[1],
+                    help="parameter mixing over this many shards, one run set per value (default 1; "
+                         "cdec's mira.py -j 2 runs 2)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
+    ap.add_argument("--report", default="evaluate",
+                    help="file stem of the evaluate report in RESULTS (default evaluate: evaluate.txt, .json)")
     a = ap.parse_args()
     for s in a.selections:
         hope, _, fear = s.partition("/")
@@ -122,18 +135,21 @@ def main() -> None:
     rows_file = out / "runs.jsonl"
     rows = [json.loads(x) for x in rows_file.read_text().splitlines()] if rows_file.exists() else []
     done = {r["run"] for r in rows}
+    if any(n < 1 for n in a.shards):
+        ap.error("--shards: every value must be >= 1")
     for seed in a.seeds:
-        for selection in a.selections:
-            hope, fear = selection.split("/")
-            if f"{hope}-{fear}+seed={seed}" in done:
-                continue
-            row = run_one(a, system, selection, seed, out)
-            rows.append(row)
-            with open(rows_file, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
-            print(json.dumps(row), flush=True)
-    wanted = {label(s) for s in a.selections}
-    evaluate(a, out, [r for r in rows if r["selection"] in wanted and r["seed"] in a.seeds], system.test_ref)
+        for shards in a.shards:
+            for selection in a.selections:
+                if f"{config_name(selection, shards)}+seed={seed}" in done:
+                    continue
+                row = run_one(a, system, selection, shards, seed, out)
+                rows.append(row)
+                with open(rows_file, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+                print(json.dumps(row), flush=True)
+    wanted = {config_name(s, n) for s in a.selections for n in a.shards}
+    evaluate(a, out, [r for r in rows if r["run"].split("+")[0] in wanted and r["seed"] in a.seeds],
+             system.test_ref)
 
 
 if __name__ == "__main__":

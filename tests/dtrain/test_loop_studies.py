@@ -42,23 +42,39 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     build, system = _standin_system(toy, tmp_path)
     out = tmp_path / "out"
     argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build.parent), "--out", str(out),
-            "--selections", "hope/fear", "lu/fear", "--seeds", "1", "2", "--epochs", "1", "--minibatch", "60"]
+            "--selections", "hope/fear", "lu/fear", "--seeds", "1", "2", "--shards", "1", "2", "--epochs", "1",
+            "--minibatch", "30"]
     monkeypatch.setattr(sys, "argv", argv)
     monkeypatch.chdir(tmp_path)
     runpy.run_path(str(SCRIPT), run_name="__main__")
     rows = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
-    assert [r["run"] for r in rows] == ["hope-fear+seed=1", "lu-fear+seed=1", "hope-fear+seed=2", "lu-fear+seed=2"]
+    assert [r["run"] for r in rows] == [f"{c}+seed={s}" for s in (1, 2)
+                                        for c in ("hope-fear", "lu-fear", "hope-fear-mix2", "lu-fear-mix2")]
     for r in rows:
         assert len(r["prediction_bleu_per_epoch"]) == 1 and 0 < r["test_bleu"] <= 100
         assert r["dev_bleu"] == r["test_bleu"]          # dev and test are the same set here
+        assert r["shards"] == (2 if "mix2" in r["run"] else 1)
+        assert ("--shards 2 " in (out / r["run"] / "dtrain.log").read_text()) == (r["shards"] == 2)
+    # mixing two shards is another run than one learner
+    assert (out / "hope-fear+seed=1" / "weights").read_bytes() != \
+        (out / "hope-fear-mix2+seed=1" / "weights").read_bytes()
     # the two seeds order the sentences differently, so they are two replicas, not one
     assert (out / "hope-fear+seed=1" / "weights").read_bytes() != (out / "hope-fear+seed=2" / "weights").read_bytes()
     report = (out / "evaluate.txt").read_text()
-    assert report.startswith("baseline: hope-fear (hope-fear = M-C/M+C, lu-fear = LU/M+C)") and "lu-fear" in report
+    assert report.startswith("baseline: hope-fear (hope-fear = M-C/M+C, lu-fear = LU/M+C, "
+                             "hope-fear-mix2 = M-C/M+C, 2 shards mixed, lu-fear-mix2 = LU/M+C, 2 shards mixed)")
+    assert "lu-fear-mix2" in report
     # a second run finds every run done and only evaluates again
     os.remove(out / "evaluate.txt")
     runpy.run_path(str(SCRIPT), run_name="__main__")
-    assert len((out / "runs.jsonl").read_text().splitlines()) == 4 and (out / "evaluate.txt").exists()
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 8 and (out / "evaluate.txt").exists()
+    # one configuration against another of the same runs, in a report of its own
+    monkeypatch.setattr(sys, "argv", [*argv[:argv.index("--selections")], "--selections", "hope/fear", "--seeds",
+                                      "1", "2", "--shards", "1", "2", "--report", "mixing"])
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 8
+    assert (out / "mixing.txt").read_text().startswith(
+        "baseline: hope-fear (hope-fear = M-C/M+C, hope-fear-mix2 = M-C/M+C, 2 shards mixed)")
 
 
 def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float) -> None:
