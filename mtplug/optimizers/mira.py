@@ -283,7 +283,7 @@ class Mira(Optimizer):
         loss = 0.0
         per_pass = []
         oracle, prediction = [], []
-        last_best = None        # doc-1best: no document before the first pass
+        last_best: np.ndarray | None = None     # doc-1best: no document before the first pass
         row_lo = [int(offsets[blk[0]]) for blk in blocks]
         row_hi = [int(offsets[blk[-1] + 1]) for blk in blocks]
         if engine is None:
