@@ -24,9 +24,9 @@ smoothed sentence BLEU of row h; in pass p > 1, with b(s) the row that was the m
 1-best of sentence s when pass p − 1 visited it (cdec's ``run.raw.N.B``), D = Σ_s x_{b(s)}
 the summed BLEU statistics and R_s = D − x_{b(s)},
 
-    g(h) = s · (B(x_h + ½·R_s) − B(R_s))
+    g(h) = σ · (B(x_h + ½·R_s) − B(R_s))
 
-with B cdec's smoothed BLEU (0.01 for a zero match count) and s = 1, kbest_cut_mira's
+with B cdec's smoothed BLEU (0.01 for a zero match count) and σ = 1, kbest_cut_mira's
 defaults (``--mt_metric_scale``, the ½ fixed in its code; pyx/_mira.pyx doc_gains). The
 gains stay fixed for the pass; a sentence's own R_s term cancels in every hope − fear
 difference.
