@@ -159,3 +159,25 @@ cdef inline void add_row(int64_t* totals, const int32_t* row, int64_t sign) noex
     cdef Py_ssize_t k
     for k in range(BLEU_N_STATS):
         totals[k] += sign * row[k]
+
+
+cdef inline double cdec_ibm_bleu(const double* t, double ref_divisor) noexcept nogil:
+    """cdec's BLEU of statistics t [9] (mteval/scorer.cc ``BLEUScore::ComputeScore``, IBM
+    BLEU): exp(1/4 Σ_{n: t_n > 0} log(m'_n / t_n) + min(0, 1 − r/h)) with m'_n = m_n, or
+    0.01 where m_n = 0 (its smoothing), r = t[8] / ref_divisor, h = t[1]. An order
+    without n-grams adds nothing but the sum is still divided by 4; 1 when t is all 0,
+    0 when h = 0 < r."""
+    cdef double acc = 0.0, m, r = t[8] / ref_divisor, h = t[1]
+    cdef Py_ssize_t n
+    for n in range(4):
+        if t[2 * n + 1] > 0.0:
+            m = t[2 * n]
+            if m == 0.0:
+                m = 0.01
+            acc += log(m) - log(t[2 * n + 1])
+    acc /= 4.0
+    if h < r:
+        if h <= 0.0:
+            return 0.0
+        acc += (h - r) / h
+    return exp(acc)

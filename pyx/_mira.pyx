@@ -24,11 +24,12 @@
 # (_kth_largest); the hope among all rows. doc_gains: BLEU in the context of the 1-best
 # document as cdec's kbest_cut_mira computes it (the code Eidelman 2012 ran),
 #     g(h) = scale * (B(x_h + context * R) - B(R)),  R = D - x_1best(s),
-# D the summed stats of the 1-best rows, B cdec's smoothed BLEU (_cdec_bleu).
+# D the summed stats of the 1-best rows, B cdec's smoothed BLEU (_bleu.pxd cdec_ibm_bleu).
 
+from _bleu cimport cdec_ibm_bleu
 from _csr_diff cimport RowDiff, row_diff_next, row_diff_start
 from cython.parallel cimport prange
-from libc.math cimport exp, isfinite, log, sqrt
+from libc.math cimport exp, isfinite, sqrt
 from libc.stdlib cimport free, malloc
 from libc.stdint cimport int32_t, int64_t
 
@@ -282,7 +283,7 @@ def doc_gains(const int32_t[:, ::1] stats, const int64_t[::1] sent_offsets, cons
 
         out[h] = scale * (B(x_h + context * R_s) - B(R_s)),
 
-    B the smoothed BLEU of cdec's ``BLEUScore::ComputeScore`` (``_cdec_bleu``). With
+    B the smoothed BLEU of cdec's ``BLEUScore::ComputeScore`` (``_bleu.cdec_ibm_bleu``). With
     ``one_best`` None, R_s = 0: out[h] = scale * (B(x_h) - 1), cdec's smoothed sentence
     BLEU (its first pass) shifted by a constant. stats int32 [n, 9]; sent_offsets int64
     [S + 1]; out float64 [n], written. Sentences are split over n_threads OpenMP threads;
@@ -324,40 +325,18 @@ cdef void _doc_gains_sentence(const int32_t[:, ::1] stats, int64_t lo, int64_t h
     cdef Py_ssize_t k
     for k in range(9):
         rest[k] = 0.0 if b < 0 else <double>(D[k] - stats[b, k])
-    base = _cdec_bleu(rest, ref_divisor)
+    base = cdec_ibm_bleu(rest, ref_divisor)
     for h in range(lo, hi):
         for k in range(9):
             T[k] = stats[h, k] + context * rest[k]
-        out[h] = scale * (_cdec_bleu(T, ref_divisor) - base)
-
-
-cdef double _cdec_bleu(const double* t, double ref_divisor) noexcept nogil:
-    """cdec's BLEU of statistics t [9] (mteval/scorer.cc ``BLEUScore::ComputeScore``, IBM
-    BLEU): exp(1/4 Σ_{n: t_n > 0} log(m'_n / t_n) + min(0, 1 − r/h)) with m'_n = m_n, or
-    0.01 where m_n = 0 (its smoothing), r = t[8] / ref_divisor, h = t[1]. An order
-    without n-grams adds nothing but the sum is still divided by 4; 1 when t is all 0,
-    0 when h = 0 < r."""
-    cdef double acc = 0.0, m, r = t[8] / ref_divisor, h = t[1]
-    cdef Py_ssize_t n
-    for n in range(4):
-        if t[2 * n + 1] > 0.0:
-            m = t[2 * n]
-            if m == 0.0:
-                m = 0.01
-            acc += log(m) - log(t[2 * n + 1])
-    acc /= 4.0
-    if h < r:
-        if h <= 0.0:
-            return 0.0
-        acc += (h - r) / h
-    return exp(acc)
+        out[h] = scale * (cdec_ibm_bleu(T, ref_divisor) - base)
 
 
 def py_cdec_bleu(const double[::1] t, double ref_divisor=1.0):
     """cdec's smoothed BLEU of one statistics row t float64 [9] (for tests)."""
     if t.shape[0] != 9:
         raise ValueError("t must be float64 [9]")
-    return _cdec_bleu(&t[0], ref_divisor)
+    return cdec_ibm_bleu(&t[0], ref_divisor)
 
 
 cdef inline double _bg_gain(const int32_t* x, const double* bg, double ref_divisor) noexcept nogil:
