@@ -113,13 +113,21 @@ def test_online_optimizers_that_never_update_say_so(files, write, capsys, algori
 
 @pytest.mark.parametrize("algorithm", ["mira", "kbmira", "rampion"])
 def test_a_start_at_a_huge_scale_is_shrunk_and_moves(files, write, capsys, algorithm):
-    # once the steps (at most C) vanished against weights this large; the start is now
-    # shrunk to a mean pair margin of 1 first (optimizers/base.start_at_unit_margin)
+    # once the steps (at most C) vanished against weights this large; the start shrunk to a
+    # mean pair margin of 1 moves (optimizers/base.from_scaled_start)
     huge = write("huge", "1e200 1e200 1e200\n")
+    assert optimize(files, algorithm, "--start-scale", "unit", init=huge) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["start_used"] == "shrunk"
+    assert "the result is the start weights unchanged" not in err
+    # by default both run; on this store neither scores higher (BLEU 0 on 2- and 3-word
+    # sentences), so the start as given is kept, and the warning says why
     assert optimize(files, algorithm, init=huge) == 0
     out, err = capsys.readouterr()
-    json.loads(out)
-    assert "the result is the start weights unchanged" not in err
+    result = json.loads(out)
+    assert result["start_used"] == "given" and result["score_from_given"] == result["score_from_shrunk"]
+    assert "the result is the start weights unchanged" in err
+    assert "the run from the start shrunk to a mean pair margin of 1 scored no higher on the tuning store" in err
 
 
 def test_apro_from_start_weights_whose_objective_overflows(files, write, capsys):

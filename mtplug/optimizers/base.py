@@ -282,18 +282,88 @@ def mean_pair_margin(scores: np.ndarray, offsets: np.ndarray) -> float:
 
 
 def start_at_unit_margin(start: np.ndarray, margin: float, above: float = 1.0) -> np.ndarray:
-    """The start weights (float64 [n_features]) a margin-based learner works from: the
-    start itself, or, when its hypotheses' model scores differ by a mean ``margin``
-    above ``above`` (>= 1), the start shrunk to a mean margin of 1. A 1-best ranking
-    does not depend on the scale of the weights, but the learners' losses compare score
-    differences with unit margins (PRO's classifier) or metric costs of about that size
-    (MIRA, kbmira, RAMPION): from uniform weights on Hopkins & May's synthetic set
-    (features in [0, 500], margins in the hundreds or thousands) almost no pair
-    violated its margin and the run ended near its start. A start at a smaller scale is
-    kept: scaling it up held a poor start in the decoder loop, and MIRA's and kbmira's
-    own results reach margins up to 1.85 in repeated runs on the real cdec pools, which
-    their ``above`` of 10 leaves alone (docs/reproductions/galley-2013.md, "Defaults")."""
+    """The start weights (float64 [n_features]) shrunk to a mean pair margin of 1 when their
+    hypotheses' model scores differ by a mean ``margin`` above ``above`` (>= 1); else the
+    start itself. A 1-best ranking does not depend on the scale of the weights, but the
+    learners' losses compare score differences with unit margins (PRO's classifier) or
+    metric costs of about that size (MIRA, kbmira, RAMPION): from uniform weights on
+    Hopkins & May's synthetic set (features in [0, 500], margins in the hundreds or
+    thousands) almost no pair violated its margin and the run ended near its start. A
+    start at a smaller scale is kept: scaling it up held a poor start in the decoder loop
+    (docs/reproductions/galley-2013.md, "Defaults")."""
     return start / margin if margin > above and np.isfinite(margin) else start
+
+
+#: ``start_scale`` choices of the margin-based online learners (MIRA, kbmira, RAMPION):
+#: best = run from the given start and, where its mean pair margin is above the learner's
+#: threshold, from the start shrunk to unit margin too, and keep the result whose 1-best
+#: scores higher on the store; given = the given start only; unit = the shrunk start alone
+#: where the margin is above the threshold (mtplug 0.x after issue 36)
+START_SCALES = ("best", "given", "unit")
+
+
+#: the info keys :func:`from_scaled_start` adds that hold the store metric (Optimizer.metric_info)
+START_SCALE_INFO = ("score_from_given", "score_from_shrunk")
+
+
+def start_scale_option(above: float) -> dict:
+    """The ``start_scale`` entry of an optimizer's ``options`` table (threshold ``above``)."""
+    return dict(choices=START_SCALES, default=None,
+                help=(f"the start's scale when its hypotheses' mean pair margin is above {above:g}: best = run from "
+                      "the start as given and from the start shrunk to a mean margin of 1, keep the result "
+                      "whose 1-best scores higher on the tuning store (default; never below either); given = "
+                      "as given; unit = shrunk (docs/mira.md, 'The start's scale')"))
+
+
+def check_start_scale(start_scale: str | None) -> str:
+    """``start_scale`` as given (None: ``best``), checked."""
+    if start_scale is None:
+        return "best"
+    if start_scale not in START_SCALES:
+        raise ValueError(f"start_scale must be one of {', '.join(START_SCALES)}, got {start_scale!r}")
+    return start_scale
+
+
+def runs_per_start_scale(start_scale: str) -> int:
+    """How many optimizer runs ``start_scale`` may take (progress counts each run's units)."""
+    return 2 if start_scale == "best" else 1
+
+
+def from_scaled_start(corpus, start: np.ndarray, above: float, start_scale: str, progress, run) -> Result:
+    """The result of ``run(start, progress)`` (a :class:`Result` in the kernels' units,
+    ``score`` the store objective of its weights, higher is better) from the start that
+    ``start_scale`` names (:data:`START_SCALES`; ``above`` the learner's margin threshold).
+
+    With ``best`` and a mean pair margin above ``above`` both starts run and the result
+    with the higher score is kept, the given start's on a tie: in the decoder loop the
+    weights a learner produced grow past the threshold (kbmira's margin 10.5 at iteration
+    3, 12.0 at 4 on a held-out cdec system) and the shrunk start alone ended lower on the
+    same store (issue 53); on Hopkins & May's synthetic set the shrunk start is what
+    recovers w* (docs/mira.md, "The start's scale"). ``progress`` receives each run's
+    units scaled so that every choice reports :func:`runs_per_start_scale` × the
+    learner's units. info gains start_margin (of the given start), start_used ("given" or
+    "shrunk"), score_from_given and score_from_shrunk (None where not run).
+    """
+    margin = start_margin(corpus, start)
+    fires = bool(margin > above and np.isfinite(margin))
+    starts = {"given": start, "shrunk": start / margin} if fires else {"given": start}
+    if start_scale == "given":
+        starts.pop("shrunk", None)
+    elif start_scale == "unit" and fires:
+        del starts["given"]
+    share = runs_per_start_scale(start_scale) / len(starts)
+    scaled = None if progress is None else (lambda n: progress(n * share))
+    results = {name: run(s, scaled) for name, s in starts.items()}
+    used = max(results, key=lambda name: results[name].score)    # the first (given) on a tie
+    kept = results[used]
+    if used == "given" and "shrunk" in results and kept.warnings:
+        kept.warnings.append("the run from the start shrunk to a mean pair margin of 1 scored no higher on the "
+                             "tuning store, so the run from the start as given was kept (start_scale unit keeps "
+                             "the shrunk one)")
+    kept.info.update(start_margin=margin, start_used=used,
+                     score_from_given=results["given"].score if "given" in results else None,
+                     score_from_shrunk=results["shrunk"].score if "shrunk" in results else None)
+    return kept
 
 
 def start_margin(corpus, start: np.ndarray) -> float:

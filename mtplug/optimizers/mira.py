@@ -53,7 +53,17 @@ from ..distributed import LocalEngine
 from ..forests.corpus import ForestCorpus
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, reject_inapplicable, start_at_unit_margin, start_margin, unchanged_warnings
+from .base import (
+    Optimizer,
+    START_SCALE_INFO,
+    Result,
+    check_start_scale,
+    from_scaled_start,
+    reject_inapplicable,
+    runs_per_start_scale,
+    start_scale_option,
+    unchanged_warnings,
+)
 from .kbmira_m2 import is_m2, kbmira_m2
 
 #: (model_coef, gain_coef) of the hope (oracle) strategies; a = cost scale α
@@ -63,9 +73,9 @@ FEAR = {"pb": lambda a: (1.0, 0.0), "mc": lambda a: (0.0, -1.0), "fear": lambda 
 
 #: Moses kbmira's initial background: 4 4 3 3 2 2 1 1 4 (matches/totals of orders 1..4, ref length)
 KBMIRA_BG0 = np.array([4, 4, 3, 3, 2, 2, 1, 1, 4], dtype=np.float64)
-#: a start whose mean pair margin exceeds this is shrunk to 1 (base.start_at_unit_margin):
-#: MIRA's and kbmira's weights grow over a tuning loop (margins 1.1-1.85 after 4 runs on
-#: the real cdec pools), Hopkins & May's synthetic set starts at 500-1600
+#: above this mean pair margin a start is also tried shrunk to unit margin (base.from_scaled_start):
+#: Hopkins & May's synthetic set starts at 500-1600; MIRA's and kbmira's own weights reach
+#: 1.1-1.85 on the fixed cdec pools and 10-12 by iteration 3-4 of the decoder loop
 MIRA_MARGIN_ABOVE = 10.0
 #: the cost choice of online MIRA that uses pseudo-document BLEU instead of a sentence metric
 PSEUDO_DOC = "pseudo-doc"
@@ -177,7 +187,7 @@ class Mira(Optimizer):
 
     name = "mira"
     distributes = True
-    metric_info = ("oracle_per_pass", "prediction_per_pass")
+    metric_info = ("oracle_per_pass", "prediction_per_pass", *START_SCALE_INFO)
     help = "online MIRA (Eidelman 2012): per-sentence PA-I hope/fear updates, averaging, parameter mixing"
     options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=10, metavar="N", help="passes over the sentences (default 10)"),
@@ -210,10 +220,11 @@ class Mira(Optimizer):
                           help="MB (Eidelman 2012): the fear (prediction) among each sentence's K best "
                                "hypotheses by current model score, the hope (oracle) among all; 0 = all "
                                "(default)"),
+        "start_scale": start_scale_option(MIRA_MARGIN_ABOVE),
     }
 
     def __init__(self, passes=10, c=0.01, hope="hope", fear="fear", alpha=1.0, order="shuffle", shards=1,
-                 average="average", sentence_metric=None, decay=None, fear_list=0):
+                 average="average", sentence_metric=None, decay=None, fear_list=0, start_scale=None):
         if int(passes) < 1 or int(shards) < 1:
             raise ValueError(f"passes and shards must be >= 1, got {passes}, {shards}")
         if not (0.0 < float(c) < np.inf) or not (0.0 <= float(alpha) < np.inf):
@@ -236,9 +247,10 @@ class Mira(Optimizer):
         self.passes, self.c, self.hope, self.fear, self.alpha = int(passes), float(c), hope, fear, float(alpha)
         self.order, self.shards, self.average, self.sentence_metric = order, int(shards), average, sentence_metric
         self.fear_list = int(fear_list)
+        self.start_scale = check_start_scale(start_scale)
 
     def progress_total(self) -> int:
-        return self.passes
+        return self.passes * runs_per_start_scale(self.start_scale)
 
     def _optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None, engine=None) -> Result:
         """Online MIRA from ``start`` (float64 [n_features]); ``ranges`` unused.
@@ -250,12 +262,16 @@ class Mira(Optimizer):
         shards concurrently; ``engine`` (:func:`mtplug.distributed.connect`) runs them on
         dask workers instead, each shard's data placed on one worker once. The result
         does not depend on either. A start whose mean pair margin exceeds
-        ``MIRA_MARGIN_ABOVE`` is first shrunk to a margin of 1 (:func:`.base.start_at_unit_margin`).
+        ``MIRA_MARGIN_ABOVE`` is also tried shrunk to a margin of 1 (``start_scale``,
+        :func:`.base.from_scaled_start`).
         """
-        t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        margin = start_margin(corpus, start)
-        start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
+        return from_scaled_start(corpus, start, MIRA_MARGIN_ABOVE, self.start_scale, progress,
+                                 lambda s, prog: self._from_start(corpus, s, seed, threads, prog, engine))
+
+    def _from_start(self, corpus, start, seed, threads, progress, engine) -> Result:
+        """:meth:`_optimize` from exactly ``start``."""
+        t0 = time.perf_counter()
         metric = self.sentence_metric or (PSEUDO_DOC if corpus.metric.is_bleu else "bleu+1")
         pseudo = metric == PSEUDO_DOC
         doc = metric == DOC_1BEST
@@ -327,7 +343,7 @@ class Mira(Optimizer):
             weights = w
         if not np.all(np.isfinite(weights)):
             raise FloatingPointError("MIRA produced non-finite weights")
-        info = {"passes": self.passes, "sentence_metric": metric, "start_margin": margin, "steps": steps, "background": bg if pseudo else None,
+        info = {"passes": self.passes, "sentence_metric": metric, "steps": steps, "background": bg if pseudo else None,
                 "steps_per_pass": per_pass, "total_loss": loss, "fear_list": self.fear_list,
                 "oracle_per_pass": oracle, "prediction_per_pass": prediction,
                 "shards": len(blocks), "last_weights": w, "seconds": time.perf_counter() - t0}
@@ -344,15 +360,16 @@ class KbMira(Optimizer):
     statistics that decays by ``decay`` per sentence (fed by the hope, or by the model
     1-best with ``model_bg``). After each pass the averaged weights are scored;
     :meth:`optimize` returns those of the best pass, as Moses writes them. Unlike Moses, a
-    start whose mean pair margin exceeds ``MIRA_MARGIN_ABOVE`` is first shrunk to a margin
-    of 1 (:func:`.base.start_at_unit_margin`; real tuning loops stay below). Runs on n-best
+    start whose mean pair margin exceeds ``MIRA_MARGIN_ABOVE`` is also tried shrunk to a
+    margin of 1, the better result on the store kept (``start_scale``,
+    :func:`.base.from_scaled_start`; not on an M2 store, where kbmira is Moses's). Runs on n-best
     stores and on forests; on a store of another metric the gain is the sentence-level
     objective and the background options are errors. A bad option value raises
     ValueError.
     """
 
     name = "kbmira"
-    metric_info = ("best_bleu", "bleu_per_pass")
+    metric_info = ("best_bleu", "bleu_per_pass", *START_SCALE_INFO)
     help = "batch k-best MIRA (Cherry & Foster 2012) as Moses kbmira: pseudo-document BLEU hope/fear"
     options: ClassVar[dict[str, dict]] = {
         "passes": dict(type=int, default=60, metavar="N", help="passes over the sentences (Moses -J; default 60)"),
@@ -364,9 +381,11 @@ class KbMira(Optimizer):
                           help="rescale the model score in hope selection when it dwarfs BLEU (Moses --safe-hope)"),
         "order": dict(choices=("fixed", "shuffle"), default="shuffle",
                       help="sentence order of each pass: seeded shuffle, or file order (Moses --no-shuffle)"),
+        "start_scale": start_scale_option(MIRA_MARGIN_ABOVE),
     }
 
-    def __init__(self, passes=60, c=0.01, decay=None, model_bg=None, safe_hope=None, order="shuffle"):
+    def __init__(self, passes=60, c=0.01, decay=None, model_bg=None, safe_hope=None, order="shuffle",
+                 start_scale=None):
         if int(passes) < 1:
             raise ValueError(f"passes must be >= 1, got {passes}")
         if not (0.0 < float(c) < np.inf) or not (decay is None or 0.0 <= float(decay) <= 1.0):
@@ -380,9 +399,11 @@ class KbMira(Optimizer):
         if order not in ("fixed", "shuffle"):
             raise ValueError(f"order must be 'fixed' or 'shuffle', got {order!r}")
         self.order = order
+        self.start_scale_given = start_scale
+        self.start_scale = check_start_scale(start_scale)
 
     def progress_total(self) -> int:
-        return self.passes
+        return self.passes * runs_per_start_scale(self.start_scale)
 
     def _optimize(self, corpus, start, seed, *, threads=None, ranges=None, progress=None) -> Result:
         """kbmira from ``start`` (float64 [n_features]); ``threads`` and ``ranges`` unused.
@@ -396,14 +417,21 @@ class KbMira(Optimizer):
         hope = argmax s + g and fear = argmax s − g: there is no background, so decay,
         model_bg and safe_hope are errors there (ValueError) when given.
         """
-        t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
         if is_m2(corpus.metric) and not isinstance(corpus, ForestCorpus):
             # Moses's kbmira --sctype M2SCORER, step for step (its F_beta background)
+            reject_inapplicable((("start_scale", self.start_scale_given, False, "a store of another metric than M2 "
+                                  "(kbmira on M2 is Moses's, from the start as given)"),))
+            units = runs_per_start_scale(self.start_scale)
             return kbmira_m2(corpus, start, seed, passes=self.passes, c=self.c, decay=self.decay,
-                             model_bg=self.model_bg, safe_hope=self.safe_hope, order=self.order, progress=progress)
-        margin = start_margin(corpus, start)
-        start = start_at_unit_margin(start, margin, above=MIRA_MARGIN_ABOVE)
+                             model_bg=self.model_bg, safe_hope=self.safe_hope, order=self.order,
+                             progress=None if progress is None else (lambda n: progress(n * units)))
+        return from_scaled_start(corpus, start, MIRA_MARGIN_ABOVE, self.start_scale, progress,
+                                 lambda s, prog: self._from_start(corpus, s, seed, prog))
+
+    def _from_start(self, corpus, start, seed, progress) -> Result:
+        """:meth:`_optimize` on n-best stores of other metrics than M2 and forests, from exactly ``start``."""
+        t0 = time.perf_counter()
         S, F = corpus.n_sentences, corpus.n_features
         rng = np.random.default_rng(int(seed) & ((1 << 64) - 1))
         w, u = start.copy(), np.zeros(F)
@@ -467,7 +495,7 @@ class KbMira(Optimizer):
                 progress(1)
         if not np.all(np.isfinite(best_w)):
             raise FloatingPointError("kbmira produced non-finite weights")
-        info = {"passes": self.passes, "start_margin": margin, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
+        info = {"passes": self.passes, "best_bleu": best_bleu, "best_pass": int(np.argmax(per_pass)),
                 "bleu_per_pass": per_pass, "steps_per_pass": steps, "loss_per_pass": losses,
                 "background": bg.copy(), "last_weights": w.copy(), "seconds": time.perf_counter() - t0}
         return Result(weights=best_w, score=best_bleu, seed=seed, info=info,

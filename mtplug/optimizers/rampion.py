@@ -76,7 +76,17 @@ import numpy as np
 from .._ext import _hopefear, _rampion
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
-from .base import Optimizer, Result, largest_weight, start_at_unit_margin, start_margin, unchanged_warnings
+from .base import (
+    Optimizer,
+    START_SCALE_INFO,
+    Result,
+    check_start_scale,
+    from_scaled_start,
+    largest_weight,
+    runs_per_start_scale,
+    start_scale_option,
+    unchanged_warnings,
+)
 
 RAMP_LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
 #: G&S Table 1's other losses (module docstring)
@@ -207,6 +217,11 @@ def ssd_epoch(corpus, base, gains, hope_prob, sides: Sides, eta: float, c: float
                                  "magnitude, keep it finite")
 
 
+#: above this mean pair margin a start is also tried shrunk to unit margin (base.from_scaled_start),
+#: as PRO's classifier shrinks: RAMPION's costs α·(1 − BLEU+1) are of that size
+RAMPION_MARGIN_ABOVE = 1.0
+
+
 class Rampion(Optimizer):
     """Structured ramp loss minimisation (Gimpel & Smith 2012, Algorithm 1).
 
@@ -222,6 +237,7 @@ class Rampion(Optimizer):
     """
 
     name = "rampion"
+    metric_info = START_SCALE_INFO
     help = "structured ramp loss minimisation (Gimpel & Smith 2012): CCCP + stochastic subgradient descent"
     options: ClassVar[dict[str, dict]] = {
         "cccp_iterations": dict(type=int, default=10, metavar="N",
@@ -241,10 +257,11 @@ class Rampion(Optimizer):
                           "G&S's other losses (hope = the oracle y*): perceptron (max s − s(y*)), hinge "
                           "(max s+cost − s(y*)), log (log Σ exp s − s(y*)), soft-oracle (−log p(oracle set)), "
                           "bayes-risk (expected cost E_p cost)"),
+        "start_scale": start_scale_option(RAMPION_MARGIN_ABOVE),
     }
 
     def __init__(self, cccp_iterations=10, epochs=5, eta=1e-4, c=1.0, alpha=10.0, sentence_metric="bleu+1",
-                 loss="ramp3"):
+                 loss="ramp3", start_scale=None):
         if int(cccp_iterations) < 1 or int(epochs) < 1:
             raise ValueError(f"cccp_iterations and epochs must be >= 1, got {cccp_iterations}, {epochs}")
         for nm, v in (("eta", eta), ("alpha", alpha)):
@@ -261,14 +278,16 @@ class Rampion(Optimizer):
         self.cccp_iterations, self.epochs = int(cccp_iterations), int(epochs)
         self.eta, self.c, self.alpha = float(eta), float(c), float(alpha)
         self.sentence_metric, self.loss = sentence_metric, loss
+        self.start_scale = check_start_scale(start_scale)
 
     def progress_total(self) -> int:
-        return self.cccp_iterations
+        return self.cccp_iterations * runs_per_start_scale(self.start_scale)
 
     def _optimize(self, corpus, start: np.ndarray, seed: int, *, threads: int | None = None,
                  ranges: tuple[np.ndarray, np.ndarray] | None = None, progress=None) -> Result:
-        """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0 (first shrunk
-        to a mean pair margin of 1 when above 1: :func:`.base.start_at_unit_margin`).
+        """Algorithm 1 from ``start`` (float64 [n_features]), which is also θ0; a start whose
+        mean pair margin is above 1 is also tried shrunk to a margin of 1 (``start_scale``,
+        :func:`.base.from_scaled_start`).
 
         Deterministic: ``seed`` (only recorded) and ``ranges`` are not used. The hope/fear
         selection over the whole corpus (the hard hope of each CCCP step, pyx/_hopefear.pyx)
@@ -277,10 +296,13 @@ class Rampion(Optimizer):
         info: objective (O(θ) after each CCCP iteration), objective_start, seconds,
         seconds_per_epoch, loss.
         """
-        t0 = time.perf_counter()
         start = self.checked_start(corpus, start)
-        margin = start_margin(corpus, start)
-        start = start_at_unit_margin(start, margin)
+        return from_scaled_start(corpus, start, RAMPION_MARGIN_ABOVE, self.start_scale, progress,
+                                 lambda s, prog: self._from_start(corpus, s, seed, threads, prog))
+
+    def _from_start(self, corpus, start, seed, threads, progress) -> Result:
+        """:meth:`_optimize` from exactly ``start`` (θ0)."""
+        t0 = time.perf_counter()
         threads = max(1, threads or os.cpu_count() or 1)
         N = corpus.n_sentences
         if self.eta * self.c / N >= 1.0:
@@ -316,7 +338,6 @@ class Rampion(Optimizer):
         score = corpus.metric_of(weights)
         info = {
             "loss": self.loss,
-            "start_margin": margin,
             "objective_start": objective_start,
             "objective": objective,
             "seconds_per_epoch": float(np.mean(epoch_seconds)),

@@ -849,6 +849,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             tuned_value = None
             if added == 0:
                 new, tuned_bleu, stop = weights, None, "no new hypotheses"
+                reported = {}
             else:
                 on_cluster = {"engine": engine} if engine is not None and optimizer.distributes else {}
                 advice = [] if advised else optimizer.advice(corpus)
@@ -864,6 +865,10 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                     raise InputError(f"iteration {n}: {cfg.optimizer}: {err}") from None
                 for warning in result.warnings:
                     hooks.log(f"iteration {n}: warning: {warning}")
+                # the optimizer's own numbers (e.g. the start's pair margin and which start it kept); not
+                # its timings, so that a resumed run writes the same bytes
+                reported = {k: v for k, v in result.info.items()
+                            if (v is None or isinstance(v, (bool, int, float, str))) and "seconds" not in k}
                 # state.json's tuned_bleu: 100 x the store metric's objective (BLEU under bleu; 100 - TER
                 # under ter), as it has always been; tuned_value: the metric as users read it
                 tuned_bleu = SCALE * corpus.metric_of(result.weights)
@@ -883,7 +888,7 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
         change = max((abs(new[k] - weights.get(k, 0.0)) for k in new), default=0.0)
         _write_json(os.path.join(folder, "weights.json"),
                     {"iteration": n, "optimizer": cfg.optimizer, "seed": seed,
-                     "start": list(weights.items()), "end": list(new.items())})
+                     "start": list(weights.items()), "end": list(new.items()), "optimizer_info": reported})
         decoder.write_weights(os.path.join(folder, "out"), new,
                               comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
         entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": store_size,

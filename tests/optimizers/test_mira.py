@@ -305,7 +305,7 @@ def test_gain_of_matches_whose_product_underflows_is_zero():
 def test_kbmira_scores_every_pass_as_metric_of_would():
     corpus = random_store(5, tuple(range(3, 30, 2)), 4, 6)
     start = np.random.default_rng(0).normal(size=corpus.n_features)
-    res = KbMira(passes=7).optimize(corpus, start, 3)
+    res = KbMira(passes=7, start_scale="unit").optimize(corpus, start, 3)
     # the plain loop from the start at unit margin: one pass, then score its averaged weights
     start = start_at_unit_margin(start, start_margin(corpus, start), above=MIRA_MARGIN_ABOVE)
     rng = np.random.default_rng(3)
