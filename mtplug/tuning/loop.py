@@ -60,13 +60,22 @@ from . import lock as workdir_lock
 from . import state as state_checks
 from .state import pool_start
 
-#: 2: scores on sacrebleu's scale (0-100, docs/metrics.md "One scale"); a version 1 state
-#: (fractions) is read as version 2 (:func:`read_state`), so its run resumes
-STATE_VERSION = 2
+#: 3: every history entry names the metric it was tuned to (``metric``) and gives that metric's
+#: scores under neutral keys (``score``, ``tuned_score``, ``test_score``) beside the decoded
+#: BLEU (``bleu``, ``test_bleu``); 2: scores on sacrebleu's scale (0-100, docs/metrics.md "One
+#: scale") under BLEU's keys; 1: fractions. Versions 1 and 2 are read as version 3
+#: (:func:`read_state`), so their runs resume
+STATE_VERSION = 3
 STATE_FILE = "state.json"
-#: the score fields of a state's history entries, its best and its final_test (scaled from version 1)
+#: the score fields of a version 1 state's history entries, its best and its final_test (scaled by 100)
 SCORE_FIELDS = ("bleu", "tuned_bleu", "tuned_metric_value", "metric_value", "objective", "test_bleu",
                 "test_metric_value", "test_objective")
+#: where a version 2 entry kept the tuned metric's scores (score, tuned_score, test_score): BLEU's
+#: keys in a BLEU run, the ``metric_value`` keys under another metric
+_VERSION_2_KEYS = {True: ("bleu", "tuned_bleu", "test_bleu"),
+                   False: ("metric_value", "tuned_metric_value", "test_metric_value")}
+#: the stop reason of --patience (the metric's label, the patience)
+_NO_BETTER = re.compile(r"no better (.+) for (\d+) iterations")
 #: an iteration's test set translations; the final weights' are DIR/final.test.out
 TEST_OUT = "test.out"
 #: where the test set is decoded with final weights no iteration decoded (--final-weights last)
@@ -118,6 +127,8 @@ def read_state(workdir: str) -> dict | None:
         raise InputError(f"unreadable tuning state ({exc})", path) from None
     if isinstance(state, dict) and state.get("version") == 1:
         state = _scores_of_version_1(state)
+    if isinstance(state, dict) and state.get("version") == 2:
+        state = _named_scores_of_version_2(state)
     if isinstance(state, dict) and state.get("version") != STATE_VERSION:
         raise InputError(f"tuning state of another version (expected {STATE_VERSION})", path)
     state_checks.check_shape(state, path)
@@ -136,6 +147,49 @@ def _scores_of_version_1(state: dict) -> dict:
     history = state.get("history")
     return {**state, "version": 2, "history": [scaled(h) for h in history] if isinstance(history, list) else history,
             **{key: scaled(state[key]) for key in ("best", "final_test") if key in state}}
+
+
+def _named_scores_of_version_2(state: dict) -> dict:
+    """A version 2 state as version 3: each history entry gets ``metric``, ``score``,
+    ``tuned_score`` (and ``test_score``) from the keys version 2 kept them under
+    (:data:`_VERSION_2_KEYS`), the best record ``metric`` and ``score``, the final test record
+    ``test_score``. A run under another metric than BLEU loses version 2's ``tuned_bleu``,
+    which held 100 x the objective on the store (the chrF, 100 - TER), not a BLEU, and its
+    stop reason ``no better BLEU for P iterations`` (chosen by that metric) is named by the
+    metric. Anything else stays as it is (check_shape judges it)."""
+    fingerprint = state.get("fingerprint")
+    metric = fingerprint.get("metric", "bleu") if isinstance(fingerprint, dict) else "bleu"
+    is_bleu = metric == "bleu"
+    score_key, tuned_key, test_key = _VERSION_2_KEYS[is_bleu]
+
+    def entry(old):
+        if not isinstance(old, dict):
+            return old
+        named = {"metric": metric, "score": old.get(score_key), "tuned_score": old.get(tuned_key)}
+        if test_key in old:
+            named["test_score"] = old[test_key]
+        rest = {k: v for k, v in old.items() if k not in named and (is_bleu or k != "tuned_bleu")}
+        head = {k: rest.pop(k) for k in ("iteration",) if k in rest}
+        return {**head, **named, **rest}
+
+    history = state.get("history")
+    history = [entry(h) for h in history] if isinstance(history, list) else history
+    out = {**state, "version": 3, "history": history}
+    best = state.get("best")
+    if isinstance(best, dict) and isinstance(history, list):
+        index = best.get("iteration")
+        decoded = history[index - 1] if isinstance(index, int) and 1 <= index <= len(history) else None
+        if isinstance(decoded, dict) and "score" in decoded:
+            out["best"] = {**best, "metric": metric, "score": decoded["score"]}
+    final_test = state.get("final_test")
+    if isinstance(final_test, dict) and test_key in final_test:
+        out["final_test"] = {**final_test, "test_score": final_test[test_key]}
+    stop = state.get("stop")
+    old_stop = _NO_BETTER.fullmatch(stop) if isinstance(stop, str) and not is_bleu else None
+    if old_stop is not None and old_stop.group(1) == "BLEU":
+        with contextlib.suppress(ValueError):
+            out["stop"] = f"no better {parse_metric(metric).label} for {old_stop.group(2)} iterations"
+    return out
 
 
 def _count_lines(path: str) -> list[str]:
@@ -613,7 +667,7 @@ def _limit_lifted(state: dict, cfg) -> bool:
     stop = state["stop"] or ""
     if stop == "iteration limit":
         return state["completed"] < cfg.iterations
-    if stop.startswith("no better BLEU"):
+    if _NO_BETTER.fullmatch(stop):    # "no better BLEU (chrF, TER, ...) for P iterations"
         best = state["best"]["iteration"]
         return state["completed"] < cfg.iterations and (not cfg.patience or state["completed"] - best < cfg.patience)
     return False
@@ -784,16 +838,24 @@ def _scores(onebest_path: str, refs, bleu, metric: str) -> tuple[float, float, f
 
 
 def _test_fields(cfg, scores: tuple) -> dict:
-    """The test scores of a history entry or the summary: ``test_bleu``, and under another
-    metric ``test_metric_value`` and ``test_objective``."""
+    """The test scores of a history entry or the summary: ``test_score`` (the tuned metric's)
+    and ``test_bleu``; under another metric than BLEU also ``test_metric_value`` (the
+    ``test_score`` of version 2 states, kept for their readers) and ``test_objective``."""
     test_bleu, objective, value = scores
-    return {"test_bleu": test_bleu,
-            **({"test_metric_value": value, "test_objective": objective} if cfg.metric != "bleu" else {})}
+    if cfg.metric == "bleu":
+        return {"test_score": test_bleu, "test_bleu": test_bleu}
+    return {"test_score": value, "test_bleu": test_bleu, "test_metric_value": value, "test_objective": objective}
 
 
 def _test_line(cfg, fields: dict) -> str:
-    measured = "" if cfg.metric == "bleu" else f", {_label(cfg)} = {fields['test_metric_value']:.4f}"
+    measured = "" if cfg.metric == "bleu" else f", {_label(cfg)} = {fields['test_score']:.4f}"
     return f"test BLEU = {fields['test_bleu']:.4f}{measured}"
+
+
+def _named(cfg, score: float, bleu: float) -> str:
+    """A decoded score as the stop line gives it: ``BLEU 48.1178``; under another metric the
+    metric's first, then BLEU's (``chrF 61.6399, BLEU 36.3678``)."""
+    return f"BLEU {bleu:.4f}" if cfg.metric == "bleu" else f"{_label(cfg)} {score:.4f}, BLEU {bleu:.4f}"
 
 
 def _label(cfg) -> str:
@@ -846,9 +908,9 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
             seed = iteration_seed(cfg.seed, n)
             t1 = time.perf_counter()
             stop: str | None
-            tuned_value = None
+            tuned_score = None
             if added == 0:
-                new, tuned_bleu, stop = weights, None, "no new hypotheses"
+                new, stop = weights, "no new hypotheses"
                 reported = {}
             else:
                 on_cluster = {"engine": engine} if engine is not None and optimizer.distributes else {}
@@ -869,10 +931,9 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 # its timings, so that a resumed run writes the same bytes
                 reported = {k: v for k, v in result.info.items()
                             if (v is None or isinstance(v, (bool, int, float, str))) and "seconds" not in k}
-                # state.json's tuned_bleu: 100 x the store metric's objective (BLEU under bleu; 100 - TER
-                # under ter), as it has always been; tuned_value: the metric as users read it
-                tuned_bleu = SCALE * corpus.metric_of(result.weights)
-                tuned_value = result.score
+                # the metric on the store as users read it (TER as an error rate); under BLEU the number
+                # state.json's tuned_bleu has always held (100 x the objective: the same BLEU)
+                tuned_score = SCALE * corpus.metric_of(result.weights) if cfg.metric == "bleu" else result.score
                 new = _next_weights(weights, names, result.weights, cfg.interpolate if n > 1 else 1.0)
                 change = max(abs(new[k] - weights.get(k, 0.0)) for k in new)
                 stop = (f"no weight changed by {cfg.min_change:g} or more" if change < cfg.min_change
@@ -891,17 +952,25 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                      "start": list(weights.items()), "end": list(new.items()), "optimizer_info": reported})
         decoder.write_weights(os.path.join(folder, "out"), new,
                               comment=f"mtplug tune {cfg.optimizer} iteration {n} seed {seed}")
-        entry = {"iteration": n, "bleu": decoded_bleu, "tuned_bleu": tuned_bleu, "hypotheses": store_size,
-                 **({"metric": cfg.metric, "metric_value": metric_value, "objective": decoded_objective,
-                     "tuned_metric_value": tuned_value} if cfg.metric != "bleu" else {}),
-                 "new": added, "seed": seed, "change": change, "decode_seconds": round(t_decode, 3),
-                 "optimize_seconds": round(t_opt, 3), **tested, "seconds": round(time.perf_counter() - t0, 3)}
+        # score, tuned_score, test_score: the tuned metric's (BLEU's in a BLEU run), named by metric;
+        # bleu, test_bleu: the decoded BLEU, whatever is tuned to. Kept for readers of version 2
+        # states: a BLEU run's tuned_bleu, another metric's metric_value and tuned_metric_value
+        # (objective: 100 x what the optimizer maximises, 100 - TER for TER; the best is chosen by it)
+        score = decoded_bleu if cfg.metric == "bleu" else metric_value
+        entry = {"iteration": n, "metric": cfg.metric, "score": score, "tuned_score": tuned_score,
+                 "bleu": decoded_bleu,
+                 **({"tuned_bleu": tuned_score} if cfg.metric == "bleu" else
+                    {"objective": decoded_objective, "metric_value": metric_value, "tuned_metric_value": tuned_score}),
+                 "hypotheses": store_size, "new": added, "seed": seed, "change": change,
+                 "decode_seconds": round(t_decode, 3), "optimize_seconds": round(t_opt, 3), **tested,
+                 "seconds": round(time.perf_counter() - t0, 3)}
         best = state.get("best")
         if best is None or decoded_objective > best.get("objective", best["bleu"]):
-            best = {"iteration": n, "bleu": decoded_bleu, "weights": list(weights.items()),
+            best = {"iteration": n, "metric": cfg.metric, "score": score, "bleu": decoded_bleu,
+                    "weights": list(weights.items()),
                     **({"objective": decoded_objective} if cfg.metric != "bleu" else {})}
         if stop is None and cfg.patience and n - best["iteration"] >= cfg.patience:
-            stop = f"no better BLEU for {cfg.patience} iterations"
+            stop = f"no better {_label(cfg)} for {cfg.patience} iterations"
         state = {**state, "completed": n, "stop": stop, "weights": list(new.items()), "best": best,
                  "history": state["history"] + [entry], "store": store_record}
         _write_json(state_path, state)  # the commit point of iteration n
@@ -911,8 +980,8 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                 os.remove(prev)
             shutil.rmtree(os.path.join(iteration_dir(cfg.workdir, n - 1), FORESTS), ignore_errors=True)
         pool = "the forests" if cfg.forests else "the store"
-        named = "" if cfg.metric == "bleu" else f"{_label(cfg)} "
-        tuned = "" if tuned_value is None else f", {named}{tuned_value:.4f} on {pool} ({cfg.optimizer}, seed {seed})"
+        tuned = "" if tuned_score is None else \
+            f", {_label(cfg)} {tuned_score:.4f} on {pool} ({cfg.optimizer}, seed {seed})"
         measured = "" if metric_value is None else f", {_label(cfg)} = {metric_value:.4f}"
         timing = "" if not tested else f", test {tested['test_decode_seconds']:.2f} s"
         hooks.log(f"iteration {n}: BLEU = {decoded_bleu:.4f}{measured} (decoded 1-best){tuned}, "
@@ -920,34 +989,40 @@ def _iterate(cfg, hooks, decoder, refs, lines, bleu, state, state_path, cls, wei
                   f"{entry['seconds']:.2f} s (decoding {t_decode:.2f} s, optimizer {t_opt:.2f} s{timing})")
         if tested:
             hooks.log(f"iteration {n}: {_test_line(cfg, tested)} (decoded 1-best of {cfg.test_input} with the "
-                      f"weights of this iteration's BLEU)")
+                      f"weights this iteration decoded the tuning set with)")
         weights = new
     return state, weights, n
 
 
 def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
     """Mark the run stopped, write the final weights (and with a ``test`` set their test
-    translations); the summary of :func:`run_tuning`."""
+    translations); the summary of :func:`run_tuning`: ``metric`` and the tuned metric's
+    scores under neutral keys (``score``, ``last_score``, ``tuned_score``, ``test_score``),
+    the decoded BLEU (``bleu``, ``last_bleu``, ``test_bleu``), and in a BLEU run
+    ``tuned_bleu`` (``tuned_score``'s old name)."""
     if state["stop"] is None:
         state = {**state, "stop": "iteration limit"}
         _write_json(state_path, state)
     final = os.path.join(cfg.workdir, decoder.final_name)
     best = state["best"]
     last = state["history"][-1] if state["history"] else {}
+    is_bleu = cfg.metric == "bleu"
     if cfg.final_weights == "best":
-        # the weights that decoded the best BLEU: never the optimizer's next weights, which
+        # the weights that decoded the best score: never the optimizer's next weights, which
         # no decoder has run with (even when the last iteration decoded best)
-        final_weights, final_iteration, final_bleu = best["weights"], best["iteration"], best["bleu"]
-        which = f"the weights decoded in iteration {final_iteration} (BLEU {final_bleu:.4f})"
+        final_weights, final_iteration = best["weights"], best["iteration"]
+        final_score, final_bleu = best["score"], best["bleu"]
+        which = f"the weights decoded in iteration {final_iteration} ({_named(cfg, final_score, final_bleu)})"
     else:
         final_weights = state["weights"]
         # only a run that stopped for lack of new hypotheses kept the weights it decoded last
         decoded = state["stop"] == "no new hypotheses"
         final_iteration = state["completed"] if decoded else None
+        final_score = last.get("score") if decoded else None
         final_bleu = last.get("bleu") if decoded else None
         which = f"the weights after iteration {state['completed']}" + (
-            "" if decoded else " (not decoded: their BLEU on the store was "
-                               f"{last['tuned_bleu']:.4f})" if last.get("tuned_bleu") is not None else "")
+            "" if decoded else f" (not decoded: their {_label(cfg)} on the store was "
+                               f"{last['tuned_score']:.4f})" if last.get("tuned_score") is not None else "")
     written = decoder.write_weights(final, _weights_of(final_weights),
                                     comment=f"mtplug tune {cfg.optimizer}: {which}")
     hooks.log(f"stopped after iteration {state['completed']}: {state['stop']}; final weights ({which}): {final}")
@@ -955,11 +1030,14 @@ def _finish(cfg, hooks, decoder, state, state_path, bleu, test, engine) -> dict:
     if test is not None:
         tested = _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine,
                              json.loads(json.dumps(final_weights)), final_iteration)
-    keys = ("iteration", "bleu", "tuned_bleu", "hypotheses", "new") + (("test_bleu",) if test is not None else ())
+    keys = (("iteration", "score", "tuned_score", "bleu") + (("tuned_bleu",) if is_bleu else ())
+            + ("hypotheses", "new") + (("test_score", "test_bleu") if test is not None else ()))
     return {"final": written[0], "files": written, "iterations": state["completed"], "stop": state["stop"],
-            "seed": cfg.seed, "final_weights": cfg.final_weights, "final_iteration": final_iteration, "bleu": final_bleu,
-            "last_bleu": last.get("bleu"), "tuned_bleu": last.get("tuned_bleu"), **tested,
-            "history": [{k: h[k] for k in keys} for h in state["history"]]}
+            "seed": cfg.seed, "final_weights": cfg.final_weights, "final_iteration": final_iteration,
+            "metric": cfg.metric, "score": final_score, "last_score": last.get("score"),
+            "tuned_score": last.get("tuned_score"), "bleu": final_bleu, "last_bleu": last.get("bleu"),
+            **({"tuned_bleu": last.get("tuned_bleu")} if is_bleu else {}), **tested,
+            "history": [{k: h.get(k) for k in keys} for h in state["history"]]}
 
 
 def _final_test(cfg, hooks, decoder, state, state_path, bleu, test, engine, final_weights: list,

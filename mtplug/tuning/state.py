@@ -75,17 +75,18 @@ def check_shape(state, path: str) -> None:
     _expect(isinstance(history, list) and len(history) == completed, "'history'",
             f"a list of {completed} entries (one per completed iteration)", history, path)
     for i, entry in enumerate(history, 1):
-        ok = (isinstance(entry, dict) and entry.get("iteration") == i and _is_number(entry.get("bleu"))
-              and (entry.get("tuned_bleu") is None or _is_number(entry.get("tuned_bleu")))
-              and _is_int(entry.get("hypotheses")) and _is_int(entry.get("new")))
-        _expect(ok, f"history entry {i}", f"an object with iteration {i} and numbers bleu, tuned_bleu (or null), "
-                "hypotheses, new", entry, path)
+        ok = (isinstance(entry, dict) and entry.get("iteration") == i and _is_number(entry.get("score"))
+              and (entry.get("tuned_score") is None or _is_number(entry.get("tuned_score")))
+              and _is_number(entry.get("bleu")) and _is_int(entry.get("hypotheses")) and _is_int(entry.get("new")))
+        _expect(ok, f"history entry {i}", f"an object with iteration {i} and numbers score, tuned_score (or null), "
+                "bleu, hypotheses, new", entry, path)
     best = get("best")
     if completed or best is not None:
         ok = (isinstance(best, dict) and _is_int(best.get("iteration")) and 1 <= best["iteration"] <= completed
-              and _is_number(best.get("bleu")) and _is_pairs(best.get("weights"))
+              and _is_number(best.get("score")) and _is_number(best.get("bleu")) and _is_pairs(best.get("weights"))
               and ("objective" not in best or _is_number(best["objective"])))
-        _expect(ok, "'best'", f"an object with an iteration in 1..{completed}, a bleu and weights", best, path)
+        _expect(ok, "'best'", f"an object with an iteration in 1..{completed}, a score, a bleu and weights", best,
+                path)
     final_test = get("final_test")
     _expect(final_test is None or (isinstance(final_test, dict) and _is_pairs(final_test.get("weights"))),
             "'final_test'", "an object with weights", final_test, path)

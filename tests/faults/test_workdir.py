@@ -177,11 +177,14 @@ def _edit_state(wd, edit) -> None:
     (lambda s: {**s, "completed": "2"}, "expected 'completed' to be an integer >= 0, found a string"),
     (lambda s: {**s, "history": s["history"][:1]},
      "expected 'history' to be a list of 2 entries (one per completed iteration), found a list of 1"),
-    (lambda s: {**s, "best": None}, ("expected 'best' to be an object with an iteration in 1..2, a bleu and weights, "
-                                    "found null")),
+    (lambda s: {**s, "best": None}, ("expected 'best' to be an object with an iteration in 1..2, a score, a bleu and "
+                                    "weights, found null")),
     (lambda s: {**s, "history": [s["history"][0], {**s["history"][1], "hypotheses": "many"}]},
-     ("expected history entry 2 to be an object with iteration 2 and numbers bleu, tuned_bleu (or null), "
-     "hypotheses, new, found an object")),
+     ("expected history entry 2 to be an object with iteration 2 and numbers score, tuned_score (or null), "
+     "bleu, hypotheses, new, found an object")),
+    (lambda s: {**s, "history": [s["history"][0], {**s["history"][1], "tuned_score": "high"}]},
+     ("expected history entry 2 to be an object with iteration 2 and numbers score, tuned_score (or null), "
+     "bleu, hypotheses, new, found an object")),
 ])
 def test_a_state_of_the_wrong_shape_is_one_line(runs, two, capsys, edit, expected):
     _edit_state(two, edit)

@@ -39,6 +39,12 @@ def test_limits_that_a_resume_may_lift():
     assert _limit_lifted(stopped, cfg(iterations=10, patience=0))
     assert not _limit_lifted(stopped, cfg(iterations=10, patience=3))
     assert not _limit_lifted(stopped, cfg(iterations=5, patience=0))
+    # the patience stop names the metric the best iteration was chosen by (issue 47); a state
+    # written before says BLEU whatever the metric: both are lifted alike
+    for stop in ("no better chrF for 3 iterations", "no better bleu:0.5,chrf:0.5 for 3 iterations",
+                 "no better TER for 3 iterations"):
+        assert _limit_lifted(state(5, stop, best_iteration=2), cfg(iterations=10, patience=4))
+        assert not _limit_lifted(state(5, stop, best_iteration=2), cfg(iterations=10, patience=3))
     # convergence is final
     assert not _limit_lifted(state(3, "no new hypotheses"), cfg(iterations=10))
     assert not _limit_lifted(state(3, "no weight changed by 1e-05 or more"), cfg(iterations=10))
