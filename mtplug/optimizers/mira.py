@@ -54,8 +54,8 @@ from ..forests.corpus import ForestCorpus
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
 from .base import (
-    Optimizer,
     START_SCALE_INFO,
+    Optimizer,
     Result,
     check_start_scale,
     from_scaled_start,
@@ -420,8 +420,8 @@ class KbMira(Optimizer):
         start = self.checked_start(corpus, start)
         if is_m2(corpus.metric) and not isinstance(corpus, ForestCorpus):
             # Moses's kbmira --sctype M2SCORER, step for step (its F_beta background)
-            reject_inapplicable((("start_scale", self.start_scale_given, False, "a store of another metric than M2 "
-                                  "(kbmira on M2 is Moses's, from the start as given)"),))
+            what = "a store of another metric than M2 (kbmira on M2 is Moses's, from the start as given)"
+            reject_inapplicable((("start_scale", self.start_scale_given, False, what),))
             units = runs_per_start_scale(self.start_scale)
             return kbmira_m2(corpus, start, seed, passes=self.passes, c=self.c, decay=self.decay,
                              model_bg=self.model_bg, safe_hope=self.safe_hope, order=self.order,

@@ -77,8 +77,8 @@ from .._ext import _hopefear, _rampion
 from ..metrics.bleu import SENTENCE_BLEU_VARIANTS
 from ..metrics.sentence import hypothesis_scores
 from .base import (
-    Optimizer,
     START_SCALE_INFO,
+    Optimizer,
     Result,
     check_start_scale,
     from_scaled_start,

@@ -67,6 +67,16 @@ def test_kbmira_optimizer_on_an_m2_store_is_moses_kbmira():
     assert corpus.metric_of(result.weights) == pytest.approx(best, abs=1e-6)
 
 
+def test_start_scale_cannot_take_effect_on_an_m2_store():
+    # Moses's kbmira on M2 runs from the start as given (docs/mira.md, "The start's scale")
+    corpus, start = _golden_corpus()
+    with pytest.raises(ValueError, match="start_scale applies only with a store of another metric than M2"):
+        KbMira(order="fixed", start_scale="best").optimize(corpus, start, 1)
+    units = []
+    KbMira(order="fixed", passes=3).optimize(corpus, start, 1, progress=units.append)
+    assert sum(units) == KbMira(passes=3).progress_total()
+
+
 def _tiny(tmp_path, rows):
     """features.dat / scores.dat of one sentence: rows of (feature, (correct, proposed, gold, srclen))."""
     f = ["FEATURES_TXT_BEGIN_0 0 %d 1 F0_0 " % len(rows)] + [f"{x} " for x, _ in rows] + ["FEATURES_TXT_END_0"]
