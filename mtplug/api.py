@@ -214,7 +214,7 @@ def tune(yaml: PathLike | None = None, *, resume: bool = False, log: Callable[[s
 
     yaml: a tune YAML file (``mtplug tune --write-config`` prints a template); options:
     the same settings as keywords (``decoder="moses"``, ``decoder_bin=...``,
-    ``config="moses.ini"``, ``input="dev.src"``, ``ref=["dev.ref"]``,
+    ``decoder_config="moses.ini"``, ``input="dev.src"``, ``ref=["dev.ref"]``,
     ``workdir="tune"``, ``optimizer="mert"``, ``iterations=10``, ...) and the optimizer's
     own options (``restarts=20``); keywords override the file, which overrides the
     defaults. resume: continue the run in ``workdir``. log: called with each log line

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import itertools
 import os
 import re
@@ -117,11 +116,23 @@ def _references(args):
 
 
 def _split_list(values: Sequence[str] | None) -> list[str]:
-    """Flags given as comma lists and/or repeated (as mert-moses.pl passes them)."""
+    """The files of --ffile/--scfile/--prev-ffile/--prev-scfile: several after one flag
+    and/or the flag repeated; comma lists (the old form, as mert-moses.pl passes them to
+    Moses's programs) are split too."""
     out: list[str] = []
     for v in values or ():
         out.extend(p for p in v.split(",") if p)
     return out
+
+
+def _file_list_item(flag: str) -> Callable[[str], str]:
+    """argparse type of a flag taking several files (--ffile F1 F2): a comma list in one
+    value (--ffile F1,F2, the old form) is taken, with one warning per run."""
+    def check(value: str) -> str:
+        if "," in value:
+            aliases.warn_old_name(f"{flag} F1,F2", f"{flag} F1 F2")
+        return value
+    return check
 
 
 #: the options of each command that read a file once, by dest -> flag: '-' reads standard input
@@ -234,7 +245,7 @@ def _metric_text(value: str) -> str:
         parse_metric(value)
         return value.strip()
     except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+        raise argparse.ArgumentTypeError(aliases.suggest_choice(str(err))) from None
 
 
 def _add_metric_arg(g) -> None:
@@ -318,8 +329,10 @@ def _add_input_args(p: argparse.ArgumentParser, forests: bool = False) -> None:
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE",
                    help="Moses n-best or cdec k-best files (merged; gzip read transparently; '-': stdin)")
     _add_nbest_format_args(g)
-    g.add_argument("--ffile", action="append", metavar="F1,F2", help="Moses features.dat files (comma list or repeated)")
-    g.add_argument("--scfile", action="append", metavar="S1,S2", help="Moses scores.dat files, matching --ffile")
+    g.add_argument("--ffile", nargs="+", action="extend", type=_file_list_item("--ffile"), metavar="FILE",
+                   help="Moses features.dat files (several after one --ffile, as --nbest)")
+    g.add_argument("--scfile", nargs="+", action="extend", type=_file_list_item("--scfile"), metavar="FILE",
+                   help="Moses scores.dat files, matching --ffile")
     g.add_argument("--store", metavar="FILE.npz", help="an n-best store saved by 'mtplug extract --store'")
     if forests:
         g.add_argument("--forests", nargs="+", action="extend", metavar="PATH",
@@ -495,7 +508,7 @@ def cmd_optimize(args) -> int:
     try:   # options are checked before any file is read
         optimizer = algorithm(**{name: getattr(args, name) for name in algorithm.options})
     except ValueError as err:
-        raise InputError(f"{args.algorithm}: {err}") from None
+        raise _option_error(args.algorithm, algorithm, err) from None
     check_outputs({"--output": args.output})
     in_fmt = detect_weights_format(args.weights)
     out_fmt = args.output_format or ("sparse" if in_fmt == "names" else in_fmt)
@@ -554,7 +567,7 @@ def cmd_optimize(args) -> int:
         except ValueError as err:   # an option the store cannot serve (e.g. expbleu directions on TER)
             if isinstance(err, InputError):
                 raise
-            raise InputError(f"{args.algorithm}: {err}") from None
+            raise _option_error(args.algorithm, algorithm, err) from None
         finally:
             close()
     for warning in result.warnings:
@@ -574,6 +587,20 @@ def cmd_optimize(args) -> int:
                      "out": args.output, "files": written, **info}),
           file=sys.stderr if is_stdout(args.output) else sys.stdout)
     return 0
+
+
+def option_flags(cls) -> tuple[dict[str, str], dict[str, tuple]]:
+    """The flags of an optimizer's options by Python name (``reg_strength`` ->
+    ``--reg-strength``) and their choices, for :func:`mtplug.aliases.flags_in`."""
+    return ({name: "--" + name.replace("_", "-") for name in cls.options},
+            {name: tuple(kw.get("choices") or ()) for name, kw in cls.options.items()})
+
+
+def _option_error(name: str, cls, err: ValueError) -> InputError:
+    """The InputError of an optimizer's ValueError about its options, which names them as
+    Python does (``reg_strength applies only with a regulariser (reg)``): named here by
+    their flags (``mert: --reg-strength applies only with a regulariser (--reg)``)."""
+    return InputError(f"{name}: {aliases.flags_in(str(err), *option_flags(cls))}")
 
 
 def cmd_kbest(args) -> int:
@@ -766,7 +793,7 @@ def _run_example(args, workdir: str) -> int:
     standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-pool", nbest,
                           "-standin-source", ref])
     tune_dir = os.path.join(workdir, "tune")
-    steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--config", ini, "--input", ref,
+    steps.append(["tune", "--decoder", "moses", "--decoder-bin", standin, "--decoder-config", ini, "--input", ref,
                   "--ref", ref, "--optimizer", "mert", "--iterations", "6", "--nbest-size", "10", "--jobs", "2",
                   "--seed", "1", "--workdir", tune_dir, "--resume", *quiet])
     # each step's own result line is a log line here: stdout is the example's result alone
@@ -787,12 +814,16 @@ def _run_example(args, workdir: str) -> int:
 
 # ---------------------------------------------------------------------------- parser
 class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line, ``PROG: error: ...`` (exit status 2).
+    """argparse whose usage errors are one line in the form of every other error,
+    ``mtplug: error: MESSAGE; see 'PROG --help'`` (exit status 2).
 
     Options are never abbreviated (``--restart 2`` is not ``--restarts``); an option the
-    command does not know is one line, ``PROG: unknown option --restart (did you mean
-    --restarts?); see PROG --help``, reported before any other usage error of the command
-    (a misspelt option is the likely cause of a missing one)."""
+    command does not know is ``mtplug: error: unknown option --restart (did you mean
+    --restarts?); see 'PROG --help'``, reported before any other usage error of the command
+    (a misspelt option is the likely cause of a missing one). A value that is not one of
+    the choices (a command, an algorithm, ``--directions powel``) is named with the closest
+    choice (:func:`mtplug.aliases.closest`); a misspelt command or algorithm is reported as
+    such whatever options follow it."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("allow_abbrev", False)   # the subcommands' parsers are made by this class too
@@ -801,11 +832,13 @@ class _Parser(argparse.ArgumentParser):
 
     def _own_tokens(self) -> list[str]:
         """The arguments this parser parses itself: all of them, or those before the
-        subcommand (whose parser checks the rest)."""
+        subcommand (whose parser checks the rest; a misspelt subcommand too: the first word
+        that is no option is where this parser's own part ends, since none of the options of
+        a parser with subcommands takes a value)."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
-                names = set(action.choices)
-                cut = next((i for i, t in enumerate(self._argv) if t in names), len(self._argv))
+                cut = next((i for i, t in enumerate(self._argv) if t == "--" or not t.startswith("-") or t == "-"),
+                           len(self._argv))
                 return self._argv[:cut]
         return self._argv
 
@@ -819,6 +852,21 @@ class _Parser(argparse.ArgumentParser):
             # a command's own parser: what is left over is its user's mistake
             self.error(f"unexpected argument(s): {' '.join(extras)}")
         return namespace, extras
+
+    def _check_value(self, action, value):
+        """A value outside ``action``'s choices: the closest choice in the message."""
+        if action.choices is None or value in action.choices:
+            return
+        choices = [str(c) for c in action.choices]
+        hint = aliases.did_you_mean(str(value), choices)
+        if isinstance(action, argparse._SubParsersAction):
+            what = str(action.metavar or action.dest).lower()
+            message = f"unknown {what} {value!r}{hint}; choose from {', '.join(choices)}"
+        else:
+            name = action.option_strings[-1] if action.option_strings else (action.metavar or action.dest)
+            flag = next((o for o in action.option_strings if o.startswith("--")), name)
+            message = f"{flag}: invalid choice: {value!r}{hint}; choose from {', '.join(choices)}"
+        raise argparse.ArgumentError(None, message)
 
     def _refuse_several_metrics(self, extras: Sequence[str]) -> None:
         """``--metric bleu ter`` where --metric takes one value (extract, optimize, tune):
@@ -863,20 +911,30 @@ class _Parser(argparse.ArgumentParser):
         if not unknown:
             return
         name = unknown[0]
-        # the old names count too: --int is closest to --init, which is now --weights
-        known = {s: s for a in self._actions if a.help is not argparse.SUPPRESS for s in a.option_strings}
-        known.update(aliases.old_names(self))
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f" (did you mean {known[close[0]]}?)" if close else ""
-        print(f"{self.prog}: unknown option {name}{hint}; see {self.prog} --help", file=sys.stderr)
+        # the old names count too: --int is closest to --init, which is now --weights; a
+        # short option (-x) is too short to resemble anything
+        known = {s: s for a in self._actions if a.help is not argparse.SUPPRESS for s in a.option_strings
+                 if s.startswith("--")}
+        known.update((old, new) for old, new in aliases.old_names(self).items() if old.startswith("--"))
+        close = aliases.closest(name, known) if name.startswith("--") else None
+        hint = f" (did you mean {known[close]}?)" if close else ""
+        self._exit_with(f"unknown option {name}{hint}")
+
+    def _exit_with(self, message: str) -> None:
+        print(f"mtplug: error: {message}; see '{self.prog} --help'", file=sys.stderr)
         sys.exit(EXIT_INPUT_ERROR)
 
     def error(self, message):
         self._refuse_unknown(self._own_tokens())
-        # a bad value in the words of mtplug.validation, whoever checks it: '--seed must be ...'
-        message = re.sub(r"^argument ([^:/ ]+)(?:/[^:]*)?: (must be )", r"\1 \2", message)
-        print(f"{self.prog}: error: {message} (see '{self.prog} --help')", file=sys.stderr)
-        sys.exit(EXIT_INPUT_ERROR)
+        # a bad value in the words of mtplug.validation, whoever checks it: '--seed must be ...';
+        # the option named by its long flag, without argparse's 'argument' ('--fear-list: invalid int value')
+        match = re.match(r"argument ([^:/ ]+)((?:/[^: ]+)*): ", message)
+        if match:
+            names = [match.group(1), *match.group(2).split("/")[1:]]
+            flag = next((n for n in names if n.startswith("--")), names[0])
+            rest = message[match.end():]
+            message = f"{flag} {rest}" if rest.startswith("must be ") else f"{flag}: {rest}"
+        self._exit_with(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -902,7 +960,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("score", cmd_score, "corpus BLEU, chrF, TER, WER, PER, CDER of a translation (one hypothesis per line)",
+    p = add("score", cmd_score, "corpus scores of a translation (one hypothesis per line): BLEU, chrF, chrF++, TER, "
+                                "WER, PER, CDER, M2 (grammatical error correction), Moses's scorers, external scores",
             "examples:\n  mtplug score --hyp out.txt --ref ref.0 ref.1 --json\n"
             "  mtplug score --hyp out.txt --ref ref.0 --metric bleu chrf chrf++ ter     # four lines\n"
             "  mtplug score --hyp out.txt --ref ref.0 --metric bleu:0.6,ter:0.4 bleu ter  # the interpolation, "
@@ -923,8 +982,10 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("input")
     g.add_argument("--nbest", "-n", nargs="+", action="extend", metavar="FILE", help="n-best/k-best files")
     _add_nbest_format_args(g)
-    g.add_argument("--prev-ffile", action="append", metavar="F1,F2", help="earlier features.dat to merge")
-    g.add_argument("--prev-scfile", action="append", metavar="S1,S2", help="earlier scores.dat to merge")
+    g.add_argument("--prev-ffile", nargs="+", action="extend", type=_file_list_item("--prev-ffile"), metavar="FILE",
+                   help="earlier features.dat files to merge (several after one flag)")
+    g.add_argument("--prev-scfile", nargs="+", action="extend", type=_file_list_item("--prev-scfile"),
+                   metavar="FILE", help="earlier scores.dat files to merge, matching --prev-ffile")
     _add_metric_arg(_add_reference_args(p))
     o = p.add_argument_group("output (any of)")
     o.add_argument("--ffile", dest="ffile_out", metavar="FILE", help="write features.dat")
@@ -940,8 +1001,8 @@ def build_parser() -> argparse.ArgumentParser:
         cls = get_optimizer(name)
         a = algos.add_parser(
             name, help=cls.help, description=cls.help, formatter_class=argparse.RawDescriptionHelpFormatter,
-            epilog=f"examples:\n  mtplug optimize {name} --ffile run1.features.dat,run2.features.dat "
-                   f"--scfile run1.scores.dat,run2.scores.dat \\\n      --weights run2.init.opt -o best.opt --seed 1\n"
+            epilog=f"examples:\n  mtplug optimize {name} --ffile run1.features.dat run2.features.dat "
+                   f"--scfile run1.scores.dat run2.scores.dat \\\n      --weights run2.init.opt -o best.opt --seed 1\n"
                    f"  mtplug optimize {name} --nbest run1.best100.out.gz --ref ref.0 --weights moses.ini "
                    f"-o moses.tuned.ini\n")
         a.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
@@ -991,10 +1052,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="weights by name: 'name value' lines, a cdec weights file or a moses.ini")
     p.add_argument("--nbest-size", type=validation.count, default=100, metavar="N",
                    help="derivations per forest, the size of each n-best list (default 100)")
-    p.add_argument("--unique", "-r", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
+    p.add_argument("--unique", action="store_true", help="distinct strings only (cdec -r, Moses 'distinct')")
     p.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")
     aliases.add_alias(p, "-k", "--nbest-size")
     aliases.add_alias(p, "--out", "--output")
+    aliases.add_alias(p, "-r", "--unique")     # cdec's -r; -r is --ref in every other command
 
     from .experiments.rerank_command import EXAMPLES as RERANK_EXAMPLES
     from .experiments.rerank_command import add_arguments as add_rerank_arguments
@@ -1045,7 +1107,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .tuning.config import add_tune_arguments
 
     p = add("tune", cmd_tune, "decoder-in-the-loop tuning: decode, merge n-best, optimize, repeat (Moses, cdec)",
-            "examples:\n  mtplug tune --decoder moses --decoder-bin ~/moses/bin/moses --config moses.ini "
+            "examples:\n  mtplug tune --decoder moses --decoder-bin ~/moses/bin/moses --decoder-config moses.ini "
             "--input dev.src --ref dev.ref \\\n      --optimizer mert --iterations 10 --nbest-size 100 --jobs 4 "
             "--workdir tuning\n  mtplug tune --yaml tune.yaml --resume\n"
             "  mtplug tune --write-config > tune.yaml\n")

@@ -114,7 +114,7 @@ def _tune_options(tmp_path, workdir: str) -> dict:
         ini.write_text(_EXAMPLE_INI.format(*fh.readline().split()), encoding="utf-8")
     standin = shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "moses", "-standin-pool", NBEST,
                           "-standin-source", REF])
-    return {"decoder": "moses", "decoder_bin": standin, "config": str(ini), "input": REF, "ref": [REF],
+    return {"decoder": "moses", "decoder_bin": standin, "decoder_config": str(ini), "input": REF, "ref": [REF],
             "iterations": 2, "nbest_size": 10, "seed": 3, "workdir": str(tmp_path / workdir), "restarts": 2}
 
 

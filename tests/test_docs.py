@@ -104,6 +104,18 @@ def test_readme_is_short_and_starts_with_the_set_up():
     assert ".venv/bin/python -m pytest -q" in first_code
 
 
+def test_readme_says_what_the_skipped_tests_need_next_to_the_test_command():
+    """Every variable naming a folder that tests skip without (the shared data, a real
+    program's build) is named in the paragraph after the set-up block (issue 47)."""
+    sources = "".join(p.read_text(encoding="utf-8") for p in (REPO / "tests").rglob("*.py"))
+    variables = set(re.findall(r"""(?:environ\.get\(|_build\()["'](MTPLUG_\w+_DIR)["']""", sources))
+    assert {"MTPLUG_SHARED_DIR", "MTPLUG_MOSES_DIR", "MTPLUG_CDEC_DIR"} <= variables
+    after = README.read_text(encoding="utf-8").split(".venv/bin/python -m pytest -q\n```\n", 1)[1]
+    paragraph = after.strip().split("\n\n", 1)[0]
+    assert "../shared" in paragraph
+    assert [v for v in sorted(variables) if f"`{v}`" not in paragraph] == []
+
+
 def test_the_docs_extra_has_the_signature_formatter():
     """mkdocstrings-python lays out the API reference's signatures with black or ruff and, with
     neither installed, leaves them unformatted ("Formatting signatures requires either Black or

@@ -39,12 +39,13 @@ def one_error_line(capsys) -> str:
     ("mert", ["--seed", "-1"], "--seed must be an integer in [0, 2^63), got -1"),
     ("mert", ["--threads", "0"], "--threads must be a thread count >= 1 (leave it out for all cores), got 0"),
     ("apro", ["--threads", "-2"], "--threads must be a thread count >= 1"),
-    ("mert", ["--reg", "l2"], "mert: reg l2 needs reg_strength > 0"),
-    ("mert", ["--reg", "l2", "--reg-strength", "0"], "reg_strength must be a finite number > 0 with reg l2"),
-    ("mert", ["--reg-strength", "0.1"], "mert: reg_strength applies only with a regulariser"),
-    ("mert", ["--tolerance", "-1"], "mert: tolerance must be a finite number >= 0"),
-    ("mert", ["--random-directions", "4"], "random_directions applies only with directions random"),
-    ("apro", ["--tolerance", "-1"], "apro: tolerance must be > 0"),
+    # the optimizers' messages name the options by their flags (issue 47)
+    ("mert", ["--reg", "l2"], "mert: --reg l2 needs --reg-strength > 0"),
+    ("mert", ["--reg", "l2", "--reg-strength", "0"], "--reg-strength must be a finite number > 0 with --reg l2"),
+    ("mert", ["--reg-strength", "0.1"], "mert: --reg-strength applies only with a regulariser (--reg)"),
+    ("mert", ["--tolerance", "-1"], "mert: --tolerance must be a finite number >= 0"),
+    ("mert", ["--random-directions", "4"], "--random-directions applies only with --directions random"),
+    ("apro", ["--tolerance", "-1"], "apro: --tolerance must be > 0"),
 ])
 def test_bad_option_values(files, capsys, algorithm, extra, message):
     assert optimize(files, algorithm, *extra) == EXIT_INPUT_ERROR
@@ -76,7 +77,7 @@ def test_tune_option_values(system_files, capsys, flag, value, message):
 @pytest.fixture
 def system_files(write, tmp_path):
     ini = write("moses.ini", "[weight]\nLM0= 0.5\nTM0= 0.2 0.2\n")
-    return ["tune", "-q", "--decoder", "moses", "--decoder-bin", "false", "--config", ini, "--input",
+    return ["tune", "-q", "--decoder", "moses", "--decoder-bin", "false", "--decoder-config", ini, "--input",
             write("src", "a\nb\n"), "--ref", write("ref", REF), "--workdir", str(tmp_path / "wd")]
 
 

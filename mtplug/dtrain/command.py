@@ -1,10 +1,13 @@
 """``mtplug dtrain``: the command-line face of :mod:`mtplug.dtrain` (flags, output, JSON line).
 
 Every dtrain key is a flag ``--key VALUE`` with hyphens (``--learning-rate`` for dtrain's
-``learning_rate``); start weights (``input_weights``) are ``--weights`` and the k-best size
-(``k``) ``--nbest-size``, as in the other commands. dtrain's own spellings
-(``--learning_rate``, ``--input_weights``, ``--k``) still work, with a warning; dtrain.ini
-keeps cdec's keys. Flags given alone (``--keep``) are switched on; the flags override
+``learning_rate``); start weights (``input_weights``) are ``--weights`` (``-w``), the k-best
+size (``k``) ``--nbest-size``, the references (``refs``) ``--ref`` (``-r``) and the metric of
+one hypothesis (``scorer``) ``--sentence-metric``, as in the other commands; shards trained at
+once are ``--jobs``, as tune's decoder processes. The old spellings (``--learning_rate``,
+``--input_weights``, ``--k``, ``--refs``, ``--scorer``, ``--workers``) still work, with a
+warning; dtrain.ini keeps cdec's keys, and ``--config``/``-c`` is the dtrain.ini, as cdec's
+dtrain ``-c``. Flags given alone (``--keep``) are switched on; the flags override
 ``-c dtrain.ini``. The weights go to ``output`` (dtrain's default ``-`` is stdout; then
 the JSON summary goes to stderr instead of stdout).
 """
@@ -33,16 +36,20 @@ examples:
   mtplug dtrain -c dtrain.ini --decoder-bin ~/cdec/decoder/cdec -o weights.txt
   mtplug dtrain -c dtrain.ini --epochs 2 --pair-sampling all --loss-margin 1 --gamma 0.001 -o w.txt
   mtplug dtrain -c dtrain.ini --l1-reg cumul --l1-reg-strength 0.0001 --select-weights avg -o w.txt
-  mtplug dtrain -c dtrain.ini --update mira --scorer pseudo_doc -o w.txt   # online MIRA (Eidelman 2012)
-  mtplug dtrain -c dtrain.ini --shards 4 --workers 2 -o w.txt   # as parallelize.rb -s 4 (mixed each epoch)
+  mtplug dtrain -c dtrain.ini --update mira --sentence-metric pseudo_doc -o w.txt   # online MIRA (Eidelman 2012)
+  mtplug dtrain -c dtrain.ini --shards 4 --jobs 2 -o w.txt      # as parallelize.rb -s 4 (mixed each epoch)
   mtplug dtrain -c dtrain.ini --shards 8 --scheduler tcp://head:8786 -o w.txt  # shards on dask workers
   mtplug dtrain -c dtrain.ini > weights.txt                     # output=- : weights on stdout
 
 dtrain.ini holds key=value lines ('#' comments, flags alone) with cdec's keys: the flags below with
-'_' for '-' (learning_rate=1), input_weights for --weights and k for --nbest-size.
+'_' for '-' (learning_rate=1), input_weights for --weights, k for --nbest-size, refs for --ref and
+scorer for --sentence-metric.
 """
 
-_SHORT = {"refs": ["-r"], "bitext": ["-b"], "output": ["-o"]}
+_SHORT = {"refs": ["-r"], "bitext": ["-b"], "output": ["-o"], "input_weights": ["-w"]}
+#: the metavars of the file keys (the others: the flag in capitals)
+_METAVARS = {"input": "SRC", "refs": "FILE", "bitext": "FILE", "output": "FILE", "input_weights": "FILE",
+             "decoder_config": "INI"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,9 +57,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", metavar="dtrain.ini", help="dtrain configuration file")
     p.add_argument("--decoder-bin", metavar="PATH",
                    help="the cdec decoder program, or a command line (default: $CDEC, else 'cdec' on PATH)")
-    p.add_argument("--workers", type=validation.count, metavar="N",
-                   help="threads running shards in parallel (default: min(shards, cores)); does not change "
-                        "the result")
+    p.add_argument("--jobs", type=validation.count, metavar="N",
+                   help="shards trained at once, each with its own decoder calls (default: min(shards, cores)); "
+                        "does not change the result")
+    add_alias(p, "--workers", "--jobs")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the shards (--shards > 1) on the workers of this dask scheduler (tcp://host:port, "
                         "a scheduler file, or local:N); needs pip install mtplug[distributed], the same mtplug, "
@@ -68,8 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         if meta["kind"] == "bool":
             kwargs.update(nargs="?", const=True, metavar="BOOL")
         else:
-            kwargs.update(metavar=flags[0][2:].upper().replace("-", "_") if not meta["choices"]
-                          else "{" + ",".join(meta["choices"]) + "}")
+            kwargs.update(metavar=_METAVARS.get(name) or (flags[0][2:].upper().replace("-", "_") if not meta["choices"]
+                                                          else "{" + ",".join(meta["choices"]) + "}"))
         groups[meta["group"]].add_argument(*flags, **kwargs)
         for old in old_flags_of(name):   # dtrain's --learning_rate: an alias of --learning-rate
             add_alias(p, old, flags[0])
@@ -110,7 +118,7 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
         copy: dict[str, Any] = {key: stack.enter_context(stdin_as_file("-"))}
         cfg = replace(cfg, **copy)
     command = _decoder_command(args)
-    workers = args.workers or max(1, min(cfg.shards, os.cpu_count() or 1))
+    workers = args.jobs or max(1, min(cfg.shards, os.cpu_count() or 1))
     if cfg.update == "mira":
         rule = (f"update=mira hope={cfg.mira_hope} fear={cfg.mira_fear} C={cfg.mira_c} "
                 f"average={str(cfg.mira_average).lower()}")

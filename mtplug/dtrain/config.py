@@ -23,7 +23,6 @@ the generated documentation page of ``mtplug dtrain``) and the parser all read i
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -31,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, NoReturn
 
+from ..aliases import did_you_mean
 from ..errors import InputError
 from ..formats.number_text import looks_numeric
 from ..validation import check_count, check_seed
@@ -219,7 +219,8 @@ def convert(key: str, text, where: tuple[str | None, int | None, str]):
     if kind == "str":
         choices = KEYS[key].metadata["choices"]
         if choices and text not in choices:
-            raise InputError(f"{label}: {text!r} is not one of {', '.join(choices)}", path, line)
+            raise InputError(f"{label}: {text!r} is not one of {', '.join(choices)}{did_you_mean(text, choices)}",
+                             path, line)
         return text
     if key == "seed":   # mtplug's key: a seed as every command takes it
         return check_seed(text, label, path, line)
@@ -243,8 +244,7 @@ def convert(key: str, text, where: tuple[str | None, int | None, str]):
 
 
 def _did_you_mean(key: str) -> str:
-    close = difflib.get_close_matches(key.replace("-", "_"), KEYS, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return did_you_mean(key.replace("-", "_"), KEYS, quote=True)
 
 
 def read_ini(path) -> dict[str, tuple[object, tuple]]:
@@ -278,13 +278,15 @@ def read_ini(path) -> dict[str, tuple[object, tuple]]:
 
 
 #: dtrain keys whose flag says what other commands call the same idea (docs/usage.md, "One
-#: name per idea"): start weights are --weights, an n-best size --nbest-size
-_FLAG_NAMES = {"input_weights": "weights", "k": "nbest-size"}
+#: name per idea"): start weights are --weights, an n-best size --nbest-size, references
+#: --ref, the metric of one hypothesis (dtrain's per-sentence scorer) --sentence-metric
+_FLAG_NAMES = {"input_weights": "weights", "k": "nbest-size", "refs": "ref", "scorer": "sentence-metric"}
 
 
 def flag_of(key: str) -> str:
     """The ``mtplug dtrain`` flag of dtrain key ``key``: ``--learning-rate`` for
-    ``learning_rate``, ``--weights`` for ``input_weights``, ``--nbest-size`` for ``k``."""
+    ``learning_rate``, ``--weights`` for ``input_weights``, ``--nbest-size`` for ``k``,
+    ``--ref`` for ``refs``, ``--sentence-metric`` for ``scorer``."""
     return "--" + _FLAG_NAMES.get(key, key.replace("_", "-"))
 
 
@@ -320,19 +322,32 @@ def load_config(path=None, overrides: Mapping[str, object] | None = None) -> Dtr
 
 def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini: str | None = None) -> None:
     """Raise InputError (naming where the value came from; a key set nowhere names the
-    dtrain.ini ``ini``) if the settings cannot run."""
+    dtrain.ini ``ini``, or its flag when there is none) if the settings cannot run."""
     origins = origins or {}
 
     def fail(key: str, message: str) -> NoReturn:
-        path, line, label = origins.get(key, (ini, None, key))
+        path, line, label = origins.get(key, (ini, None, key if ini else flag_of(key)))
         raise InputError(f"{label}: {message}", path, line)
 
+    def name(key: str) -> str:
+        """How a message names another key: as it was given (flag or key), else as the
+        dtrain.ini would have it, or by its flag without one."""
+        if key in origins:
+            return origins[key][2]
+        return key if ini else flag_of(key)
+
     if not cfg.decoder_config:
-        fail("decoder_config", "is required (the cdec.ini of the decoder)")
+        path = ini if "decoder_config" not in origins else origins["decoder_config"][0]
+        raise InputError(f"{name('decoder_config')} is required (the cdec.ini of the decoder"
+                         + ("; or give --decoder-config)" if ini else ")"), path)
+    def quoted(key: str) -> str:
+        return name(key) if name(key).startswith("-") else f"'{name(key)}'"
+
     if cfg.bitext and (cfg.input or cfg.refs):
-        fail("bitext", "give 'input' and 'refs' or 'bitext', not both")
+        fail("bitext", f"give {quoted('input')} and {quoted('refs')} or {quoted('bitext')}, not both")
     if not cfg.bitext and not (cfg.input and cfg.refs):
-        fail("input" if not cfg.input else "refs", "give 'input' and 'refs', or 'bitext'")
+        fail("input" if not cfg.input else "refs",
+             f"give {quoted('input')} and {quoted('refs')}, or {quoted('bitext')}")
     # an option that cannot take effect is an error: the pairwise keys with update=mira and back
     inapplicable = PAIRWISE_KEYS if cfg.update == "mira" else MIRA_KEYS
     for key in inapplicable:
@@ -374,7 +389,7 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
         fail("approx_bleu_d", "must be > 0")
     if cfg.l1_reg != "none":
         if cfg.l1_reg_strength is None:
-            fail("l1_reg", f"l1_reg={cfg.l1_reg} needs l1_reg_strength")
+            fail("l1_reg", f"{cfg.l1_reg} needs {name('l1_reg_strength')}")
         if cfg.l1_reg_strength < 0:
             fail("l1_reg_strength", "must be >= 0")
     parts = cfg.lplp_args.split()

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from .. import validation
-from ..aliases import add_alias
+from ..aliases import add_alias, suggest_choice
 from ..errors import InputError
 from ..metric_help import metric_help
 
@@ -117,7 +117,7 @@ def run(args, log, counter, references, bleu_config) -> int:
         try:
             report_metric(m)
         except ValueError as err:
-            raise InputError(f"--metric {m}: {err}") from None
+            raise InputError(f"--metric {m}: {suggest_choice(str(err))}") from None
     if args.plot == "-":
         raise InputError("--plot needs a file name (a PNG is not written to stdout)")
     check_outputs({"--json": args.json, "--latex": args.latex, "--plot": args.plot})

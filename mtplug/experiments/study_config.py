@@ -69,7 +69,7 @@ _OLD_EVALUATE_KEYS = {"metrics": "metric"}
 #: the fingerprints keep the keys studies wrote before the keys were renamed, so that their
 #: replicas count as done (compare.py compares fingerprint.json key by key)
 _FINGERPRINT_KEYS = {"pool.weights": "pool.init", "pool.sparse_weights": "pool.sparse_init",
-                     "tune.nbest_size": "tune.nbest"}
+                     "tune.nbest_size": "tune.nbest", "tune.decoder_config": "tune.config"}
 #: how random start points are drawn around the start weights w (:func:`random_start`)
 START_DISTRIBUTIONS = ("uniform", "normal")
 #: tune keys added after studies were run, with their defaults: at the default they stay
@@ -482,7 +482,7 @@ def _tune(f: _File, value, optimizers: list, study: Study) -> dict:
         missing.append("weights")      # cdec's start weights (Moses reads them from its config)
     if missing:
         raise f.fail("tune", f"tune: missing key(s) {', '.join(missing)}")
-    for key in ("config", "input", "weights", "ref"):
+    for key in ("decoder_config", "input", "weights", "ref"):
         if values.get(key) is not None:
             values[key] = f.existing(f"tune.{key}", values[key])
     program = values["decoder_bin"]
@@ -547,7 +547,7 @@ tune:                          # decoder mode: mtplug tune's keys (mtplug tune -
                                # scheduler and threads, which the study sets
   decoder: moses               # moses or cdec
   decoder_bin: /path/to/moses  # the decoder program, or a command line ('python3 standin.py moses')
-  config: moses.ini            # moses.ini (start weights from its [weight] section) or cdec.ini
+  decoder_config: moses.ini    # moses.ini (start weights from its [weight] section) or cdec.ini
   weights: null                # cdec: start weights file (required); Moses: optional sparse start weights
   input: dev.src               # the tuning set's source
   ref: [dev.ref.0]

@@ -10,14 +10,13 @@ template that parses back.
 from __future__ import annotations
 
 import argparse
-import difflib
 import math
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..aliases import add_alias, warn_old_name
+from ..aliases import add_alias, closest, did_you_mean, flags_in, suggest_choice, warn_old_name
 from ..errors import InputError
 from ..fileio import read_text_lines
 from ..formats.number_text import looks_numeric
@@ -32,8 +31,8 @@ TUNE_OPTIONS: dict[str, tuple] = {
     "decoder_bin": (None, dict(metavar="PATH", help="the decoder program, or a command line split like a shell "
                                                     "('python3 standin.py moses')")),
     "decoder_args": ("", dict(metavar="ARGS", help="more arguments for every decoder call (e.g. '-threads 4')")),
-    "config": (None, dict(metavar="INI", help="moses.ini or cdec.ini (Moses: its [weight] section holds the "
-                                              "start weights)")),
+    "decoder_config": (None, dict(metavar="INI", help="the decoder's configuration, moses.ini or cdec.ini (Moses: "
+                                                      "its [weight] section holds the start weights)")),
     "weights": (None, dict(metavar="FILE", help="cdec: the start weights file; Moses: optional sparse start "
                                                 "weights ('name value' lines)")),
     "input": (None, dict(metavar="SRC", help="the tuning set's source, one sentence per line")),
@@ -85,10 +84,12 @@ TUNE_OPTIONS: dict[str, tuple] = {
     "metric": ("bleu", dict(metavar="M",
                             help=metric_help("what to tune to, one metric (the best iteration is chosen by it)"))),
 }
-REQUIRED = ("decoder", "decoder_bin", "config", "input", "ref", "workdir")
+REQUIRED = ("decoder", "decoder_bin", "decoder_config", "input", "ref", "workdir")
 #: old option names (flags, YAML keys, mtplug.tune keywords) -> the name they stand for now;
 #: they work, with one warning each (mtplug.aliases)
-OLD_NAMES = {"nbest": "nbest_size"}
+OLD_NAMES = {"nbest": "nbest_size", "config": "decoder_config"}
+#: the short flags of options, as in the other commands
+SHORT_FLAGS = {"weights": "-w", "ref": "-r"}
 #: MERT's options under --forests unless given (see config_from_args)
 FOREST_MERT_DEFAULTS = {"restarts": 0, "max_iterations": 5}
 
@@ -98,7 +99,8 @@ class TuneConfig:
     """The checked options of one ``mtplug tune`` run: the keys of :data:`TUNE_OPTIONS`
     (flags and YAML keys, with their meaning in its help texts) plus ``optimizer_options``,
     the chosen optimizer's options by name, and ``resume``. Made by
-    :func:`config_from_args`."""
+    :func:`config_from_args`. ``config`` is the decoder's configuration (``--decoder-config``,
+    ``decoder_config:``; also :attr:`decoder_config`), by the name runs record it with."""
 
     decoder: str
     decoder_bin: str
@@ -129,6 +131,11 @@ class TuneConfig:
     metric: str = "bleu"
     optimizer_options: dict = field(default_factory=dict)
     resume: bool = False
+
+    @property
+    def decoder_config(self) -> str:
+        """The decoder's configuration (moses.ini, cdec.ini): :attr:`config` by its option's name."""
+        return self.config
 
     def fingerprint(self) -> dict:
         """What must not change between a run and its ``--resume`` (jobs, threads, the
@@ -167,17 +174,35 @@ def add_tune_arguments(p: argparse.ArgumentParser) -> None:
     add_alias(p, "--continue", "--resume")
     g = p.add_argument_group("tuning")
     for name, (_default, kwargs) in TUNE_OPTIONS.items():
-        g.add_argument("--" + name.replace("_", "-"), dest=name, default=argparse.SUPPRESS, **kwargs)
+        flags = ["--" + name.replace("_", "-")] + ([SHORT_FLAGS[name]] if name in SHORT_FLAGS else [])
+        g.add_argument(*flags, dest=name, default=argparse.SUPPRESS, **kwargs)
     for old, new in OLD_NAMES.items():
         add_alias(p, "--" + old.replace("_", "-"), "--" + new.replace("_", "-"))
+
+    g = p.add_argument_group("optimizer options (those of the chosen --optimizer, as 'mtplug optimize ALGO "
+                             "--help' shows them; in YAML under optimizer_options:)")
+    for opt, kwargs in _all_optimizer_options().items():
+        extra: dict[str, Any] = {"action": "store_true"} if kwargs.get("action") == "store_true" else \
+            {"metavar": kwargs.get("metavar") or "V"}
+        g.add_argument("--" + opt.replace("_", "-"), dest=f"opt__{opt}", default=argparse.SUPPRESS,
+                       help=optimizer_option_help(opt).replace("%", "%%"), **extra)
+
+
+def optimizer_option_help(opt: str) -> str:
+    """The tune --help text of optimizer option ``opt``: its meaning and default for each
+    optimizer that has it (the help of ``mtplug optimize ALGO``), those with the same text
+    together: ``mira, kbmira: ...; rampion: ...``."""
     from ..optimizers.registry import OPTIMIZER_NAMES, get_optimizer
 
-    g = p.add_argument_group("optimizer options (those of the chosen --optimizer; see 'mtplug optimize ALGO --help')")
-    for opt, kwargs in _all_optimizer_options().items():
-        owners = [n for n in OPTIMIZER_NAMES if opt in get_optimizer(n).options]
-        extra: dict[str, Any] = {"action": "store_true"} if kwargs.get("action") == "store_true" else {"metavar": "V"}
-        g.add_argument("--" + opt.replace("_", "-"), dest=f"opt__{opt}", default=argparse.SUPPRESS,
-                       help=f"({', '.join(owners)})", **extra)
+    texts: dict[str, list[str]] = {}
+    for name in OPTIMIZER_NAMES:
+        kwargs = get_optimizer(name).options.get(opt)
+        if kwargs is not None:
+            text = kwargs.get("help") or ""
+            if kwargs.get("choices") and not all(str(c) in text for c in kwargs["choices"]):
+                text += f" (one of {', '.join(map(str, kwargs['choices']))})"
+            texts.setdefault(text, []).append(name)
+    return "; ".join(f"{', '.join(owners)}: {text}" for text, owners in texts.items())
 
 
 #: where a value came from, for messages: (file or None, 1-based line or None, label); the
@@ -252,8 +277,8 @@ def _read_yaml(path: str) -> tuple[dict, dict[str, int]]:
             name = OLD_NAMES[name]
         if name not in TUNE_OPTIONS and name != "optimizer_options":
             names = {**{n: n for n in [*TUNE_OPTIONS, "optimizer_options"]}, **OLD_NAMES}
-            close = difflib.get_close_matches(name, list(names), n=1)
-            hint = f" (did you mean {names[close[0]]!r}?)" if close else ""
+            close = closest(name, names)
+            hint = f" (did you mean {names[close]!r}?)" if close else ""
             raise InputError(f"unknown option {key!r}{hint}; known: {', '.join(sorted(TUNE_OPTIONS))}, "
                              "optimizer_options", path, lines.get(name))
         out[name] = value
@@ -342,8 +367,9 @@ def convert_value(value, kwargs: dict, where: Origin, default=None):
     else:
         value = str(value)
     if "choices" in kwargs and value not in kwargs["choices"]:
-        raise InputError(f"{label} must be one of {', '.join(map(str, kwargs['choices']))}, got {show_value(value)}",
-                         path, line)
+        choices = [str(c) for c in kwargs["choices"]]
+        raise InputError(f"{label} must be one of {', '.join(choices)}, got {show_value(value)}"
+                         f"{did_you_mean(str(value), choices)}", path, line)
     return value
 
 
@@ -395,16 +421,23 @@ def config_from_args(args) -> TuneConfig:
             spelled = other if origins[name][0] else "--" + other.replace("_", "-")
             raise fail(name, f"needs {spelled} too (a test set is its source and its references)")
     if values["optimizer"] not in OPTIMIZER_NAMES or values["optimizer"] == "none":
-        known = ", ".join(n for n in OPTIMIZER_NAMES if n != "none")
-        raise fail("optimizer", f"must be one of {known}, got {values['optimizer']!r}")
+        known = [n for n in OPTIMIZER_NAMES if n != "none"]
+        raise fail("optimizer", f"must be one of {', '.join(known)}, got {values['optimizer']!r}"
+                                f"{did_you_mean(str(values['optimizer']), known)}")
     cls = get_optimizer(values["optimizer"])
     options = {}
     for key, value in opt_values.items():
         name = str(key).replace("-", "_")
         where = opt_origins.get(key, (None, None, "--" + name.replace("_", "-")))
         if name not in cls.options:
-            raise InputError(f"{where[2]} is not an option of {values['optimizer']} "
-                             f"(its options: {', '.join(sorted(cls.options)) or 'none'})", where[0], where[1])
+            from_flag = where[2].startswith("--")
+            names = {("--" + o.replace("_", "-")) if from_flag else o: o for o in cls.options}
+            close = closest(where[2].rsplit(" ", 1)[-1], names)
+            hint = f" (did you mean {close}?)" if close and close.lstrip("-").replace("-", "_") != name else ""
+            listed = ", ".join(sorted(cls.options)) or "none"
+            raise InputError(f"{where[2]} is not an option of {values['optimizer']}"
+                             + (f"{hint}; its options: {listed}" if hint else f" (its options: {listed})"),
+                             where[0], where[1])
         options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"))
     for name in ("iterations", "nbest_size", "jobs"):   # the words of every command (mtplug.validation)
         path, line, label = origin(name)
@@ -423,7 +456,8 @@ def config_from_args(args) -> TuneConfig:
     try:
         metric = parse_metric(str(values["metric"]))
     except ValueError as err:
-        raise fail("metric", str(err)) from None
+        path, line, label = origin("metric")
+        raise InputError(f"{label}: {suggest_choice(str(err))}", path, line) from None
     if any(p.name == "ext" for p in metric.parts):
         raise fail("metric", "ext: scores cannot follow the decoder's new hypotheses; use mtplug optimize on fixed "
                              "n-best lists")
@@ -459,13 +493,20 @@ def config_from_args(args) -> TuneConfig:
         # MERT searches as dpmert.pl does: from the current point only, at most 5 rounds
         for name, value in FOREST_MERT_DEFAULTS.items():
             options.setdefault(name, value)
+    values["config"] = values.pop("decoder_config")    # TuneConfig's (and the runs' records') name
     cfg = TuneConfig(**values, optimizer_options=options, resume=bool(given.get("resume")))
     try:
         cls(**options)
     except (TypeError, ValueError) as err:
-        # the file is at fault only when every optimizer option came from it
+        # the file is at fault only when every optimizer option came from it; the options are
+        # named as they were given (--reg-strength as a flag, reg_strength in the file)
         files = {where[0] for where in opt_origins.values()}
-        raise InputError(f"{cfg.optimizer}: {err}", yaml_path if files == {yaml_path} else None) from None
+        in_file = yaml_path is not None and files == {yaml_path}
+        labels = {name: "--" + name.replace("_", "-") for name in cls.options
+                  if (opt_origins[name][0] is None if name in opt_origins else not in_file)}
+        choices = {name: tuple(kw.get("choices") or ()) for name, kw in cls.options.items()}
+        raise InputError(f"{cfg.optimizer}: {flags_in(str(err), labels, choices)}",
+                         yaml_path if in_file else None) from None
     return cfg
 
 
@@ -476,7 +517,7 @@ TEMPLATE = """\
 decoder: moses                 # moses or cdec
 decoder_bin: /path/to/moses    # the decoder program, or a command line ('python3 standin.py moses')
 decoder_args: ""               # more arguments for every decoder call, e.g. "-threads 4"
-config: moses.ini              # moses.ini (start weights from its [weight] section) or cdec.ini
+decoder_config: moses.ini      # moses.ini (start weights from its [weight] section) or cdec.ini
 weights: null                  # cdec: start weights file (required); Moses: optional sparse start weights
 input: dev.src                 # tuning set source, one sentence per line
 ref: [dev.ref.0]               # one or more reference files

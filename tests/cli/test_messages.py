@@ -91,7 +91,7 @@ def commands(files, write, tmp_path):
     return {
         "optimize": ["optimize", "mert", "-q", "--nbest", files["nbest"], "--ref", files["ref"], "--weights",
                      files["init"], "-o", files["out"]],
-        "tune": ["tune", "-q", "--decoder", "moses", "--decoder-bin", "false", "--config", ini, "--input",
+        "tune": ["tune", "-q", "--decoder", "moses", "--decoder-bin", "false", "--decoder-config", ini, "--input",
                  files["ref"], "--ref", files["ref"], "--workdir", str(tmp_path / "wd")],
         "evaluate": ["evaluate", "-q", "--ref", files["ref"], "--hyps-baseline", files["ref"]],
         "compare": ["compare", "-q", "study.yaml"],
@@ -116,7 +116,7 @@ def commands(files, write, tmp_path):
     ("rerank", ["--nbest-size", "0", "--output-nbest", "-"], "--nbest-size must be an integer >= 1, got 0"),
     ("dtrain", ["--nbest-size", "0"], "--nbest-size must be an integer >= 1, got 0"),
     ("dtrain", ["--epochs", "0"], "--epochs must be an integer >= 1, got 0"),
-    ("dtrain", ["--workers", "0"], "--workers must be an integer >= 1, got 0"),
+    ("dtrain", ["--jobs", "0"], "--jobs must be an integer >= 1, got 0"),
     ("evaluate", ["--boot-samples", "0"], "--boot-samples must be an integer >= 1, got 0"),
 ])
 def test_one_bad_value_one_wording(commands, capsys, command, extra, message):

@@ -73,7 +73,7 @@ def test_score_refuses_a_metric_named_twice(text, capsys):
     ["extract", "--nbest", "NB", "--ref", "REF", "--store", "OUT"],
     ["optimize", "mert", "--nbest", "NB", "--ref", "REF", "--weights", "W", "-o", "OUT"],
     ["optimize", "pro", "--nbest", "NB", "--ref", "REF", "--weights", "W", "-o", "OUT"],
-    ["tune", "--decoder", "moses", "--decoder-bin", "moses", "--config", "W", "--input", "REF", "--ref", "REF",
+    ["tune", "--decoder", "moses", "--decoder-bin", "moses", "--decoder-config", "W", "--input", "REF", "--ref", "REF",
      "--workdir", "OUT"],
 ])
 def test_one_metric_commands_refuse_several_saying_how_to_join_them(write, tmp_path, capsys, argv):

@@ -6,6 +6,7 @@ run naming the new one; docs/usage.md's table lists them all."""
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 
@@ -91,6 +92,13 @@ def test_an_old_name_is_warned_of_once_per_run(files, tmp_path, capsys):
     (["dtrain", "--k", "20"], "--k", "--nbest-size", "k", "20"),
     (["evaluate", "--hyps-baseline", "b", "--metrics", "bleu", "ter"], "--metrics", "--metric", "metric",
      ["bleu", "ter"]),
+    # issue 47: the decoder's configuration, references, the metric of one hypothesis and
+    # decoder processes at once have one name in tune and dtrain; kbest's cdec -r is --unique
+    (["tune", "--config", "moses.ini"], "--config", "--decoder-config", "decoder_config", "moses.ini"),
+    (["dtrain", "--refs", "r"], "--refs", "--ref", "refs", "r"),
+    (["dtrain", "--scorer", "bleu"], "--scorer", "--sentence-metric", "scorer", "bleu"),
+    (["dtrain", "--workers", "2"], "--workers", "--jobs", "jobs", 2),
+    (["kbest", "--forests", "f", "--weights", "w", "-r"], "-r", "--unique", "unique", True),
 ])
 def test_each_old_name_sets_what_the_new_one_sets(capsys, argv, old, new, dest, value):
     aliases.reset()
@@ -105,6 +113,8 @@ def test_tune_yaml_old_key(write, capsys):
     aliases.reset()
     assert read_yaml(write("t.yaml", "nbest: 20\n")) == {"nbest_size": 20}
     assert capsys.readouterr().err == warning("nbest:", "nbest_size:")
+    assert read_yaml(write("c.yaml", "config: moses.ini\n")) == {"decoder_config": "moses.ini"}
+    assert capsys.readouterr().err == warning("config:", "decoder_config:")
     path = write("both.yaml", "nbest: 20\nnbest_size: 30\n")
     with pytest.raises(ValueError, match="nbest and nbest_size are one option"):
         read_yaml(path)
@@ -136,6 +146,100 @@ def test_python_tune_nbest_keyword_is_the_old_name_of_nbest_size():
     with pytest.warns(FutureWarning, match=r"nbest= is the old name of nbest_size="), \
             pytest.raises(ValueError, match="nbest= and nbest_size= are one option"):
         mtplug.tune(nbest=5, nbest_size=5)
+
+
+def test_python_tune_config_keyword_is_the_old_name_of_decoder_config():
+    import mtplug
+
+    with pytest.warns(FutureWarning, match=r"config= is the old name of decoder_config="), \
+            pytest.raises(ValueError, match="config= and decoder_config= are one option"):
+        mtplug.tune(config="a.ini", decoder_config="a.ini")
+
+
+def test_comma_lists_of_files_are_the_old_form_of_several_files(files, write, tmp_path, capsys):
+    f, s = str(tmp_path / "f.dat"), str(tmp_path / "s.dat")
+    assert main(["extract", "-q", "--nbest", files["nbest"], "--ref", files["ref"], "--ffile", f, "--scfile", s]) == 0
+    base = ["optimize", "none", "-q", "--weights", files["init"], "--output-format", "init-opt"]
+    new, old = str(tmp_path / "new"), str(tmp_path / "old")
+    assert main([*base, "--ffile", f, f, "--scfile", s, s, "-o", new]) == 0
+    assert capsys.readouterr().err == ""
+    assert main([*base, "--ffile", f"{f},{f}", "--scfile", f"{s},{s}", "-o", old]) == 0
+    assert capsys.readouterr().err == (warning("--ffile F1,F2", "--ffile F1 F2")
+                                       + warning("--scfile F1,F2", "--scfile F1 F2"))
+    assert Path(new).read_bytes() == Path(old).read_bytes()
+    args = build_parser().parse_args(["extract", "--nbest", "n", "--prev-ffile", "a", "b", "--prev-scfile", "c",
+                                      "--prev-scfile", "d"])
+    assert (args.prev_ffile, args.prev_scfile) == (["a", "b"], ["c", "d"])
+
+
+# ---------------------------------------------------------------- the table, made from the parsers
+def _section() -> str:
+    text = (REPO / "docs" / "usage.md").read_text(encoding="utf-8")
+    return text.split("## One name per idea", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_table_in_the_docs_is_the_one_the_parsers_make():
+    table = "".join(line + "\n" for line in _section().splitlines() if line.startswith("|"))
+    assert table == aliases.names_table(build_parser()), \
+        "docs/usage.md is out of date: replace its table of names with the output of python -m mtplug.aliases"
+
+
+def _value(action: argparse.Action) -> list:
+    """A value the parser takes for ``action`` (none for a switch)."""
+    if action.nargs in (0, "?"):
+        return []
+    if action.choices:
+        return [str(next(iter(action.choices)))]
+    return ["bleu" if "metric" in action.dest else "1"]
+
+
+def _parse(words: tuple, spelling: str, canonical: str):
+    """The value that ``spelling`` sets in command ``words``, the command's other required
+    arguments filled in."""
+    parser = dict(all_parsers(_parser()))["mtplug " + " ".join(words)]
+    action = parser._option_string_actions[canonical]
+    argv = [*words, spelling, *_value(action)]
+    for other in parser._actions:
+        if other.required and other is not action:
+            argv += [other.option_strings[0], *_value(other)] if other.option_strings else ["x"]
+    return getattr(_parser().parse_args(argv), action.dest)
+
+
+@functools.lru_cache(maxsize=1)
+def _parser() -> argparse.ArgumentParser:
+    return build_parser()
+
+
+def table_spellings() -> list:
+    """(command words, spelling, its canonical option, whether an old name) of every
+    spelling the table names: each option and its short forms in every command it names,
+    and every old name."""
+    out = []
+    for row in aliases.table_rows(build_parser()):
+        for flag, commands, shorts, _ in row["flags"]:
+            out += [(words, spelling, flag, False) for words in commands for spelling in [flag, *shorts[words]]]
+        out += [(words, old, new, True) for old, new, commands in row["old"] for words in commands]
+    return out
+
+
+def test_the_table_names_every_option_of_its_ideas_and_every_alias():
+    spellings = [s[:3] for s in table_spellings()]
+    assert (("tune",), "-w", "--weights") in spellings and (("dtrain",), "-w", "--weights") in spellings
+    assert (("tune",), "-r", "--ref") in spellings and (("dtrain",), "--ref", "--ref") in spellings
+    assert (("tune",), "--config", "--decoder-config") in spellings
+    named = {(words, old) for words, old, _ in spellings}
+    assert {(("mtplug " + " ".join(w)), old) for w, old in named} >= {(prog, old) for prog, old, _ in every_alias()}
+
+
+@pytest.mark.parametrize("words, spelling, canonical, old", table_spellings(),
+                         ids=lambda x: " ".join(x) if isinstance(x, tuple) else str(x))
+def test_every_spelling_in_the_table_works(capsys, words, spelling, canonical, old):
+    aliases.reset()
+    expected = _parse(words, canonical, canonical)
+    assert capsys.readouterr().err == ""
+    aliases.reset()
+    assert _parse(words, spelling, canonical) == expected
+    assert capsys.readouterr().err == (warning(spelling, canonical) if old else "")
 
 
 def test_the_table_in_the_docs_names_every_alias():

@@ -120,7 +120,7 @@ def test_evaluate_reads_one_system_from_stdin(write, stdin, capsys):
      "--nbest and --weights both name standard input ('-'), which can be read once: give one of them as a file"),
     (["optimize", "none", "--nbest", "-", "-", "--ref", "{ref}", "--weights", "{init}", "--output", "{out}"],
      "--nbest names standard input ('-') twice; it can be read once"),
-    (["optimize", "none", "--ffile", "a,-", "--scfile", "-", "--weights", "{init}", "--output", "{out}"],
+    (["optimize", "none", "--ffile", "a", "-", "--scfile", "-", "--weights", "{init}", "--output", "{out}"],
      "--ffile and --scfile both name standard input"),
     (["evaluate", "--ref", "-", "--hyps-baseline", "{ref}", "--hyps-x", "-"],
      "--hyps-x and --ref both name standard input"),

@@ -99,8 +99,14 @@ def test_errors_name_the_file_and_line(write, text, message, line):
 
 
 def test_missing_required_settings_and_flag_errors(write):
-    with pytest.raises(InputError, match="decoder_config: is required"):
+    with pytest.raises(InputError, match=r"a\.ini: decoder_config is required \(the cdec\.ini of the decoder; or give "
+                                         r"--decoder-config\)$"):
         load_config(write("a.ini", "bitext=b\n"))
+    # without a dtrain.ini, by their flags (issue 47)
+    with pytest.raises(InputError, match=r"^--decoder-config is required \(the cdec\.ini of the decoder\)$"):
+        load_config(None, {"bitext": "b"})
+    with pytest.raises(InputError, match=r"^--ref: give --input and --ref, or --bitext$"):
+        load_config(None, {"decoder_config": "c", "input": "x"})
     with pytest.raises(InputError, match="give 'input' and 'refs', or 'bitext'"):
         load_config(write("b.ini", "decoder_config=c\ninput=x\n"))
     with pytest.raises(InputError, match=r"^--epochs: expected a non-negative integer"):

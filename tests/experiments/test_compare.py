@@ -67,7 +67,7 @@ def decoder_study(d: Path, workdir: str, **changes) -> dict:
              "tune": {"decoder": "moses",
                       "decoder_bin": shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source",
                                                  str(d / "all.src")]),
-                      "config": str(d / "moses.ini"), "input": str(d / "dev.src"), "ref": [str(d / "dev.ref")],
+                      "decoder_config": str(d / "moses.ini"), "input": str(d / "dev.src"), "ref": [str(d / "dev.ref")],
                       "iterations": 2, "nbest_size": 10},
              "test": {"input": str(d / "test.src"), "ref": str(d / "test.ref")},
              "optimizers": {"mert": {"options": {"restarts": 2}}, "apro": {}},

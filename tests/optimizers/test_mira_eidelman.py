@@ -222,7 +222,7 @@ def test_cli_prints_the_per_pass_scores(example_data, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--fear-list", "-1"], "mira: fear_list must be an integer >= 0 (0: all hypotheses), got -1"),
+    (["--fear-list", "-1"], "mira: --fear-list must be an integer >= 0 (0: all hypotheses), got -1"),
     (["--fear-list", "x"], "--fear-list: invalid int value: 'x'"),
     (["--sentence-metric", "doc-best"], "--sentence-metric: invalid choice: 'doc-best'"),
     (["--sentence-metric", "doc-1best", "--decay", "0.5"], "decay applies only with pseudo-doc gains"),

@@ -102,7 +102,7 @@ def test_mtplug_tune_with_the_real_cdec(cdec_dir, cdec_toy, tmp_path, optimizer,
     for jobs in ("1", "2"):
         wd = tmp_path / f"jobs{jobs}"
         p = subprocess.run([sys.executable, "-m", "mtplug", "tune", "--decoder", "cdec", "--decoder-bin",
-                            str(cdec_dir / "decoder" / "cdec"), "--config", str(cdec_toy.config), "--weights",
+                            str(cdec_dir / "decoder" / "cdec"), "--decoder-config", str(cdec_toy.config), "--weights",
                             str(cdec_toy.weights), "--input", str(cdec_toy.dev_src), "--ref", str(cdec_toy.dev_ref),
                             "--optimizer", optimizer, "--iterations", "3", "--nbest-size", "50", "--jobs", jobs,
                             "--workdir", str(wd), "--seed", "1", *extra], capture_output=True, text=True, timeout=900)

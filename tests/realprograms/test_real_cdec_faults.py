@@ -46,7 +46,7 @@ def wrapper(cdec_dir, tmp_path) -> Path:
 
 def tune_argv(decoder: Path, toy, workdir: Path, *extra) -> list[str]:
     return [sys.executable, "-m", "mtplug", "tune", "--decoder", "cdec", "--decoder-bin", str(decoder),
-            "--config", str(toy.config), "--weights", str(toy.weights), "--input", str(toy.dev_src),
+            "--decoder-config", str(toy.config), "--weights", str(toy.weights), "--input", str(toy.dev_src),
             "--ref", str(toy.dev_ref), "--optimizer", "mert", "--restarts", "2", "--iterations", "3",
             "--nbest-size", "50", "--jobs", "2", "--workdir", str(workdir), "--seed", "1", "-q", *extra]
 
@@ -82,7 +82,7 @@ def test_a_real_decoder_that_fails_is_one_line(cdec_dir, cdec_toy, tmp_path):
     config = tmp_path / "broken.ini"
     config.write_text(cdec_toy.config.read_text().replace("grammar=", "grammar=/nonexistent/"))
     argv = tune_argv(cdec_dir / "decoder" / "cdec", cdec_toy, tmp_path / "wd")
-    argv[argv.index("--config") + 1] = str(config)
+    argv[argv.index("--decoder-config") + 1] = str(config)
     p = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 2
     lines = p.stderr.strip().splitlines()

@@ -201,7 +201,7 @@ def test_mtplug_tune_with_the_real_decoder(moses_dir, moses_toy, tmp_path, optim
     for jobs in ("1", "2"):
         wd = tmp_path / f"jobs{jobs}"
         p = subprocess.run([sys.executable, "-m", "mtplug", "tune", "--decoder", "moses", "--decoder-bin",
-                            str(moses_dir / "bin" / "moses"), "--config", str(moses_toy.config), "--input",
+                            str(moses_dir / "bin" / "moses"), "--decoder-config", str(moses_toy.config), "--input",
                             str(moses_toy.dev_src), "--ref", str(moses_toy.dev_ref), "--optimizer", optimizer,
                             "--iterations", "3", "--nbest-size", str(NBEST), "--jobs", jobs, "--workdir", str(wd),
                             "--seed", "1", *extra], capture_output=True, text=True, timeout=900)

@@ -20,7 +20,7 @@ def bleu(hyp, ref) -> float:
 
 
 def tune(decoder_args: list[str], toy, wd, *extra) -> dict:
-    p = subprocess.run([sys.executable, "-m", "mtplug", "tune", *decoder_args, "--config", str(toy.config),
+    p = subprocess.run([sys.executable, "-m", "mtplug", "tune", *decoder_args, "--decoder-config", str(toy.config),
                         "--input", str(toy.dev_src), "--ref", str(toy.dev_ref), "--test-input", str(toy.test_src),
                         "--test-ref", str(toy.test_ref), "--iterations", "3", "--jobs", "2", "--workdir", str(wd),
                         "--seed", "1", *extra], capture_output=True, text=True, timeout=900)

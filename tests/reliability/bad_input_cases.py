@@ -37,7 +37,7 @@ GOOD_SPARSE = "WT_a~b 0.5\nWT_c~d -0.25\n"
 GOOD_PRO = "1 F0 0.5 F2 -1 WT_a~b 1 \n0 F0 -0.5 F2 1 WT_a~b -1 \n"
 GOOD_DTRAIN = ("# dtrain.ini\ndecoder_config=DIR/cdec.ini\ninput=DIR/src\nrefs=DIR/ref\ninput_weights=DIR/weights\n"
                "output=DIR/out\n")
-GOOD_TUNE = ("decoder: moses\ndecoder_bin: 'false'\nconfig: DIR/moses.ini\ninput: DIR/src\nref: [DIR/ref]\n"
+GOOD_TUNE = ("decoder: moses\ndecoder_bin: 'false'\ndecoder_config: DIR/moses.ini\ninput: DIR/src\nref: [DIR/ref]\n"
              "workdir: DIR/out\n")
 
 # Lattices and forests of the two sentences of GOOD_REF.
@@ -420,7 +420,7 @@ CASES = [
          "mtplug: error: DIR/dtrain.ini:7: loss_margin: expected a finite number, got 'inf'", "dtrain"),
     Case("dtrain.ini", "flag neither true nor false", {"dtrain.ini": GOOD_DTRAIN + "keep=maybe\n"},
          "mtplug: error: DIR/dtrain.ini:7: keep: expected a flag (true/false), got 'maybe'", "dtrain"),
-    Case("dtrain.ini", "value not among the choices", {"dtrain.ini": GOOD_DTRAIN + "pair_sampling=xyx\n"}, "mtplug: error: DIR/dtrain.ini:7: pair_sampling: 'xyx' is not one of XYX, XYX-full, all, PRO",
+    Case("dtrain.ini", "value not among the choices", {"dtrain.ini": GOOD_DTRAIN + "pair_sampling=xyx\n"}, "mtplug: error: DIR/dtrain.ini:7: pair_sampling: 'xyx' is not one of XYX, XYX-full, all, PRO (did you mean XYX?)",
          "dtrain"),
     Case("dtrain.ini", "setting that cannot take effect", {"dtrain.ini": GOOD_DTRAIN + "pair_sampling=all\nhi_lo=0.2\n"},
          "mtplug: error: DIR/dtrain.ini:8: hi_lo: has no effect with pair_sampling=all; it applies to XYX and XYX-full",
@@ -434,10 +434,10 @@ CASES = [
     Case("dtrain.ini", "invalid UTF-8", {"dtrain.ini": GOOD_DTRAIN.encode() + b"k=1\xff0\n"},
          "mtplug: error: DIR/dtrain.ini:7: invalid UTF-8 at byte 3: 'k=1\\xff0'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "dtrain"),
     Case("dtrain.ini", "empty file", {"dtrain.ini": ""},
-         "mtplug: error: DIR/dtrain.ini: decoder_config: is required (the cdec.ini of the decoder)", "dtrain"),
+         "mtplug: error: DIR/dtrain.ini: decoder_config is required (the cdec.ini of the decoder; or give --decoder-config)", "dtrain"),
     # ---------------------------------------------------------------- tune YAML
     Case("tune YAML", "unknown option", {"tune.yaml": GOOD_TUNE + "nbset: 10\n"},
-         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest_size'?); known: config, decoder, decoder_args, decoder_bin, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest_size, optimizer, patience, pool_reset, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
+         "mtplug: error: DIR/tune.yaml:7: unknown option 'nbset' (did you mean 'nbest_size'?); known: decoder, decoder_args, decoder_bin, decoder_config, decoder_timeout, final_weights, forests, input, interpolate, iterations, jobs, lowercase, metric, min_change, nbest_size, optimizer, patience, pool_reset, ref, reflen, scheduler, seed, test_input, test_ref, threads, weights, workdir, optimizer_options", "tune"),
     Case("tune YAML", "test references without a test set", {"tune.yaml": GOOD_TUNE + "test_ref: [DIR/ref]\n"},
          "mtplug: error: DIR/tune.yaml:7: test_ref needs test_input too (a test set is its source and its references)", "tune"),
     Case("tune YAML", "test set and test references of different lengths",
@@ -480,7 +480,7 @@ CASES = [
     Case("tune YAML", "invalid UTF-8", {"tune.yaml": GOOD_TUNE.encode() + b"decoder_args: '\xff'\n"},
          "mtplug: error: DIR/tune.yaml:7: invalid UTF-8 at byte 15: 'decoder_args: '\\xff''; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "tune"),
     Case("tune YAML", "empty file", {"tune.yaml": ""},
-         "mtplug: error: DIR/tune.yaml: missing option(s): --decoder, --decoder-bin, --config, --input, --ref, --workdir (as flags or in --yaml)", "tune"),
+         "mtplug: error: DIR/tune.yaml: missing option(s): --decoder, --decoder-bin, --decoder-config, --input, --ref, --workdir (as flags or in --yaml)", "tune"),
     # ---------------------------------------------------------------- PLF lattices
     Case("PLF lattices", "truncated line", {"lattices.plf": PLF_LINE[0] + "((('x',-0.5,1),('q',-1,"},
          "mtplug: error: DIR/lattices.plf:2: character 24: expected a number, found the end of the line", "kbest"),

@@ -23,7 +23,7 @@ def tune_args(tmp_path, *extra, optimizer="mert"):
     (tmp_path / "ref").write_text(REFS)
     decoder = shlex.join([sys.executable, str(HERE / "forest_decoder.py"), str(GOLDEN / "forests"),
                           str(GOLDEN / "input.txt")])
-    return ["tune", "--decoder", "cdec", "--decoder-bin", decoder, "--config", str(GOLDEN / "cdec.ini"),
+    return ["tune", "--decoder", "cdec", "--decoder-bin", decoder, "--decoder-config", str(GOLDEN / "cdec.ini"),
             "--weights", str(GOLDEN / "weights"), "--input", str(GOLDEN / "input.txt"), "--ref",
             str(tmp_path / "ref"), "--optimizer", optimizer, "--nbest-size", "5", "--forests", "--seed", "2", *extra]
 

@@ -166,7 +166,7 @@ def test_the_python_api_names_the_metric_and_undecoded_weights_name_theirs(tmp_p
     lines: list[str] = []
     summary = mtplug.tune(decoder="moses", decoder_bin=shlex.join([sys.executable, str(MOSES_STANDIN),
                                                                    "-standin-source", str(tmp_path / "dev.src")]),
-                          config=str(tmp_path / "moses.ini"), input=str(tmp_path / "dev.src"),
+                          decoder_config=str(tmp_path / "moses.ini"), input=str(tmp_path / "dev.src"),
                           ref=[str(toy / "ref.0")], workdir=str(tmp_path / "wd"), optimizer="pro", iterations=1,
                           nbest_size=10, seed=3, metric="ter", final_weights="last", log=lines.append)
     h = read_state(str(tmp_path / "wd"))["history"][0]

@@ -45,12 +45,12 @@ def tune_args(d: Path, workdir: str, *extra, decoder="moses", test=("test.src", 
     if decoder == "moses":   # the hook of tests/integrations/standin_decoder.py counts decoder calls
         system = ["--decoder", "moses", "--decoder-bin",
                   shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(d / "all.src")]),
-                  "--config", str(d / "moses.ini")]
+                  "--decoder-config", str(d / "moses.ini")]
     else:
         system = ["--decoder", "cdec", "--decoder-bin",
                   shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec", "-standin-source",
                               str(d / "all.src")]),
-                  "--config", str(d / "cdec.ini"), "--weights", str(d / "weights")]
+                  "--decoder-config", str(d / "cdec.ini"), "--weights", str(d / "weights")]
     tested = ["--test-input", str(d / test[0]), "--test-ref", *(str(d / r) for r in test[1:])] if test else []
     return ["tune", *(["-q"] if quiet else []), *system, "--input", str(d / "dev.src"), "--ref", str(d / "dev.ref"),
             *tested, "--optimizer", "mert", "--restarts", "2", "--iterations", str(iterations), "--nbest-size", "10",
@@ -226,7 +226,7 @@ def test_yaml_keys(split, capsys):
     text = "".join(f"{k}: {v}\n" for k, v in (
         ("decoder", "moses"), ("decoder_bin", json.dumps(shlex.join([sys.executable, str(MOSES_STANDIN),
                                                                      "-standin-source", str(split / "all.src")]))),
-        ("config", split / "moses.ini"), ("input", split / "dev.src"), ("ref", split / "dev.ref"),
+        ("decoder_config", split / "moses.ini"), ("input", split / "dev.src"), ("ref", split / "dev.ref"),
         ("test_input", split / "test.src"), ("test_ref", f"[{split / 'test.ref'}]"), ("workdir", split / "y"),
         ("optimizer_options", "{restarts: 2}"), ("iterations", 1), ("nbest_size", 10), ("seed", 3)))
     (split / "tune.yaml").write_text(text)

@@ -57,7 +57,7 @@ def moses_args(sysdir, workdir, *extra, optimizer="mert", iterations=3, nbest=10
     src = sysdir / "dev.src"
     return ["tune", "-q", "--decoder", "moses",
             "--decoder-bin", shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
-            "--config", str(sysdir / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
+            "--decoder-config", str(sysdir / "moses.ini"), "--input", str(src), "--ref", str(TOY / "ref.0"),
             "--optimizer", optimizer, "--iterations", str(iterations), "--nbest-size", str(nbest),
             "--workdir", str(workdir), "--seed", "3", *FAST[optimizer], *extra]
 
@@ -167,7 +167,7 @@ def test_cdec_loop(system, optimizer, capsys):
     summary = run(["tune", "-q", "--decoder", "cdec",
                    "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec",
                                                 "-standin-source", str(src)]),
-                   "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"),
+                   "--decoder-config", str(system / "cdec.ini"), "--weights", str(system / "weights"),
                    "--input", str(src), "--ref", str(TOY / "ref.0"), "--optimizer", optimizer,
                    "--iterations", "3", "--nbest-size", "10", "--jobs", "2", "--workdir", str(wd), *FAST[optimizer]],
                   capsys)
@@ -192,7 +192,7 @@ def test_cdec_seg_ids(system, capsys):
     def tune(inp, wd):
         return run(["tune", "-q", "--decoder", "cdec", "--decoder-bin",
                     shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec", "-standin-source", str(src)]),
-                    "--config", str(system / "cdec.ini"), "--weights", str(system / "weights"), "--input", str(inp),
+                    "--decoder-config", str(system / "cdec.ini"), "--weights", str(system / "weights"), "--input", str(inp),
                     "--ref", str(TOY / "ref.0"), "--optimizer", "mert", "--restarts", "2", "--iterations", "2",
                     "--nbest-size", "10", "--jobs", "3", "--workdir", str(wd)], capsys)
 
@@ -219,7 +219,7 @@ def test_yaml_and_flags(system, capsys):
     # the template's keys are all accepted; values come from the file unless a flag overrides
     src = system / "dev.src"
     template.update(decoder_bin=shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source", str(src)]),
-                    config=str(system / "moses.ini"), input=str(src), ref=[str(TOY / "ref.0")],
+                    decoder_config=str(system / "moses.ini"), input=str(src), ref=[str(TOY / "ref.0")],
                     workdir=str(system / "from-yaml"), iterations=5, nbest_size=7, seed=3,
                     optimizer_options={"restarts": 2, "directions": "random"})
     (system / "tune.yaml").write_text(yaml.safe_dump(template))
@@ -336,7 +336,7 @@ def test_start_weights_that_name_no_feature_stop_the_run(system, capsys):
     rc = main(["tune", "-q", "--decoder", "cdec",
                "--decoder-bin", shlex.join([sys.executable, "-m", "mtplug.tuning.standin", "cdec",
                                             "-standin-source", str(src)]),
-               "--config", str(system / "cdec.ini"), "--weights", str(system / "moses-named"),
+               "--decoder-config", str(system / "cdec.ini"), "--weights", str(system / "moses-named"),
                "--input", str(src), "--ref", str(TOY / "ref.0"), "--iterations", "2", "--nbest-size", "10",
                "--restarts", "2", "--workdir", str(system / "wd")])
     err = capsys.readouterr().err
@@ -459,7 +459,7 @@ def test_tune_to_m2_reads_an_m2_reference(tmp_path, capsys):
     args = ["tune", "-q", "--decoder", "moses",
             "--decoder-bin", shlex.join([sys.executable, str(MOSES_STANDIN), "-standin-source",
                                          str(tmp_path / "dev.src"), "-standin-pool", str(gold / "gec.nbest")]),
-            "--config", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "dev.src"),
+            "--decoder-config", str(tmp_path / "moses.ini"), "--input", str(tmp_path / "dev.src"),
             "--ref", str(gold / "gec.m2"), "--metric", "m2", "--optimizer", "mert", "--iterations", "2",
             "--nbest-size", "10", "--workdir", str(wd), "--seed", "1"]
     run(args, capsys)
