@@ -256,6 +256,8 @@ CASES = [
     Case("Moses n-best", "CRLF line ends", {"nbest": GOOD_NBEST.replace("\n", "\r\n")}, ACCEPTED + 'a CR before the newline is dropped'),
     Case("Moses n-best", "truncated gzip", {"nbest.gz": _gz_truncated()}, 'mtplug: error: DIR/nbest: corrupt or truncated compressed data (Compressed file ended before the end-of-stream marker was reached)'),
     Case("Moses n-best", "empty file", {"nbest": ""}, 'mtplug: error: DIR/nbest: empty file: no hypotheses'),
+    Case("Moses n-best", "invalid UTF-8 after a NUL", {"nbest": b"0 ||| a \x00\xff c ||| LM0= -1.5 TM0= 1 2 ||| -1\n" + NBEST_LINE[1].encode()},
+         "mtplug: error: DIR/nbest:1: invalid UTF-8 in '\\x00\\xff'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8"),
     # ---------------------------------------------------------------- cdec k-best
     Case("cdec k-best", "value without '='", {"nbest": "0 ||| a b c ||| LM -1.5 TM_0=1 ||| -1\n" + KBEST_LINE[1],
                                                "init": KBEST_INIT},
@@ -278,6 +280,7 @@ CASES = [
     Case("references", "one line too many", {"ref": GOOD_REF + "an extra line\n"}, 'mtplug: error: DIR/ref: has 3 lines, expected 2: one per sentence of the n-best lists (DIR/nbest), whose last sentence is 1 (unless the lists lack their last sentences)'),
     Case("references", "invalid UTF-8", {"ref": b"a b c\nx \xfe z\n"}, "mtplug: error: DIR/ref:2: invalid UTF-8 at byte 2: 'x \\xfe z'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8"),
     Case("references", "empty file", {"ref": ""}, 'mtplug: error: DIR/ref: empty reference file'),
+    Case("references", "invalid UTF-8 after a CR", {"ref": b"a b c\nx \xfe\rz\n"}, "mtplug: error: DIR/ref:2: invalid UTF-8 at byte 2: 'x \\xfe\\rz'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8"),
     # ---------------------------------------------------------------- features.dat / scores.dat
     Case("features.dat / scores.dat", "truncated block", {"features.dat": GOOD_FEATURES.rsplit("-2", 1)[0]}, 'mtplug: error: DIR/features.dat:5: block of sentence 1 ends before its 1 lines',
          "mertdata"),
@@ -793,6 +796,9 @@ CASES = [
     Case("JSON-lines n-best", "other features than the first line's",
          {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}}\n{"id": 1, "hyp": "x y", "features": {"g": 1}}\n'},
          'mtplug: error: DIR/nbest:2: expected the features of line 1 (f), got g', "jsonl"),
+    Case("JSON-lines n-best", "a terminal escape in a feature name",
+         {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}}\n{"id": 1, "hyp": "x y", "features": {"\\u001b[2K": 1}}\n'},
+         'mtplug: error: DIR/nbest:2: expected the features of line 1 (f), got \\x1b[2K', "jsonl"),
     Case("feature file (mtplug join-features)", "a value too few", {"values": "1\n"}, 'mtplug: error: DIR/values: has 1 value, DIR/nbest has 2 hypotheses', "join"),
     Case("feature file (mtplug join-features)", "NaN value", {"values": "1\nnan\n"},
          "mtplug: error: DIR/values:2: value is 'nan'; expected a finite number", "join"),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import mtplug
 from mtplug.cli import EXIT_INPUT_ERROR
 
 from .bad_input_cases import ACCEPTED, CASES, CH_INSIDE, WARNED, page, program, run_case, write_case
@@ -39,6 +40,17 @@ def test_case(case, tmp_path, capsys):
     assert err == f"{case.message}\n"
     assert out == "" and not (tmp_path / "out").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_an_error_line_quotes_control_characters():
+    """A CR, NUL or ESC copied from a bad line (or in a file name) is shown escaped, as in a
+    repr: on a terminal it would move the cursor back over the file name and line number."""
+    err = mtplug.InputError("got 'a\rb\x00c\x1b[2K\u2028'", "dir/x\ny", 3)
+    assert str(err) == "dir/x\\ny:3: got 'a\\rb\\x00c\\x1b[2K\\u2028'"
+    assert err.message == "got 'a\rb\x00c\x1b[2K\u2028'" and err.path == "dir/x\ny"
+    # printable text, backslashes included, is kept: escaping twice changes nothing
+    assert str(mtplug.InputError(str(err))) == str(err)
+    assert str(mtplug.InputError("'x \\xfe' 中文 café")) == "'x \\xfe' 中文 café"
 
 
 def test_the_page_is_current():

@@ -16,7 +16,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Callable
 
-from ...errors import InputError
+from ...errors import InputError, printable
 from ...fileio import flush_stdout, report_os_error
 
 EXIT_USAGE = 1          # Moses's programs exit 1 after printing their usage
@@ -105,7 +105,7 @@ def run_program(prog: str, body: Callable[[], int]) -> int:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except (ValueError, FloatingPointError) as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {printable(str(err))}", file=sys.stderr)
         return EXIT_INPUT_ERROR
     except OSError as exc:
         # a full disk, a read-only or forbidden place: one line naming the path
