@@ -53,12 +53,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 
 from .._ext import _m2
 from ..errors import InputError
+from ..fileio import read_text_lines
 from ..formats.references import References
 
 #: statistics per hypothesis
@@ -209,11 +209,14 @@ class M2Reference:
 
 
 def read_m2(path: str | os.PathLike) -> M2Reference:
-    """Read an M2 reference file (see the module docstring). Bytes that are not UTF-8 are
-    kept as they are (``surrogateescape``), as Moses compares bytes. InputError
-    ``path:line: ...`` for a line Moses would misread."""
-    data = Path(path).read_bytes()
-    return parse_m2(data.decode("utf-8", "surrogateescape").split("\n"), str(path))
+    """Read an M2 reference file (see the module docstring; gzip is read transparently).
+    InputError ``path:line: ...`` for invalid UTF-8 (Moses would compare the bytes, but
+    the hypotheses mtplug reads are UTF-8, so no word of another encoding could match) and
+    for a line Moses would misread (:func:`parse_m2`). A CR before the newline is dropped,
+    as every mtplug reader drops it (Moses keeps it in the last word of an ``S`` line,
+    which then equals no hypothesis word: the hypotheses are trimmed of it)."""
+    path = os.fspath(path)
+    return parse_m2(read_text_lines(path), path)
 
 
 def parse_m2(lines: Sequence[str], path: str | None = None) -> M2Reference:
@@ -224,8 +227,9 @@ def parse_m2(lines: Sequence[str], path: str | None = None) -> M2Reference:
     * an ``S`` line without a sentence (Moses skips it, so every later sentence would
       take the edits and place of the one before);
     * an ``A`` line before the first ``S`` line, with fewer than 6 ``|||`` fields, without
-      two offsets ``start end`` (integers >= 0; a ``noop`` line's are not read) or with an
-      annotator that is not an integer >= 0;
+      two offsets ``start end`` (integers, 0 <= start <= end <= the sentence's word count;
+      a ``noop`` line's are not read; Moses would keep an edit outside the sentence, which
+      no edit of a hypothesis can equal) or with an annotator that is not an integer >= 0;
     * an annotator id reached while a smaller one was never named: Moses indexes its
       annotators 0, 1, ... and would read outside its tables;
     * no ``S`` line at all.
@@ -242,8 +246,8 @@ def parse_m2(lines: Sequence[str], path: str | None = None) -> M2Reference:
             return
         if not users:
             users.add(0)
-        if max(users) + 1 != len(users):
-            missing = min(set(range(max(users) + 1)) - users)
+        if max(users) + 1 != len(users):     # then one of 0 .. len(users)-1 is missing
+            missing = next(k for k in range(len(users)) if k not in users)
             bad = min(k for k in users if k > missing)
             raise InputError(f"annotator {bad}, but annotator {missing} is named on no line up to this "
                              "sentence: expected annotator ids 0, 1, 2, ... (Moses indexes its tables by them)",
@@ -271,9 +275,11 @@ def parse_m2(lines: Sequence[str], path: str | None = None) -> M2Reference:
             first_line.setdefault(k, number)
             if fields[1] != "noop":
                 offsets = fields[0].split()
-                if len(offsets) != 2 or not all(_INTEGER.fullmatch(o) for o in offsets):
-                    raise InputError(f"expected two word offsets 'start end' (integers >= 0) after 'A ', "
-                                     f"got {fields[0]!r}", path, number)
+                if len(offsets) != 2 or not all(_INTEGER.fullmatch(o) for o in offsets) \
+                        or not int(offsets[0]) <= int(offsets[1]) <= len(source):
+                    raise InputError(f"expected two word offsets 'start end' after 'A ', 0 <= start <= end <= "
+                                     f"{len(source)} (the words of the S line on line {s_line}), got {fields[0]!r}",
+                                     path, number)
                 edits.append(M2Edit(int(offsets[0]), int(offsets[1]), fields[2], k, number))
         elif not line.strip():
             continue

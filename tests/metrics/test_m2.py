@@ -113,13 +113,22 @@ def test_correct_edits_can_outnumber_gold_edits():
     assert stats(gold, [" ".join(["a"] * 15)]) == [[5, 5, 1, 10]]
 
 
-def test_gold_edits_outside_the_sentence_count_but_never_match():
-    """Moses reads any offsets: 5..9 of a 3-word sentence and 2..1 are gold edits no edit
-    equals; a seventh field is ignored (the annotator is the sixth). Moses's extractor wrote
-    '1 1 3 3' and '0 0 3 3' for these (checked once, tests/golden/moses-m2/README.md)."""
-    gold = ["S a b c", "A 5 9|||X|||z|||R|||-NONE-|||0", "A 2 1|||X|||y|||R|||-NONE-|||0",
-            "A 1 2|||X|||q|||R|||-NONE-|||0", "A 1 2|||X|||q|||R|||-NONE-|||0|||extra"]
-    assert stats(gold, ["a q c", "a b c"], [0, 0]) == [[1, 1, 3, 3], [0, 0, 3, 3]]
+def test_a_seventh_field_is_ignored():
+    """The annotator is the sixth field; Moses's extractor ignores a seventh (it wrote
+    '1 1 3 3' and '0 0 3 3' for these, checked once, tests/golden/moses-m2/README.md)."""
+    gold = ["S a b c", "A 1 2|||X|||q|||R|||-NONE-|||0", "A 1 2|||X|||q|||R|||-NONE-|||0|||extra"]
+    assert stats(gold, ["a q c", "a b c"], [0, 0]) == [[1, 1, 1, 3], [0, 0, 1, 3]]
+
+
+@pytest.mark.parametrize("offsets", ["5 9", "2 1", "3 4", "1 99999999999999999999"])
+def test_gold_edits_outside_the_sentence_are_refused(offsets):
+    """Moses reads any offsets (5..9 of a 3-word sentence, 2..1): gold edits no edit equals,
+    which count as missed (its extractor wrote '1 1 3 3' for 'a q c' with 5 9 and 2 1 besides
+    1 2 -> q). A line that cannot mean an edit of its sentence is an error naming it."""
+    with pytest.raises(InputError) as err:
+        m2("S a b c", f"A {offsets}|||X|||z|||R|||-NONE-|||0")
+    assert str(err.value) == ("gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 "
+                              f"(the words of the S line on line 1), got '{offsets}'")
 
 
 def test_case_and_spaces_without_truecase():
@@ -231,14 +240,33 @@ def test_a_sentence_id_outside_the_reference_is_an_error():
         m2_stats(["a"], [1], m2("S a"))
 
 
-def test_read_m2_keeps_bytes_and_carriage_returns(tmp_path):
-    p = tmp_path / "crlf.m2"
-    p.write_bytes(b"S a \xff b\r\nA 0 1|||X|||c|||REQUIRED|||-NONE-|||0\r\n\r\n")
-    sent = read_m2(p).sentences[0]
+def test_parse_m2_keeps_carriage_returns_as_moses():
+    """Lines given to parse_m2 are taken as Moses's getline gives them: a CR stays in the
+    S line's last word."""
+    reference = parse_m2(["S a b\r", "A 0 1|||X|||c|||REQUIRED|||-NONE-|||0\r", "\r"], "crlf.m2")
+    sent = reference.sentences[0]
     assert sent.source[-1] == "b\r" and sent.edits[0].annotator == 0
     # the hypothesis is trimmed of its '\r', the source's last word keeps it: a substitution
-    assert m2_stats(["a \udcff b\r"], [0], read_m2(p)).tolist() == [[0, 1, 1, 3]]
-    assert m2_stats(["a \udcff b\r x"], [0], read_m2(p)).tolist() == [[0, 1, 1, 3]]
+    assert m2_stats(["a b\r"], [0], reference).tolist() == [[0, 1, 1, 2]]
+
+
+def test_read_m2_drops_the_cr_of_crlf_line_ends(tmp_path):
+    """As every mtplug reader: a CRLF file reads as its LF copy (Moses would keep the CR in
+    the last source word, which then equals no hypothesis word)."""
+    p = tmp_path / "crlf.m2"
+    p.write_bytes(b"S a b\r\nA 0 1|||X|||c|||REQUIRED|||-NONE-|||0\r\n\r\n")
+    lf = parse_m2(["S a b", "A 0 1|||X|||c|||REQUIRED|||-NONE-|||0", ""], str(p))
+    assert read_m2(p) == lf
+    assert m2_stats(["c b"], [0], read_m2(p)).tolist() == [[1, 1, 1, 2]]
+
+
+def test_read_m2_refuses_invalid_utf8(tmp_path):
+    p = tmp_path / "latin1.m2"
+    p.write_bytes(b"S a \xff b\nA 0 1|||X|||c|||REQUIRED|||-NONE-|||0\n")
+    with pytest.raises(InputError) as err:
+        read_m2(p)
+    assert str(err.value) == (f"{p}:1: invalid UTF-8 at byte 4: 'S a \\xff b'; if the file is in another "
+                              "encoding, convert it: iconv -f <enc> -t UTF-8")
 
 
 # ------------------------------------------------------------------------------- kernel = reference

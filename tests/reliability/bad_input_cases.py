@@ -52,6 +52,9 @@ GOOD_SG = "".join(SG_LINE)
 #: the extended form (-output-search-graph-extended): scores="core=(dense...) sparse=value ..."
 SG_EXTENDED = ("0 hyp=0 stack=0 forward=1 fscore=-2\n0 hyp=1 stack=1 back=0 score=-1 transition=-1 forward=-1 "
                'fscore=0 covered=0-0 scores="core=(-1,0.5) WT_a~a=1" out="A|a"\n')
+#: an M2 file (grammatical error correction) of the two sentences of the default hypotheses "a b c", "x y"
+M2_EDIT = ("A 1 2|||Vform|||b|||REQUIRED|||-NONE-|||0\n", "A 2 2|||Det|||z|||REQUIRED|||-NONE-|||0\n")
+GOOD_M2 = "S a q c\n" + M2_EDIT[0] + "\nS x y\n" + M2_EDIT[1] + "\n"
 HG_EDGE = "[0] a b c ||| LM0=-1 WordPenalty0=-3 ||| 3\n"
 GOOD_HG = ("# target ||| features ||| source-covered\n3 3\n# node 0\n1\n<s> |||  ||| 0\n# node 1\n1\n" + HG_EDGE
            + "# node 2\n1\n[1] </s> |||  ||| 3\n")
@@ -103,6 +106,9 @@ READ_BY = {
              "--forests DIR` and `optimize --forests DIR` read the same files)",
     "rerank": "`mtplug rerank --nbest NBEST --weights INIT -o OUT`",
     "evaluate": "`mtplug evaluate --ref REF --hyps-baseline HYP --hyps-sys1 HYP2`",
+    "m2": "`mtplug score --metric m2 --hyp HYP --ref M2` (the same reader serves `optimize --metric m2`, "
+          "`extractor --sctype M2SCORER` and `mtplug.load_nbest(..., metric=\"m2\")`)",
+    "m2eval": "`evaluator --sctype M2SCORER --reference M2 --candidate HYP`",
     "fairseq": "`mtplug optimize ALGO --nbest NBEST --nbest-format fairseq --ref REF --weights WEIGHTS`",
     "marian": "`mtplug optimize ALGO --nbest NBEST --nbest-format marian --ref REF --weights WEIGHTS`",
     "jsonl": "`mtplug optimize ALGO --nbest NBEST --nbest-format jsonl --ref REF --weights WEIGHTS`",
@@ -110,7 +116,7 @@ READ_BY = {
 }
 #: command kinds run by a Moses program of moses_integration/ (through its entry point,
 #: ``python -m mtplug.integrations.moses PROGRAM``), not by ``mtplug``
-MOSES_PROGRAMS = {"sparse": "kbmira", "megam": "megam_i686.opt", "hgdir": "kbmira"}
+MOSES_PROGRAMS = {"sparse": "kbmira", "megam": "megam_i686.opt", "hgdir": "kbmira", "m2eval": "evaluator"}
 #: the forest inputs a case may give (a file or a directory); the one it gives is --forests
 FOREST_INPUTS = ("lattices.plf", "search.graph", "forests", "hg")
 
@@ -160,6 +166,10 @@ def command_line(case: Case, d: str) -> list[str]:
                 "--weights", p("neural.weights"), "--output", p("out")]
     if case.command == "join":
         return ["join-features", "-q", "--nbest", p("nbest"), "--feature", f"X={p('values')}", "--output", p("out")]
+    if case.command == "m2":
+        return ["score", "-q", "--metric", "m2", "--hyp", p("hyp"), "--ref", p("gold.m2")]
+    if case.command == "m2eval":
+        return ["--sctype", "M2SCORER", "--reference", p("gold.m2"), "--candidate", p("hyp")]
     if case.command == "evaluate":
         return ["evaluate", "-q", "--ref", p("ref"), "--hyps-baseline", p("hyp"), "--hyps-sys1", p("hyp2"),
                 "--boot-samples", "10", "--ar-shuffles", "10", "--json", p("out")]
@@ -192,7 +202,8 @@ def defaults(case: Case) -> dict:
             "sparse": GOOD_SPARSE, "weights": KBEST_INIT, "pro.data": GOOD_PRO, "dtrain.ini": GOOD_DTRAIN,
             "cdec.ini": "formalism=scfg\n", "tune.yaml": GOOD_TUNE, "moses.ini": "[weight]\nLM0= 0.5\nTM0= 0.2 0.2\n",
             "forest.weights": FOREST_WEIGHTS, "dense": GOOD_DENSE,
-            "hyp2": "a b c\nx y z\n", "neural.weights": "fairseq_0 1\nF0_0 1\nf_0 1\n", "values": "1\n2\n"}
+            "hyp2": "a b c\nx y z\n", "neural.weights": "fairseq_0 1\nF0_0 1\nf_0 1\n", "values": "1\n2\n",
+            "gold.m2": GOOD_M2}
     return {**base, **case.files}
 
 
@@ -810,6 +821,34 @@ CASES = [
     Case("translations (mtplug evaluate)", "fewer lines than references", {"hyp2": "a b c\n"}, "mtplug: error: DIR/hyp2: has 1 line, expected 2 (one per reference sentence)", "evaluate"),
     Case("translations (mtplug evaluate)", "invalid UTF-8", {"hyp2": b"a \xff\nx\n"}, "mtplug: error: DIR/hyp2:1: invalid UTF-8 at byte 2: 'a \\xff'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "evaluate"),
     Case("translations (mtplug evaluate)", "empty file", {"hyp": ""}, "mtplug: error: DIR/hyp: has 0 lines, expected 2 (one per reference sentence)", "evaluate"),
+    # ---------------------------------------------------------------- M2 (grammatical error correction)
+    Case("M2", "invalid UTF-8", {"gold.m2": GOOD_M2.replace("a q c", "a q\udcff c").encode("utf-8", "surrogateescape")},
+         "mtplug: error: DIR/gold.m2:1: invalid UTF-8 at byte 5: 'S a q\\xff c'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "m2"),
+    Case("M2", "invalid UTF-8 (evaluator)", {"gold.m2": GOOD_M2.replace("a q c", "a q\udcff c").encode("utf-8", "surrogateescape")},
+         "evaluator: error: DIR/gold.m2:1: invalid UTF-8 at byte 5: 'S a q\\xff c'; if the file is in another encoding, convert it: iconv -f <enc> -t UTF-8", "m2eval"),
+    Case("M2", "edit start after its end", {"gold.m2": GOOD_M2.replace("A 1 2", "A 2 1")}, "mtplug: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got '2 1'", "m2"),
+    Case("M2", "edit start after its end (evaluator)", {"gold.m2": GOOD_M2.replace("A 1 2", "A 2 1")}, "evaluator: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got '2 1'", "m2eval"),
+    Case("M2", "edit beyond the sentence", {"gold.m2": GOOD_M2.replace("A 1 2", "A 1 4")}, "mtplug: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got '1 4'", "m2"),
+    Case("M2", "offset beyond any integer", {"gold.m2": GOOD_M2.replace("A 1 2", "A 1 99999999999999999999")}, "mtplug: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got '1 99999999999999999999'", "m2"),
+    Case("M2", "offset not a number", {"gold.m2": GOOD_M2.replace("A 1 2", "A one 2")}, "mtplug: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got 'one 2'", "m2"),
+    Case("M2", "one offset", {"gold.m2": GOOD_M2.replace("A 1 2", "A 1")}, "mtplug: error: DIR/gold.m2:2: expected two word offsets 'start end' after 'A ', 0 <= start <= end <= 3 (the words of the S line on line 1), got '1'", "m2"),
+    Case("M2", "fields missing", {"gold.m2": GOOD_M2.replace(M2_EDIT[0], "A 1 2|||Vform|||b\n")}, "mtplug: error: DIR/gold.m2:2: expected 'A start end|||type|||correction|||REQUIRED|||-NONE-|||annotator' (6 fields separated by |||), got 3 fields", "m2"),
+    Case("M2", "annotator not a number", {"gold.m2": GOOD_M2.replace(M2_EDIT[0], "A 1 2|||Vform|||b|||REQUIRED|||-NONE-|||x\n")}, "mtplug: error: DIR/gold.m2:2: expected the annotator (field 6) to be an integer >= 0, got 'x'", "m2"),
+    Case("M2", "annotator ids skip one", {"gold.m2": GOOD_M2.replace(M2_EDIT[0], M2_EDIT[0] + "A 0 1|||Vform|||b|||REQUIRED|||-NONE-|||2\n")}, 'mtplug: error: DIR/gold.m2:3: annotator 2, but annotator 1 is named on no line up to this sentence: expected annotator ids 0, 1, 2, ... (Moses indexes its tables by them)', "m2"),
+    Case("M2", "annotator id beyond any integer", {"gold.m2": GOOD_M2.replace(M2_EDIT[0], M2_EDIT[0] + "A 0 1|||Vform|||b|||REQUIRED|||-NONE-|||99999999999999999999\n")}, 'mtplug: error: DIR/gold.m2:3: annotator 99999999999999999999, but annotator 1 is named on no line up to this sentence: expected annotator ids 0, 1, 2, ... (Moses indexes its tables by them)', "m2"),
+    Case("M2", "A line before the first S line", {"gold.m2": M2_EDIT[0] + GOOD_M2}, "mtplug: error: DIR/gold.m2:1: an A line before the first S line: expected 'S <source sentence>' first", "m2"),
+    Case("M2", "S line without a sentence", {"gold.m2": "S\n" + GOOD_M2}, "mtplug: error: DIR/gold.m2:1: an S line without a sentence: expected 'S <source sentence>' (Moses skips such a line, and every later sentence would shift by one)", "m2"),
+    Case("M2", "a line of another kind", {"gold.m2": "# gold edits\n" + GOOD_M2}, "mtplug: error: DIR/gold.m2:1: expected an 'S <sentence>' line, an 'A start end|||type|||correction|||REQUIRED|||-NONE-|||annotator' line or a blank line, got '# gold edits'", "m2"),
+    Case("M2", "a sentence fewer than hypotheses", {"gold.m2": "S a q c\n" + M2_EDIT[0]}, 'mtplug: error: DIR/hyp:2: more lines than the references have (1)', "m2"),
+    Case("M2", "a sentence more than hypotheses", {"gold.m2": GOOD_M2 + "S p q\n"}, 'mtplug: error: DIR/hyp: has 2 lines, the references have 3', "m2"),
+    Case("M2", "empty file", {"gold.m2": ""}, "mtplug: error: DIR/gold.m2: expected at least one 'S <source sentence>' line, found none", "m2"),
+    Case("M2", "noop edit", {"gold.m2": GOOD_M2.replace(M2_EDIT[1], "A -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\n")},
+         ACCEPTED + "its offsets are not read (ERRANT writes -1 -1)", "m2"),
+    Case("M2", "a seventh field", {"gold.m2": GOOD_M2.replace(M2_EDIT[0], M2_EDIT[0].rstrip() + "|||extra\n")},
+         ACCEPTED + "ignored, as Moses ignores it (the annotator is the sixth field)", "m2"),
+    Case("M2", "CRLF line ends", {"gold.m2": GOOD_M2.replace("\n", "\r\n")},
+         ACCEPTED + "a CR before the newline is dropped (Moses would keep it in the last source word, which "
+         "then equals no hypothesis word)", "m2"),
 ]
 
 

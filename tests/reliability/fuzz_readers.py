@@ -33,6 +33,9 @@ SAMPLES: dict[str, bytes] = {
     "join-nbest": (b"0 ||| a b c ||| LM0= -1.5 TM0= 1 2 WT_a~b= 1 ||| -1\n"
                    b"0 ||| a c ||| LM0= -2.5 TM0= 1 0 ||| -2\n1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n"),
     "references": b"a b c\nx y z\n",
+    # gold edits of the two sentences the "references" sample's lines (the hypotheses) correct
+    "m2": (b"S a q c\nA 1 2|||Vform|||b|||REQUIRED|||-NONE-|||0\nA 1 1|||Det|||the|||REQUIRED|||-NONE-|||1\n\n"
+           b"S x y\nA -1 -1|||noop|||-NONE-|||REQUIRED|||-NONE-|||0\nA 2 2|||Det|||z|||REQUIRED|||-NONE-|||2\n\n"),
     "features.dat": (b"FEATURES_TXT_BEGIN_0 0 2 3 LM0_0 TM0_0 TM0_1\n-1.5 1 2 WT_a~b=1\n-2.5 1 0\n"
                      b"FEATURES_TXT_END_0\nFEATURES_TXT_BEGIN_0 1 1 3 LM0_0 TM0_0 TM0_1\n-2 0.5 1\n"
                      b"FEATURES_TXT_END_0\n"),
@@ -95,7 +98,7 @@ SAMPLES: dict[str, bytes] = {
 _TOKENS = [b"|||", b" ||| ", b"\n", b"\r\n", b"=", b" ", b"\t", b"nan", b"inf", b"-inf", b"1e999", b"\xff",
            b"\xc3", b"\x00", b"[weight]", b"#", b"_", b"-", b"0", b"99999999999999999999", b"FEATURES_TXT_END_0",
            b"SCORES_TXT_BEGIN_0 0 1 9 BLEU\n", b"<seg id=\"3\">", b"F", b":", b"[", b"]", b"{", b"}",
-           b"\nH-0\t", b"\nD-1\t", b"\nP-0\t", b'"id"', b"NaN", b"0-0 "]
+           b"\nH-0\t", b"\nD-1\t", b"\nP-0\t", b'"id"', b"NaN", b"0-0 ", b"\nA ", b"\nS ", b"noop", b"|||0"]
 
 
 def mutate(data: bytes, rng: random.Random) -> bytes:
@@ -139,6 +142,7 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
     from mtplug.formats.references import read_references
     from mtplug.formats.weights import read_weights
     from mtplug.join_features import join_features
+    from mtplug.metrics.references import metric_references
     from mtplug.tuning.config import read_yaml
 
     def good(name: str) -> str:
@@ -160,6 +164,7 @@ def _readers(d: str) -> dict[str, Callable[[str], object]]:
         "feature-values": lambda p: join_features(good("moses-nbest"), [("X", p)], os.devnull),
         "join-nbest": lambda p: join_features(p, [("X", good("feature-values"))], os.devnull),
         "references": lambda p: NbestCorpus.from_nbest([good("moses-nbest")], read_references([p])),
+        "m2": lambda p: NbestCorpus.from_plain(good("references"), metric_references([p], "m2"), metric="m2"),
         "features.dat": lambda p: read_mert_data([p], [good("scores.dat")]),
         "scores.dat": lambda p: read_mert_data([good("features.dat")], [p]),
         "moses.ini": read_moses_ini,

@@ -42,6 +42,28 @@ def test_case(case, tmp_path, capsys):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
+#: the Python API call that reads the same input as a case's command, for the commands whose
+#: readers the API shares: it raises InputError with the message of the command's line
+API_READS = {
+    "m2": lambda d: mtplug.load_plain(f"{d}/hyp", f"{d}/gold.m2", metric="m2"),
+    "m2eval": lambda d: mtplug.load_plain(f"{d}/hyp", f"{d}/gold.m2", metric="m2"),
+    "nbest": lambda d: mtplug.load_nbest(f"{d}/nbest", f"{d}/ref"),
+    "rerank": lambda d: mtplug.load_nbest(f"{d}/nbest"),
+}
+API_CASES = [c for c in CASES if c.command in API_READS and (c.kind == "M2" or "cut" in c.what or "fields" in c.what)]
+
+
+@pytest.mark.parametrize("case", API_CASES, ids=[f"{c.kind}: {c.what}" for c in API_CASES])
+def test_the_api_raises_the_same_input_error(case, tmp_path):
+    write_case(case, str(tmp_path))
+    if case.message.startswith((ACCEPTED, WARNED)):
+        API_READS[case.command](str(tmp_path))
+        return
+    with pytest.raises(mtplug.InputError) as err:
+        API_READS[case.command](str(tmp_path))
+    assert str(err.value).replace(f"{tmp_path}/", "DIR/") == case.message.split(": error: ", 1)[1]
+
+
 def test_an_error_line_quotes_control_characters():
     """A CR, NUL or ESC copied from a bad line (or in a file name) is shown escaped, as in a
     repr: on a terminal it would move the cursor back over the file name and line number."""
