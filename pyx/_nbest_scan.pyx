@@ -42,6 +42,7 @@ cdef enum:
     ERR_MEMORY = 12
     ERR_EMPTY_LABEL = 13    # label with no values
     ERR_UTF8 = 14           # invalid UTF-8 (checked in Python when a new word appears)
+    ERR_FIELD_COUNT = 15    # another number of '|||' fields than the file's first line has
 
 # Tokens are separated by ASCII space and tab, as Moses does.
 cdef inline bint is_space(char c) noexcept nogil:
@@ -273,6 +274,11 @@ cdef class NbestScanner:
     cdef int64_t n_taken         # rows handed out by take_sentences
     # the number of the line after the last chunk scanned
     cdef readonly int64_t next_line
+    # the '|||'-separated fields of the file's first line (0 before it) and its number: every
+    # line of a file has as many (a line with fewer was cut short, its score or more lost)
+    cdef readonly Py_ssize_t n_fields
+    cdef readonly int64_t fields_line
+    cdef readonly Py_ssize_t err_fields     # the fields of the line of ERR_FIELD_COUNT
     # error report
     cdef readonly int err_code
     cdef readonly int64_t err_line
@@ -328,6 +334,9 @@ cdef class NbestScanner:
         self.n_hyp = 0
         self.n_taken = 0
         self.next_line = 1
+        self.n_fields = 0
+        self.fields_line = 0
+        self.err_fields = 0
         if self.toks == NULL or self.dense_row == NULL:
             raise MemoryError()
         growbuf_append(&self.out_sp_ptr, &zero, sizeof(int64_t))
@@ -605,7 +614,7 @@ cdef class NbestScanner:
         return 0
 
     cdef int _scan_line(self, const char* p, Py_ssize_t n, int64_t line_no) except -1 nogil:
-        cdef Py_ssize_t s1 = -1, s2 = -1, s3 = -1, i, a, b
+        cdef Py_ssize_t s1 = -1, s2 = -1, s3 = -1, i, a, b, fields = 3
         cdef const char* q
         cdef int rc
         cdef int64_t sid = 0
@@ -631,6 +640,26 @@ cdef class NbestScanner:
             return self._fail(ERR_FIELDS, line_no, p, n)
         if s3 < 0:
             s3 = n
+        else:
+            # the fields after the features (score, alignments ...) are only counted
+            fields = 4
+            i = s3 + 3
+            while i + 2 < n:
+                q = <const char*>memchr(p + i, b'|', n - 2 - i)
+                if q == NULL:
+                    break
+                i = q - p
+                if p[i + 1] == b'|' and p[i + 2] == b'|':
+                    fields += 1
+                    i += 3
+                else:
+                    i += 1
+        if self.n_fields == 0:
+            self.n_fields = fields
+            self.fields_line = line_no
+        elif fields != self.n_fields:
+            self.err_fields = fields
+            return self._fail(ERR_FIELD_COUNT, line_no, p, n)
         # sentence id
         a = 0
         b = s1
@@ -750,9 +779,12 @@ cdef class NbestScanner:
             ngram_hyp_stats(&self.ngrams, self.toks, L, self.reflen_mode, &out[i, 0])
 
     def new_file(self):
-        """Start a new input file: sentence ids may begin again at 0, lines at 1."""
+        """Start a new input file: sentence ids may begin again at 0, lines at 1, and its
+        first line sets the number of fields again."""
         self.cur_sid = -1
         self.next_line = 1
+        self.n_fields = 0
+        self.fields_line = 0
 
     def scan(self, const uint8_t[::1] chunk, int64_t first_line, bint plain=False):
         """Parse the whole lines in ``chunk`` (line numbers from ``first_line``; the next

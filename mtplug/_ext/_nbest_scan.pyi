@@ -22,6 +22,9 @@ class NbestScanner:
     err_text: bytes
     n_hypotheses: int  # read so far, those taken by take_sentences included
     next_line: int  # line number of the next chunk's first line
+    n_fields: int  # '|||'-separated fields of the file's first line (0 before it); every line has as many
+    fields_line: int  # the number of that line
+    err_fields: int  # the fields of the line an error 15 (another number of fields) names
     def __init__(
         self,
         words: Vocabulary,

@@ -15,7 +15,10 @@ returned sorted by id, each id's in file order.
 
 Features: ``fairseq`` is the hypothesis score (fairseq's, length-normalised by its
 ``--lenpen``, base 2); with ``positional``, also ``fairseqP``, the sum of the ``P``
-scores (the unnormalised log-probability), and ``fairseqLen``, their number.
+scores (the unnormalised log-probability), and ``fairseqLen``, their number. A ``P``
+line has one score per token and one for ``</s>``: at least one more than the words of
+the ``H`` or the ``D`` text, whichever has fewer (``--post-process`` and detokenizing join
+tokens); fewer are an error naming it (a line cut short).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def moses_lines(path: str, *, text: str = "D", positional: bool = False) -> Iter
                 hyp.detok = _score_and_text(rest, "D", path, line_no)[1]
             else:
                 hyp.p_sum, hyp.p_len = _positional(rest, path, line_no)
+                hyp.p_line = line_no
     if hyp is not None:
         yield hyp.line(path, text, positional)
 
@@ -76,13 +80,14 @@ def moses_lines(path: str, *, text: str = "D", positional: bool = False) -> Iter
 class _Hypothesis:
     """The hypothesis being read: its H line and the D and P lines after it."""
 
-    __slots__ = ("detok", "line_no", "p_len", "p_sum", "score", "sid", "tokens")
+    __slots__ = ("detok", "line_no", "p_len", "p_line", "p_sum", "score", "sid", "tokens")
 
     def __init__(self, line_no: int, sid: int, score: float, tokens: str):
         self.line_no, self.sid, self.score, self.tokens = line_no, sid, score, tokens
         self.detok: str | None = None
         self.p_sum: float | None = None
         self.p_len = 0
+        self.p_line = 0
 
     def line(self, path: str, text: str, positional: bool) -> tuple[int, int, str]:
         hyp = self.tokens
@@ -98,6 +103,11 @@ class _Hypothesis:
             if self.p_sum is None:
                 raise InputError(f"H-{self.sid} has no P-{self.sid} line after it (--fairseq-positional needs "
                                  "fairseq's positional scores)", path, self.line_no)
+            words = len(self.tokens.split()) if self.detok is None else \
+                min(len(self.tokens.split()), len(self.detok.split()))
+            if self.p_len <= words:
+                raise InputError(f"expected at least {words + 1} positional scores (one per word of the hypothesis "
+                                 f"and one for </s>), found {self.p_len}: a line cut short?", path, self.p_line)
             feats += f" fairseqP= {format_shortest(self.p_sum)} fairseqLen= {self.p_len}"
         return self.line_no, self.sid, f"{self.sid} ||| {hyp} ||| {feats}"
 

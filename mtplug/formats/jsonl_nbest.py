@@ -5,7 +5,8 @@
 ``id``: the sentence (a non-negative integer); ``hyp``: the hypothesis text;
 ``features``: name -> finite number, the same names on every line (each becomes a dense
 column ``name_0``, in the first line's order, as a Moses label does; a name with ``_`` is a sparse feature, as in a
-Moses n-best); ``score`` and any other keys are ignored. Lines need not be grouped by id:
+Moses n-best); ``score`` and any other keys are ignored. A key given twice in an object is an
+error (JSON would keep the last value). Lines need not be grouped by id:
 the hypotheses are sorted by id, each id's in file order. Blank lines are skipped.
 """
 
@@ -36,7 +37,10 @@ def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line, parse_constant=_no_constant)
+            obj = json.loads(line, parse_constant=_no_constant, object_pairs_hook=_object)
+        except _KeyTwice as exc:
+            raise InputError(f"expected each key once in an object, got {json.dumps(exc.args[0], ensure_ascii=False)} "
+                             "twice (JSON would keep the last value)", path, line_no) from None
         except ValueError as exc:
             raise InputError(f"expected a JSON object {{\"id\", \"hyp\", \"features\"}}: {exc}", path, line_no) from None
         sid, hyp, features = _fields(obj, path, line_no)
@@ -52,6 +56,23 @@ def moses_lines(path: str) -> Iterator[tuple[int, int, str]]:
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not a finite number")
+
+
+class _KeyTwice(ValueError):
+    """A key given twice in one JSON object (args[0]: the key)."""
+
+
+def _object(pairs: list) -> dict:
+    """A JSON object of ``pairs``; :class:`_KeyTwice` for a key given twice (json.loads
+    would keep the last value: two "id"s put a hypothesis in the other sentence)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _KeyTwice(key)
+            seen.add(key)
+    return obj
 
 
 def _fields(obj, path: str, line_no: int) -> tuple[int, str, dict[str, float]]:

@@ -10,7 +10,11 @@ Moses form with labels ending in ``:`` (``d: 0 -7.6 lm: -41.3``), Moses sparse l
 tokens (cdec). Dense label ``X`` with m values becomes the columns ``X_0 .. X_{m-1}``,
 exactly the names Moses's extractor writes to features.dat. The score field and any
 further fields are optional and ignored: a line needs its first three fields, as for
-Moses's extractor (``mert/Data.cpp``). Blank lines are skipped (as Moses's extractor does).
+Moses's extractor (``mert/Data.cpp``). Every line of a file has as many fields as its first
+(a decoder writes them all alike): a line with fewer was cut short, the last line of a file
+whose writer stopped, and is an error naming it. A last line without its newline is read when
+it has all its fields (a cut inside the last number of a file without score fields cannot be
+told from a whole line). Blank lines are skipped (as Moses's extractor does).
 """
 
 from __future__ import annotations
@@ -42,7 +46,11 @@ _MESSAGES = {
     12: "out of memory",
     13: "dense feature label {t!r} has no values",
     14: "invalid UTF-8 in '{t}'; " + ICONV_HINT,   # t: the word, invalid bytes as \\xNN (once)
+    15: "expected {nf} '|||'-separated fields, as line {fl} has, found {found}",
 }
+#: what ends message 15, by whether the line has fewer fields than the first or more
+_FIELD_COUNT_CAUSE = {True: ": a line cut short (did the program writing the file stop in the middle of it?)",
+                      False: ": every line of a file has the same fields"}
 
 
 def lower_utf8(word: bytes) -> bytes:
@@ -192,7 +200,10 @@ def _raise(scanner, path: str, space, refs, plain: bool) -> None:
     nref = 0 if refs is None else len(refs[0]) - 1
     if plain and scanner.err_code == 4:
         raise InputError(f"more lines than the references have ({nref})", path, int(scanner.err_line))
-    message = _MESSAGES.get(scanner.err_code, "unreadable line").format(t=text, layout=layout, nref=nref)
+    message = _MESSAGES.get(scanner.err_code, "unreadable line").format(
+        t=text, layout=layout, nref=nref, nf=scanner.n_fields, fl=scanner.fields_line, found=scanner.err_fields)
+    if scanner.err_code == 15:
+        message += _FIELD_COUNT_CAUSE[scanner.err_fields < scanner.n_fields]
     raise InputError(message, path, int(scanner.err_line))
 
 

@@ -48,6 +48,8 @@ def nbest_texts(draw, cdec=False):
     texts = []
     for _ in range(n_files):
         out = []
+        # fields after the features: the same on every line of a file (a line with fewer was cut short)
+        tail = draw(st.sampled_from(["", " ||| -1.5", " ||| 3 ||| 0-0 1-1"]))
         for sid in range(n_sent):
             for _ in range(draw(st.integers(1 if len(texts) == 0 else 0, 6))):
                 words = " ".join(draw(st.lists(st.sampled_from("abcde"), min_size=0, max_size=4)))
@@ -57,7 +59,6 @@ def nbest_texts(draw, cdec=False):
                 for name in draw(st.lists(st.sampled_from(sparse), unique=True)):
                     feats.append(f"{name}={draw(value)}" if cdec else f"{name}= {draw(value)}")
                 blank = draw(st.sampled_from(["", "", " \t\n", "\n"]))
-                tail = draw(st.sampled_from(["", " ||| -1.5", " ||| 3 ||| 0-0 1-1"]))
                 out.append(f"{blank}{sid} ||| {words} ||| {' '.join(feats)}{tail}\n")
         if out:   # an n-best file without hypotheses is an error of the reader
             texts.append("".join(out))
@@ -207,8 +208,8 @@ def test_gz_input_gives_the_same_output(write, tmp_path):
 
 
 def test_cdec_kbest_with_cdec_weights(write, tmp_path):
-    kb = write("kb", "0 ||| a ||| LanguageModel=-5 Glue=1 ||| -4\n0 ||| b ||| LanguageModel=-4 Glue=2 PassThrough=1\n"
-                     "1 ||| c ||| LanguageModel=-1\n")
+    kb = write("kb", "0 ||| a ||| LanguageModel=-5 Glue=1 ||| -4\n0 ||| b ||| LanguageModel=-4 Glue=2 PassThrough=1 ||| -3\n"
+                     "1 ||| c ||| LanguageModel=-1 ||| -1\n")
     weights = write("weights", "# cdec weights\nLanguageModel 1\nGlue -0.5\nPassThrough -1\nUnused 3\n")
     out, nbest = str(tmp_path / "1best"), str(tmp_path / "nbest")
     assert cli("-q", "--nbest", kb, "--weights", weights, "--output", out, "--output-nbest", nbest) == 0
@@ -245,15 +246,16 @@ def test_log_counts_features_without_weights_and_weights_without_features(write,
 
 # ------------------------------------------------------------------ n-best output, fields
 def test_nbest_output_keeps_lines_and_replaces_only_the_score(write, tmp_path):
-    nb = write("nb", "0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| -9 ||| 0-0 1-1\r\n\n"
-                     "0 ||| c ||| LM0= 0 TM0= 0 0\n \t\n0 ||| d ||| LM0= -0.5 TM0= 0 0 |||\n")
+    # three files (the lines of one file have the same fields): read in this order, ties as in one file
+    nb = [write("nb1", "0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| -9 ||| 0-0 1-1\r\n\n"),
+          write("nb2", "0 ||| c ||| LM0= 0 TM0= 0 0\n \t\n"), write("nb3", "0 ||| d ||| LM0= -0.5 TM0= 0 0 |||\n")]
     out = str(tmp_path / "o")
-    assert cli("-q", "--nbest", nb, "--weights", write("init", INIT_OPT), "--output-nbest", out, "--nbest-size", "2") == 0
+    assert cli("-q", "--nbest", *nb, "--weights", write("init", INIT_OPT), "--output-nbest", out, "--nbest-size", "2") == 0
     # later fields kept, the CR dropped; a line without a score field gets one; an empty one is filled
     lines = [b"0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| 1.0 ||| 0-0 1-1\n", b"0 ||| c ||| LM0= 0 TM0= 0 0 ||| 0.0\n",
              b"0 ||| d ||| LM0= -0.5 TM0= 0 0 ||| -0.5\n"]
     assert (tmp_path / "o").read_bytes() == b"".join(lines[:2])
-    assert cli("-q", "--nbest", nb, "--weights", write("init2", "-1 0 -1\n0 0 0\n1 1 1\n"), "--output-nbest", out) == 0
+    assert cli("-q", "--nbest", *nb, "--weights", write("init2", "-1 0 -1\n0 0 0\n1 1 1\n"), "--output-nbest", out) == 0
     assert lines_of(out) == ["0 ||| d ||| LM0= -0.5 TM0= 0 0 ||| 0.5", "0 ||| c ||| LM0= 0 TM0= 0 0 ||| 0.0",
                              "0 ||| a  b ||| LM0= -1  TM0= 1 2  ||| -1.0 ||| 0-0 1-1"]
 

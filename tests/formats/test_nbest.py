@@ -18,8 +18,10 @@ from mtplug.metrics.bleu import BleuConfig
 from tests.reference.ngram_stats import bleu_stats
 
 MOSES_LINES = (
-    "0 ||| the house is small  ||| LM0= -10.5 WordPenalty0= -4 TranslationModel0= -3.2 -4.1 WT_the~das= 1 ||| -5.1\n"
-    "0 ||| the home is small  ||| LM0= -11 WordPenalty0= -4 TranslationModel0= -3 -4 WT_home~haus= 1 ||| -5.3\n"
+    "0 ||| the house is small  ||| LM0= -10.5 WordPenalty0= -4 TranslationModel0= -3.2 -4.1 WT_the~das= 1 ||| -5.1"
+    " ||| 0-0 1-1 2-2 3-3\n"
+    "0 ||| the home is small  ||| LM0= -11 WordPenalty0= -4 TranslationModel0= -3 -4 WT_home~haus= 1 ||| -5.3"
+    " ||| 0-0 1-1 2-2 3-3\n"
     "1 ||| a dog ||| LM0= -3 WordPenalty0= -2 TranslationModel0= -1 -1.5 ||| -2 ||| 0-0 1-1\n"
 )
 REFS = ["the house is small", "a dog barks"]
@@ -219,7 +221,7 @@ BAD = [
     ("0 ||| a ||| F= 1 ||| 0\n7 ||| a ||| F= 1 ||| 0\n", 2, "sentence id 7 has no reference"),
     ("0 ||| a ||| F= one ||| 0\n", 1, "expected a number as feature value, got 'one'"),
     ("0 ||| a ||| F= nan ||| 0\n", 1, "not finite"),
-    ("0 ||| a ||| F= 1\n0 ||| a ||| F= -inf ||| 0\n", 2, "not finite"),
+    ("0 ||| a ||| F= 1 ||| 0\n0 ||| a ||| F= -inf ||| 0\n", 2, "not finite"),
     ("0 ||| a ||| 1 F= 2 ||| 0\n", 1, "comes before any feature label"),
     ("0 ||| a ||| F= 1 F= 2 ||| 0\n", 1, "appears twice"),
     ("0 ||| a ||| F= 1 s_x= 1 s_x= 2 ||| 0\n", 1, "appears twice"),
@@ -232,6 +234,13 @@ BAD = [
     (b"0 ||| a \xff ||| F= 1 ||| 0\n", 1, "invalid UTF-8"),
     ("", None, "empty file"),
     ("\n\n", None, "empty file"),
+    # a line cut short: its score (and perhaps a digit of its last value) lost
+    ("0 ||| a ||| F= 1 ||| 0\n0 ||| a ||| F= 2\n1 ||| b ||| F= 3 ||| 0\n", 2,
+     ("expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short (did the program writing the file "
+      "stop in the middle of it?)")),
+    ("0 ||| a ||| F= 1 ||| 0\n1 ||| b ||| F= 2.2", 2, "expected 4 '|||'-separated fields, as line 1 has, found 3"),
+    ("\n0 ||| a ||| F= 1 ||| 0\n\n0 ||| b ||| F= 2 ||| 0 ||| 0-0\n", 4,
+     "expected 4 '|||'-separated fields, as line 2 has, found 5: every line of a file has the same fields"),
 ]
 
 
@@ -242,6 +251,41 @@ def test_bad_nbest_input(write, content, line, message):
     text = str(err.value)
     where = "nbest.txt" + (f":{line}:" if line else ":")
     assert where in text and message in text, text
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 1 << 20])
+def test_a_cut_last_line_is_refused_and_a_whole_one_read_without_its_newline(write, chunk_bytes):
+    """The compiled scanner sees the last line without its newline in the last chunk, however
+    the file is cut into chunks: read when it has every field, refused when it lost one."""
+    from mtplug.formats.nbest import scan_nbest
+    from mtplug.formats.references import encode_references
+
+    refs = read_references([write("ref.0", "".join(r + "\n" for r in REFS))])
+    text = MOSES_LINES.replace(" ||| 0-0 1-1 2-2 3-3", "").replace(" ||| 0-0 1-1", "")
+
+    def scan(content):
+        c = NbestCorpus.from_nbest([], refs, finish=False)
+        return scan_nbest(write("nb", content), words=c.words, space=c.space,
+                          refs=encode_references(refs, c.words), chunk_bytes=chunk_bytes)
+
+    whole = scan(text)
+    assert len(whole["sent_ids"]) == 3
+    np.testing.assert_array_equal(scan(text[:-1])["dense"], whole["dense"])
+    np.testing.assert_array_equal(scan(text[:-1])["stats"], whole["stats"])
+    with pytest.raises(InputError) as err:
+        scan(text[:-len(" ||| -2\n")])
+    assert str(err.value).endswith("nb:3: expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short "
+                                   "(did the program writing the file stop in the middle of it?)")
+
+
+def test_each_file_has_its_own_number_of_fields(write):
+    """Every line of one file has as many fields as its first; files read together may differ
+    (one written with alignments, one without)."""
+    ref = write("ref.0", "".join(r + "\n" for r in REFS))
+    one = write("one", "0 ||| the house ||| F= 1 ||| -1 ||| 0-0 1-1\n1 ||| a dog ||| F= 2 ||| -2 ||| 0-0 1-1\n")
+    two = write("two", "0 ||| a house ||| F= 3\n1 ||| the dog ||| F= 4\n")
+    c = NbestCorpus.from_nbest([one, two], read_references([ref]))
+    assert c.n_hypotheses == 4
 
 
 def test_truncated_gzip(write):

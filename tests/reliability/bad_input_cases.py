@@ -110,6 +110,7 @@ READ_BY = {
           "`extractor --sctype M2SCORER` and `mtplug.load_nbest(..., metric=\"m2\")`)",
     "m2eval": "`evaluator --sctype M2SCORER --reference M2 --candidate HYP`",
     "fairseq": "`mtplug optimize ALGO --nbest NBEST --nbest-format fairseq --ref REF --weights WEIGHTS`",
+    "fairseqpos": "the same with `--fairseq-positional`",
     "marian": "`mtplug optimize ALGO --nbest NBEST --nbest-format marian --ref REF --weights WEIGHTS`",
     "jsonl": "`mtplug optimize ALGO --nbest NBEST --nbest-format jsonl --ref REF --weights WEIGHTS`",
     "join": "`mtplug join-features --nbest NBEST --feature X=VALUES -o OUT`",
@@ -161,6 +162,9 @@ def command_line(case: Case, d: str) -> list[str]:
                 "-o", p("out")]
     if case.command == "rerank":
         return ["rerank", "-q", "--nbest", p("nbest"), "--weights", p("init"), "--output", p("out")]
+    if case.command == "fairseqpos":
+        return ["optimize", "none", "-q", "--nbest", p("nbest"), "--nbest-format", "fairseq", "--fairseq-positional",
+                "--ref", p("ref"), "--weights", p("neural.weights"), "--output", p("out")]
     if case.command in ("fairseq", "marian", "jsonl"):
         return ["optimize", "none", "-q", "--nbest", p("nbest"), "--nbest-format", case.command, "--ref", p("ref"),
                 "--weights", p("neural.weights"), "--output", p("out")]
@@ -247,11 +251,20 @@ def _bin(archive: bytes = CH_INSIDE, name: str = "0.bin.gz") -> dict:
 
 CASES = [
     # ---------------------------------------------------------------- Moses n-best
-    Case("Moses n-best", "truncated line (fields missing)", {"nbest": NBEST_LINE[0] + "1 ||| x y ||| LM0="}, 'mtplug: error: DIR/nbest:2: dense feature values do not match the layout of the first line (LM0_0 TM0_0 TM0_1)'),
+    Case("Moses n-best", "truncated line (fields missing)", {"nbest": NBEST_LINE[0] + "1 ||| x y ||| LM0="}, "mtplug: error: DIR/nbest:2: expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short (did the program writing the file stop in the middle of it?)"),
+    # the last line as a decoder that died while writing "... TM0= 0.5 1.25 ||| -2\n" left it
+    Case("Moses n-best", "last line cut (its score and a digit lost)", {"nbest": NBEST_LINE[0] + "1 ||| x y ||| LM0= -2 TM0= 0.5 1.2"},
+         "mtplug: error: DIR/nbest:2: expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short (did the program writing the file stop in the middle of it?)"),
+    Case("Moses n-best", "a line with fewer fields than the others",
+         {"nbest": NBEST_LINE[0] + NBEST_LINE[1].replace(" ||| -2", "") + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:2: expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short (did the program writing the file stop in the middle of it?)"),
+    Case("Moses n-best", "a line with more fields than the first", {"nbest": NBEST_LINE[0] + NBEST_LINE[1].replace("\n", " ||| 0-0\n")},
+         "mtplug: error: DIR/nbest:2: expected 4 '|||'-separated fields, as line 1 has, found 5: every line of a file has the same fields"),
+    Case("Moses n-best", "last line without its newline", {"nbest": GOOD_NBEST[:-1]},
+         ACCEPTED + "a last line that has every field the others have is whole"),
     Case("Moses n-best", "two fields (no features)", {"nbest": "0 ||| a b c\n1 ||| x y ||| LM0= -2 TM0= 0.5 1 ||| -2\n"}, "mtplug: error: DIR/nbest:1: expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer"),
     Case("Moses n-best", "three fields (no score)", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= 1 2\n1 ||| x y ||| LM0= -2 TM0= 0.5 1\n"}, ACCEPTED + "the score is optional and ignored, as for Moses's extractor"),
     Case("Moses n-best", "wrong separator", {"nbest": "0 || a b c || LM0= -1.5 TM0= 1 2 || -1\n"}, "mtplug: error: DIR/nbest:1: expected at least 3 fields 'id ||| hypothesis ||| features' (a score and more fields may follow, as Moses's extractor reads them), found fewer"),
-    Case("Moses n-best", "extra field", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= 1 2 ||| -1 ||| x ||| y\n" + NBEST_LINE[1]}, ACCEPTED + 'Moses writes alignments and other fields after the score; they are ignored'),
+    Case("Moses n-best", "extra fields", {"nbest": GOOD_NBEST.replace("\n", " ||| x ||| y\n")}, ACCEPTED + 'Moses writes alignments and other fields after the score; they are ignored'),
     Case("Moses n-best", "non-numeric value", {"nbest": "0 ||| a b c ||| LM0= -1.5 TM0= one 2 ||| -1\n" + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:1: expected a number as feature value, got 'one'"),
     Case("Moses n-best", "NaN value", {"nbest": "0 ||| a b c ||| LM0= nan TM0= 1 2 ||| -1\n" + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:1: feature value 'nan' is not finite (NaN or infinity)"),
     Case("Moses n-best", "infinite value", {"nbest": "0 ||| a b c ||| LM0= -inf TM0= 1 2 ||| -1\n" + NBEST_LINE[1]}, "mtplug: error: DIR/nbest:1: feature value '-inf' is not finite (NaN or infinity)"),
@@ -778,6 +791,10 @@ CASES = [
          "rerank"),
     Case("n-best list (mtplug rerank)", "NaN feature value", {"nbest": NBEST_LINE[0].replace("-1.5", "nan") + NBEST_LINE[1]},
          "mtplug: error: DIR/nbest:1: feature value 'nan' is not finite (NaN or infinity)", "rerank"),
+    Case("n-best list (mtplug rerank)", "last line cut", {"nbest": NBEST_LINE[0] + "1 ||| x y ||| LM0= -2 TM0= 0.5 1.2"}, "mtplug: error: DIR/nbest:2: expected 4 '|||'-separated fields, as line 1 has, found 3: a line cut short (did the program writing the file stop in the middle of it?)",
+         "rerank"),
+    Case("n-best list (mtplug rerank)", "last line without its newline", {"nbest": GOOD_NBEST[:-1]},
+         ACCEPTED + "a last line that has every field the others have is whole", "rerank"),
     # ---------------------------------------------------------------- neural n-best lists, join-features
     Case("fairseq n-best", "score not a number", {"nbest": "H-0\tx\ta b c\nD-0\t-1\ta b c\n"}, "mtplug: error: DIR/nbest:1: expected a number for 'score', got 'x'", "fairseq"),
     Case("fairseq n-best", "NaN score", {"nbest": "H-0\tnan\ta b c\nD-0\tnan\ta b c\n"}, "mtplug: error: DIR/nbest:1: value for 'score' is 'nan'; expected a finite number", "fairseq"),
@@ -789,6 +806,9 @@ CASES = [
     Case("fairseq n-best", "sentences out of order", {"nbest": "H-1\t-1\tx y\nD-1\t-1\tx y\nH-0\t-1\ta b c\n"
                                                       "D-0\t-1\ta b c\n"}, ACCEPTED + "sorted by id, as fairseq "
          "prints sentences in the order its batches finish", "fairseq"),
+    Case("fairseq n-best", "P line cut (--fairseq-positional)", {"nbest": "H-0\t-1\ta b c\nD-0\t-1\ta b c\nP-0\t-0.2 -0.3 -0.1 -0.4\n"
+                                                               "H-1\t-1\tx y\nD-1\t-1\tx y\nP-1\t-0.5 -0."},
+         'mtplug: error: DIR/nbest:6: expected at least 3 positional scores (one per word of the hypothesis and one for </s>), found 2: a line cut short?', "fairseqpos"),
     Case("Marian n-best", "no total score field", {"nbest": "0 ||| a b c ||| F0= -1.2\n1 ||| x y ||| F0= -2\n"}, "mtplug: error: DIR/nbest:1: expected 'id ||| hypothesis ||| features ||| total' (alignment and WordScores fields may come before the features), found 3 field(s)",
          "marian"),
     Case("Marian n-best", "NaN total", {"nbest": "0 ||| a b c ||| F0= -1.2 ||| nan\n"}, "mtplug: error: DIR/nbest:1: value for 'total' is 'nan'; expected a finite number", "marian"),
@@ -807,6 +827,8 @@ CASES = [
     Case("JSON-lines n-best", "other features than the first line's",
          {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}}\n{"id": 1, "hyp": "x y", "features": {"g": 1}}\n'},
          'mtplug: error: DIR/nbest:2: expected the features of line 1 (f), got g', "jsonl"),
+    Case("JSON-lines n-best", "a key twice", {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}, "id": 1}\n'}, 'mtplug: error: DIR/nbest:1: expected each key once in an object, got "id" twice (JSON would keep the last value)',
+         "jsonl"),
     Case("JSON-lines n-best", "a terminal escape in a feature name",
          {"nbest": '{"id": 0, "hyp": "a b c", "features": {"f": 1}}\n{"id": 1, "hyp": "x y", "features": {"\\u001b[2K": 1}}\n'},
          'mtplug: error: DIR/nbest:2: expected the features of line 1 (f), got \\x1b[2K', "jsonl"),
