@@ -357,8 +357,3 @@ def names_table(parser: argparse.ArgumentParser) -> str:
         lines.append(f"| {_cell(row['idea'])} | {_cell(names)} | {_cell('; '.join(olds) or '(none)')} |")
     return "\n".join(lines) + "\n"
 
-
-if __name__ == "__main__":
-    from .cli import build_parser
-
-    sys.stdout.write(names_table(build_parser()))

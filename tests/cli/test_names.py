@@ -181,7 +181,7 @@ def _section() -> str:
 def test_the_table_in_the_docs_is_the_one_the_parsers_make():
     table = "".join(line + "\n" for line in _section().splitlines() if line.startswith("|"))
     assert table == aliases.names_table(build_parser()), \
-        "docs/usage.md is out of date: replace its table of names with the output of python -m mtplug.aliases"
+        "docs/usage.md is out of date: replace its table of names with the output of python -m mtplug.names_doc"
 
 
 def _value(action: argparse.Action) -> list:
