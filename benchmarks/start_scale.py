@@ -141,9 +141,9 @@ def loop(a) -> None:
     system, work = Path(a.system).resolve(), Path(a.work).resolve()
     starts = points(system, work, a.replicas)
     names = []
-    for learner in a.optimizers:
-        for scale in a.scales:
-            for r in range(a.replicas):
+    for r in range(a.replicas):      # replica by replica, so that a partial study is balanced
+        for learner in a.optimizers:
+            for scale in a.scales:
                 name = run_name(learner, scale, r)
                 names.append(name.replace(f"POINT{r}", starts[r]) if r and learner == "rampion" else name)
     cmd = [sys.executable, str(HERE / "real_systems.py"), "cdec", "--system", str(system), "--cdec", a.cdec,

@@ -178,7 +178,7 @@ class DecoderJob(_Job):
         final = state["best"]["weights"] if self.tune.final_weights == "best" else state["weights"]
         n = summary["final_iteration"]
         entry = state["history"][n - 1] if n else None
-        dev = None if entry is None else entry.get("metric_value", entry["bleu"])
+        dev = None if entry is None else entry["score"]    # the tuned metric, as users read it
         return self._finish(t0, self.start, [[k, float(v)] for k, v in final], dev,
                             {"iterations": summary["iterations"], "stop": summary["stop"]})
 
