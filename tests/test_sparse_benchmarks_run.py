@@ -131,8 +131,14 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
     point1 = next(r for r in dense if r["method"] == "pro" and r["point"] == 1)
     assert all(0 <= r["test"] <= 100 for r in rows) and point1["test_hyps"].endswith("pro.p1.s1")
     table = (tmp_path / "out" / "table.md").read_text()
-    assert "### dense" in table and "| rampion-ramp3 | 4 |" in table
-    assert json.loads((tmp_path / "out" / "dense" / "evaluate.json").read_text())["n_replicas"] == 4
+    # RAMPION's runs are its start points, never copies of one run for every seed; the
+    # seeded methods are compared with it on one run per start point
+    assert "### dense" in table and "| rampion-ramp3 | 2 |" in table and "| pro | 4 |" in table
+    assert json.loads((tmp_path / "out" / "dense" / "evaluate-pro.json").read_text())["n_replicas"] == 2
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    pro = summary["systems"]["dense"]["methods"]["pro"]
+    assert pro["seeded"] and len(pro["runs"]) == 4 and pro["compared"]["replicas"] == 2
+    assert not summary["systems"]["dense"]["methods"]["rampion-ramp3"]["seeded"]
     # a second run finds every run done
     _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
     assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
@@ -157,4 +163,10 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == [
         ("apro", 0, 1), ("apro", 1, 1), ("apro-c1", 0, 1), ("apro-c1", 1, 1),
         ("pro", 0, 1), ("pro", 0, 2), ("pro", 1, 1), ("pro", 1, 2)]
-    assert "| apro | 4 |" in (tmp_path / "out" / "table.md").read_text()
+    assert "| apro | 2 |" in (tmp_path / "out" / "table.md").read_text()
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    apro = summary["systems"]["dense"]["methods"]["apro"]
+    assert [(r["point"], r["seed"]) for r in apro["runs"]] == [(0, 1), (1, 1)]
+    # APRO against PRO on one run per start point: PRO's point 0 with seed 1, point 1 with seed 2
+    assert apro["compared"] == {**apro["compared"], "replicas": 2, "per_point": True}
+    assert summary["baseline"] == "pro" and summary["tune_nbest"] == 3

@@ -8,13 +8,18 @@ every start point with every seed and reranks the test pool.
 Start points, Gimpel & Smith's initializer protocol: point 0 is START; points
 1..``--start-points`` draw each weight w from N(w, (w/2)^2) (``mtplug compare``'s
 ``start_distribution: normal``, start seed 0; a weight of 0 stays 0), the same points for
-every method. A method whose result does not depend on the seed runs once per start point
-and that run stands for every seed, so every method has the same replicas.
+every method. A method whose result does not depend on the seed runs once per start point;
+no run stands for another. Each method is compared with the baseline by ``mtplug
+evaluate`` on paired independent runs: every (point, seed) run when both depend on the
+seed, else one run per start point (a seeded method's run of point p with seed
+seeds[p mod len(seeds)]).
 
 Outputs: ``RESULTS/runs.jsonl`` (every run: tune and test BLEU on 0-100, seconds, the test
-1-best file), ``RESULTS/SYSTEM/evaluate.txt`` and ``.json`` (``mtplug evaluate`` of every
-method's replicas against the baseline), ``RESULTS/table.md``. A finished run is not run
-again.
+1-best file), ``RESULTS/SYSTEM/evaluate-METHOD.txt`` and ``.json`` (``mtplug evaluate``
+against the baseline), ``RESULTS/table.md``, and the summary (``--results``, default
+``RESULTS/summary.json``): the study's settings, pool provenance, commit, every distinct
+run and each comparison, the committed results file the pages' tables are made from. A
+finished run is not run again.
 """
 
 from __future__ import annotations
@@ -105,49 +110,92 @@ class PoolStudy:
         print(f"{system:6s} {tag:30s} tune {row['tune']:.2f} test {row['test']:.2f} {seconds:6.1f} s", flush=True)
         return row
 
-    def replicas(self, system: str, method: str) -> list[dict]:
-        """The method's runs by start point, then seed; a deterministic method's one run per
-        point stands for every seed (so every method has the same replicas for evaluate)."""
-        out = []
-        for point in range(len(self.points)):
-            for seed in self.a.seeds:
-                row = self.done.get((system, method, point, seed)) or self.done[(system, method, point, self.a.seeds[0])]
-                out.append(row)
+    def seeded(self, system: str, method: str) -> bool:
+        """Whether the method's result depends on the seed (``methods``' third entry)."""
+        return self.methods(system, self.a)[method][2]
+
+    def replicas(self, system: str, method: str, per_point: bool) -> list[dict]:
+        """The method's independent runs: by start point, then seed; with ``per_point``
+        one run per start point (a seeded method's run of point p with seed
+        seeds[p mod len(seeds)]), the replicas it is compared on against a method whose
+        result does not depend on the seed. No run stands for another."""
+        if per_point:
+            return [self.done.get((system, method, p, self.a.seeds[p % len(self.a.seeds)]))
+                    or self.done[(system, method, p, self.a.seeds[0])] for p in range(len(self.points))]
+        return [self.done[(system, method, p, seed)] for p in range(len(self.points)) for seed in self.a.seeds]
+
+    def compared(self, system: str, method: str) -> bool:
+        """Whether ``method`` is compared with the baseline one run per start point (either
+        of the two does not depend on the seed), else on every (point, seed) run."""
+        return not (self.seeded(system, method) and self.seeded(system, self.baseline))
+
+    def evaluate(self, system: str, names: list[str]) -> dict:
+        """``mtplug evaluate`` of each method against the baseline on the replicas
+        :meth:`replicas` pairs them on: {method: {"p", "replicas", ...}}; the reports in
+        RESULTS/SYSTEM/evaluate-METHOD.txt and .json."""
+        ref = Path(self.a.pools) / ("dense" if system == "dense" else "") / "test.en"
+        out = {}
+        for n in names:
+            if n == self.baseline:
+                continue
+            per_point = self.compared(system, n)
+            files = {m: [r["test_hyps"] for r in self.replicas(system, m, per_point)] for m in (self.baseline, n)}
+            js = self.out / system / f"evaluate-{n}.json"
+            cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--hyps-baseline", *files[self.baseline],
+                   "--hyps-system", n, *files[n], "--ref", str(ref), "--metric", "bleu", "--seed", "0",
+                   "--boot-samples", str(self.a.boot_samples), "--ar-shuffles", str(self.a.ar_shuffles),
+                   "--json", str(js)]
+            with open(js.with_suffix(".txt"), "w") as fh:    # the table; --json writes the rest
+                subprocess.run(cmd, check=True, stdout=fh)
+            report = json.loads(js.read_text())
+            scores = {s["name"]: s["scores"]["bleu"] for s in report["systems"]}
+            out[n] = {"p": scores[n]["p"], "replicas": len(files[n]), "per_point": per_point,
+                      "baseline_mean": scores["baseline"]["mean"], "mean": scores[n]["mean"],
+                      "s_sel": scores[n]["s_sel"]}
         return out
 
-    def evaluate(self, system: str, names: list[str]) -> None:
-        ref = Path(self.a.pools) / ("dense" if system == "dense" else "") / "test.en"
-        files = {n: [r["test_hyps"] for r in self.replicas(system, n)] for n in names}
-        cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--hyps-baseline", *files[self.baseline],
-               "--ref", str(ref), "--metric", "bleu", "--seed", "0", "--boot-samples", str(self.a.boot_samples),
-               "--ar-shuffles", str(self.a.ar_shuffles), "--json", str(self.out / system / "evaluate.json")]
-        for n in names:
-            if n != self.baseline:
-                cmd += ["--hyps-system", n, *files[n]]
-        with open(self.out / system / "evaluate.txt", "w") as fh:    # the table; --json writes the rest
-            subprocess.run(cmd, check=True, stdout=fh)
-
-    def table(self, system: str, names: list[str]) -> str:
-        report = json.loads((self.out / system / "evaluate.json").read_text())
-        p_of = {s["name"]: s["scores"]["bleu"]["p"] for s in report["systems"]}
-        headers = ["method", "replicas", "tune BLEU", "test BLEU (mean ± sd)", "sd of the start points' means",
+    def table(self, system: str, names: list[str], compared: dict) -> str:
+        headers = ["method", "runs", "tune BLEU", "test BLEU (mean ± sd)", "sd of the start points' means",
                    f"p vs {self.baseline}", "optimizer s"] + [h for h, _ in self.columns]
         lines = [f"### {system}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         for n in names:
-            rows = self.replicas(system, n)
+            rows = self.replicas(system, n, not self.seeded(system, n))
             test = np.array([r["test"] for r in rows])
             per_point = [np.mean([r["test"] for r in rows if r["point"] == p]) for p in range(len(self.points))]
-            p = p_of.get(n)
+            c = compared.get(n)
+            p_text = "–" if n == self.baseline else f"{c['p']:.2f} ({c['replicas']} paired)"
             cells = [n, str(len(rows)), f"{np.mean([r['tune'] for r in rows]):.2f}",
                      f"{test.mean():.2f} ± {test.std(ddof=1) if len(rows) > 1 else 0:.2f}",
-                     f"{np.std(per_point, ddof=1) if len(per_point) > 1 else 0:.2f}",
-                     "–" if n == self.baseline else ("" if p is None else f"{p:.2f}"),
+                     f"{np.std(per_point, ddof=1) if len(per_point) > 1 else 0:.2f}", p_text,
                      f"{np.mean([r['seconds'] for r in rows]):.1f}"] + [fn(rows) for _, fn in self.columns]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
+    def summary(self, systems: dict) -> dict:
+        """The study as a committed results file holds it (``--results``): what ran, every
+        distinct run's numbers, and each comparison with the baseline."""
+        provenance = Path(self.a.pools) / "provenance.json"
+        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip()
+        keep = ("point", "seed", "tune", "test", "seconds", "nonzero")
+
+        def method(system: str, n: str, compared: dict) -> dict:
+            optimizer, options, seeded = self.methods(system, self.a)[n]
+            runs = [{k: (round(r[k], 4) if isinstance(r[k], float) else r[k]) for k in keep if k in r}
+                    for r in self.replicas(system, n, not seeded)]
+            return {"optimizer": optimizer, "options": options, "seeded": seeded, "runs": runs,
+                    **({"compared": compared[n]} if n in compared else {})}
+
+        return {
+            "script": Path(sys.argv[0]).name, "commit": commit, "date": time.strftime("%Y-%m-%d"),
+            "tune_nbest": self.a.tune_nbest, "seeds": self.a.seeds, "start_points": len(self.points),
+            "pools": json.loads(provenance.read_text()) if provenance.exists() else None,
+            "baseline": self.baseline,
+            "systems": {system: {"methods": {n: method(system, n, compared) for n in names}}
+                        for system, (names, compared) in systems.items()}}
+
     def main(self) -> None:
-        tables = []
+        tables, systems = [], {}
         for system in self.a.systems:
             data = self.data(system)
             table = self.methods(system, self.a)
@@ -155,9 +203,13 @@ class PoolStudy:
                 for point in range(len(self.points)):
                     for seed in (self.a.seeds if seeded else self.a.seeds[:1]):
                         self.run(system, data, name, optimizer, options, point, seed)
-            self.evaluate(system, list(table))
-            tables.append(self.table(system, list(table)))
+            compared = self.evaluate(system, list(table))
+            systems[system] = (list(table), compared)
+            tables.append(self.table(system, list(table), compared))
         (self.out / "table.md").write_text("\n".join(tables))
+        results = Path(self.a.results) if self.a.results else self.out / "summary.json"
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(self.summary(systems), indent=1, sort_keys=True) + "\n")
         print((self.out / "table.md").read_text())
 
 
@@ -175,6 +227,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--boot-samples", type=int, default=10000, help="mtplug evaluate's (default 10000)")
     ap.add_argument("--ar-shuffles", type=int, default=10000, help="mtplug evaluate's (default 10000)")
+    ap.add_argument("--results", help="where the study's summary goes (default RESULTS/summary.json): a file "
+                                      "under benchmarks/reproductions/results/ for the pages' tables")
 
 
 def main(doc: str, methods: Callable, baseline: str, **kwargs) -> None:
