@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""A paper's claims set against our committed results, with verdicts by one rule.
+
+    python benchmarks/reproductions/claims.py PAPER        # the claims table, Markdown
+
+``claims/PAPER.yaml`` lists every experiment the paper reports (each table, each figure):
+where it is in the paper (``where``), what the paper says (``quote``, its own words, and
+``paper``, its numbers), how our protocol differs (``protocol``), and either ``not_run``
+(why it cannot run here) or ``compare``: what our side is. A comparison names results
+files under ``results/`` (one per independent pool draw or system; ``draws``), the
+``system`` in them, the ``method`` and the ``baseline`` (method names of those files), and
+what the paper found of the method against the baseline (``expect``: better, worse or
+comparable).
+
+The verdict rule (docs/reproductions/method.md):
+
+* in each draw, d = mean test BLEU of the method − of the baseline over the runs the study
+  paired them on, p = ``mtplug evaluate``'s approximate-randomization p-value there;
+* the noise is the largest run-to-run spread of identical settings measured: the standard
+  deviation of either method's independent runs in any draw and, with two or more draws,
+  how far either method's mean moved between draws;
+* *reproduced*: in every draw p < 0.05 and |d| > noise, with d of the sign the paper found;
+  *contradicted*: the same, with the other sign (for a claim of comparable results, any
+  such difference); else *inconclusive*. A comparison whose results file does not exist
+  yet reads *not run yet*.
+
+The study scripts write the results files (pool_study.py's ``--results``): ``systems ->
+SYSTEM -> methods -> NAME -> runs`` (each independent run's ``test`` BLEU) and
+``compared`` (``p`` against the file's ``baseline``, on ``replicas`` paired runs).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+CLAIMS = HERE / "claims"
+RESULTS = HERE / "results"
+EXPECTATIONS = ("better", "worse", "comparable")
+ALPHA = 0.05
+
+
+@dataclass
+class Draw:
+    """One results file's comparison: the method's and the baseline's independent runs."""
+
+    name: str
+    method: list[float]
+    baseline: list[float]
+    p: float
+    paired: int
+
+    @property
+    def d(self) -> float:
+        return float(np.mean(self.method) - np.mean(self.baseline))
+
+
+def _sd(x: list[float]) -> float:
+    return float(np.std(x, ddof=1)) if len(x) > 1 else 0.0
+
+
+def load_draw(file: str, system: str, method: str, baseline: str) -> Draw | None:
+    """The comparison in results/FILE.json (None while the file does not exist)."""
+    path = RESULTS / f"{file}.json"
+    if not path.exists():
+        return None
+    study = json.loads(path.read_text())
+    methods = study["systems"][system]["methods"]
+    if study["baseline"] != baseline:
+        raise ValueError(f"{path.name}: its baseline is {study['baseline']}, the claim compares with {baseline}")
+    compared = methods[method]["compared"]
+    return Draw(file, [r["test"] for r in methods[method]["runs"]], [r["test"] for r in methods[baseline]["runs"]],
+                float(compared["p"]), int(compared["replicas"]))
+
+
+def noise(draws: list[Draw]) -> float:
+    """The largest run-to-run spread of identical settings in these draws (module docstring)."""
+    spread = [max(_sd(dr.method), _sd(dr.baseline)) for dr in draws]
+    for pick in (lambda dr: dr.method, lambda dr: dr.baseline):
+        means = [float(np.mean(pick(dr))) for dr in draws]
+        if len(means) > 1:
+            spread.append(max(means) - min(means))
+    return max(spread, default=0.0)
+
+
+def verdict(expect: str, draws: list[Draw]) -> str:
+    """reproduced, contradicted or inconclusive (module docstring)."""
+    if expect not in EXPECTATIONS:
+        raise ValueError(f"expect must be one of {', '.join(EXPECTATIONS)}, got {expect!r}")
+    if not draws:
+        raise ValueError("a verdict needs at least one draw")
+    n = noise(draws)
+    beyond = [dr.p < ALPHA and abs(dr.d) > n for dr in draws]
+    signs = {np.sign(dr.d) for dr in draws}
+    if not all(beyond) or len(signs) != 1:
+        return "inconclusive"
+    sign = signs.pop()
+    if expect == "comparable":
+        return "contradicted"
+    return "reproduced" if (sign > 0) == (expect == "better") else "contradicted"
+
+
+def load_claims(paper: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((CLAIMS / f"{paper}.yaml").read_text(encoding="utf-8"))
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def ours(claim: dict) -> tuple[str, str]:
+    """(our numbers, the verdict) of one claim."""
+    if "not_run" in claim:
+        return "", f"not run here: {claim['not_run']}"
+    c = claim["compare"]
+    draws = [load_draw(f, c["system"], c["method"], c["baseline"]) for f in c["draws"]]
+    found = [dr for dr in draws if dr is not None]
+    if not found:
+        return "", "not run yet"
+    parts = [f"{dr.name}: {c['method']} {np.mean(dr.method):.2f} against {c['baseline']} {np.mean(dr.baseline):.2f} "
+             f"(d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} paired runs)" for dr in found]
+    parts.append(f"noise {noise(found):.2f}")
+    missing = len(draws) - len(found)
+    text = "; ".join(parts) + (f"; {missing} draw(s) not run yet" if missing else "")
+    return text, verdict(c["expect"], found) + (" (so far)" if missing else "")
+
+
+def table(paper: str) -> str:
+    """The claims table of ``paper`` (benchmarks/generated_tables.py)."""
+    spec = load_claims(paper)
+    lines = ["| # | where | the paper | ours | protocol difference | verdict |", "|---|---|---|---|---|---|"]
+    for claim in spec["claims"]:
+        said = f"“{claim['quote']}”" + (f" ({claim['paper']})" if claim.get("paper") else "")
+        numbers, found = ours(claim)
+        lines.append(f"| {claim['id']} | {_cell(claim['where'])} | {_cell(said)} | {_cell(numbers)} | "
+                     f"{_cell(claim.get('protocol', ''))} | {found} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(table(sys.argv[1]))

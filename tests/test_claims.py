@@ -1,0 +1,93 @@
+"""The reproduction pages' verdict rule (benchmarks/reproductions/claims.py) and the claims
+files the pages are made from."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks" / "reproductions"))
+
+import claims  # noqa: E402
+from claims import Draw, noise, verdict  # noqa: E402
+
+PAPERS = sorted(p.stem for p in claims.CLAIMS.glob("*.yaml"))
+
+
+def draw(method, baseline, p, name="d"):
+    return Draw(name, list(method), list(baseline), p, len(method))
+
+
+def test_a_difference_beyond_the_noise_with_a_small_p_decides():
+    d = draw([29.0, 29.1, 29.2], [28.0, 28.1, 28.2], 0.001)
+    assert noise([d]) == pytest.approx(0.1)
+    assert verdict("better", [d]) == "reproduced"
+    assert verdict("worse", [d]) == "contradicted"
+    assert verdict("comparable", [d]) == "contradicted"
+
+
+def test_within_the_noise_or_with_a_large_p_is_inconclusive():
+    spread = draw([29.0, 28.0, 30.0], [28.6, 28.5, 28.7], 0.001)      # d = 0.4 < sd 1.0
+    assert verdict("better", [spread]) == "inconclusive"
+    weak = draw([29.0, 29.1, 29.2], [28.0, 28.1, 28.2], 0.2)
+    assert verdict("better", [weak]) == "inconclusive"
+    assert verdict("comparable", [weak]) == "inconclusive"          # no claim of equality is "reproduced"
+
+
+def test_every_draw_must_agree_and_a_redraw_counts_as_noise():
+    first = draw([29.0, 29.1, 29.2], [28.0, 28.1, 28.2], 0.001)
+    reversed_ = draw([27.0, 27.1, 27.2], [28.0, 28.1, 28.2], 0.001)
+    assert verdict("better", [first, reversed_]) == "inconclusive"
+    moved = draw([30.5, 30.6, 30.7], [28.0, 28.1, 28.2], 0.001)     # the method's mean moved 1.5 between draws
+    assert noise([first, moved]) == pytest.approx(1.5)
+    assert verdict("better", [first, moved]) == "inconclusive"       # d = 1.0 in the first draw, < 1.5
+
+
+def test_a_claims_table_from_results_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(claims, "CLAIMS", tmp_path)
+    monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    (tmp_path / "toy.yaml").write_text(
+        "paper: Toy 2020\nfile: toy.txt\nclaims:\n"
+        "  - {id: T1, where: Table 1, quote: 'A beats B', paper: '30.1 vs 29.0', protocol: 'fixed pools',\n"
+        "     compare: {draws: [draw1, draw2], system: dense, method: a, baseline: b, expect: better}}\n"
+        "  - {id: T2, where: Figure 2, quote: 'scales to 1M features', not_run: 'needs 1M features'}\n")
+    runs = lambda xs: [{"test": x} for x in xs]  # noqa: E731
+    (tmp_path / "draw1.json").write_text(json.dumps({"baseline": "b", "systems": {"dense": {"methods": {
+        "a": {"runs": runs([29.0, 29.1, 29.2]), "compared": {"p": 0.001, "replicas": 3}},
+        "b": {"runs": runs([28.0, 28.1, 28.2])}}}}}))
+    table = claims.table("toy")
+    assert "| T1 | Table 1 | “A beats B” (30.1 vs 29.0) | draw1: a 29.10 against b 28.10 (d = +1.00, p = 0.00, " \
+           "3 paired runs); noise 0.10; 1 draw(s) not run yet | fixed pools | reproduced (so far) |" in table
+    assert "| T2 | Figure 2 | “scales to 1M features” |  |  | not run here: needs 1M features |" in table
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_each_claims_file_is_complete(paper):
+    spec = claims.load_claims(paper)
+    assert spec["paper"] and spec["file"]
+    ids = [c["id"] for c in spec["claims"]]
+    assert len(ids) == len(set(ids)), "claim ids repeat"
+    for c in spec["claims"]:
+        assert c["where"] and c["quote"], c["id"]
+        assert ("not_run" in c) != ("compare" in c), f"{c['id']}: either not_run or compare"
+        if "compare" in c:
+            cmp = c["compare"]
+            assert cmp["expect"] in claims.EXPECTATIONS and cmp["draws"] and cmp["system"], c["id"]
+            assert cmp["method"] != cmp["baseline"], c["id"]
+    claims.table(paper)      # every results file it names that exists reads
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_each_quote_is_the_papers_own_words(paper):
+    # a claim is read from the paper (../shared/papers), not from a summary of it
+    from tests.conftest import require_shared
+
+    text = (require_shared().parent / "papers" / claims.load_claims(paper)["file"]).read_text(encoding="utf-8")
+    flat = " ".join(text.split())
+    for c in claims.load_claims(paper)["claims"]:
+        for part in c["quote"].split(" … "):
+            assert " ".join(part.split()) in flat, f"{c['id']}: not in the paper: {part!r}"
