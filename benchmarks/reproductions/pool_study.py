@@ -14,8 +14,8 @@ evaluate`` on paired independent runs: every (point, seed) run when both depend 
 seed, else one run per start point (a seeded method's run of point p with seed
 seeds[p mod len(seeds)]).
 
-Outputs: ``RESULTS/runs.jsonl`` (every run: tune and test BLEU on 0-100, seconds, the test
-1-best file), ``RESULTS/SYSTEM/evaluate-METHOD.txt`` and ``.json`` (``mtplug evaluate``
+Outputs: ``RESULTS/runs.jsonl`` (every run: tune and test BLEU on 0-100, the test output's
+length ratio (hypothesis / reference words), seconds, the test 1-best file), ``RESULTS/SYSTEM/evaluate-METHOD.txt`` and ``.json`` (``mtplug evaluate``
 against the baseline), ``RESULTS/table.md``, and the summary (``--results``, default
 ``RESULTS/summary.json``): the study's settings, pool provenance, commit, every distinct
 run and each comparison, the committed results file the pages' tables are made from. A
@@ -96,13 +96,14 @@ class PoolStudy:
         seconds = time.perf_counter() - t
         tuned = dict(zip(res.feature_names, res.weights.tolist()))
         rows = test.one_best(vector(test, tuned))
+        bleu = test.bleu_of_rows(rows)
         tag = f"{method}.p{point}.s{seed}"
         hyps = self.out / system / "hyps" / tag
         hyps.parent.mkdir(parents=True, exist_ok=True)
         hyps.write_text("".join(test.hypotheses(int(r), int(r) + 1)[0] + "\n" for r in rows))
         row = {"system": system, "method": method, "point": point, "seed": seed, "optimizer": optimizer,
                "options": options, "seconds": round(seconds, 2), "nonzero": int(np.count_nonzero(res.weights)),
-               "tune": res.score, "test": 100 * test.bleu_of_rows(rows).score, "test_hyps": str(hyps),
+               "tune": res.score, "test": 100 * bleu.score, "length_ratio": bleu.ratio, "test_hyps": str(hyps),
                **(self.extra(res) if self.extra else {})}
         with open(self.runs_file, "a") as fh:
             fh.write(json.dumps(row) + "\n")
@@ -177,7 +178,7 @@ class PoolStudy:
         provenance = Path(self.a.pools) / "provenance.json"
         commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        keep = ("point", "seed", "tune", "test", "seconds", "nonzero")
+        keep = ("point", "seed", "tune", "test", "length_ratio", "seconds", "nonzero")
 
         def method(system: str, n: str, compared: dict) -> dict:
             optimizer, options, seeded = self.methods(system, self.a)[n]
