@@ -102,7 +102,7 @@ class Cdec:
     def runs(self) -> dict:
         a = self.a
         n, k, j = str(a.iterations), str(a.nbest), str(a.jobs)
-        tune = MTPLUG + ["tune", "--decoder", "cdec", "--decoder-bin", str(self.cdec), "--config", str(self.config),
+        tune = MTPLUG + ["tune", "--decoder", "cdec", "--decoder-bin", str(self.cdec), "--decoder-config", str(self.config),
                          "--weights", str(self.start), "--input", str(self.src), "--ref", str(self.ref),
                          "--iterations", n, "--nbest-size", k, "--jobs", j, "--seed", "1", "--quiet"]
         out = {f"mtplug-{o}": ("mtplug", lambda wd, o=o: tune + ["--optimizer", o, "--workdir", str(wd)])
@@ -200,7 +200,7 @@ class Moses:
                 out[f"moses-{mode}"] = ("moses", lambda wd, f=flags: mm + [f"--mertdir={theirs}",
                                                                            f"--working-dir={wd}"] + f)
         tune = MTPLUG + ["tune", "--decoder", "moses", "--decoder-bin", str(self.moses), "--decoder-args",
-                         f"-threads {a.jobs}", "--config", str(self.config), "--input", str(self.src), "--ref",
+                         f"-threads {a.jobs}", "--decoder-config", str(self.config), "--input", str(self.src), "--ref",
                          str(self.ref), "--iterations", str(a.iterations), "--nbest-size", str(a.nbest), "--seed", "1",
                          "--quiet"]
         for o in MTPLUG_OPTIMIZERS:

@@ -127,7 +127,7 @@ def main() -> None:
     # 1. dense tuning: w0
     workdir = out / "dense-tune"
     tune = nice + shlex.split(a.mtplug) + [
-        "tune", "--decoder", "cdec", "--decoder-bin", cdec, "--config", str(system / "cdec.ini"),
+        "tune", "--decoder", "cdec", "--decoder-bin", cdec, "--decoder-config", str(system / "cdec.ini"),
         "--weights", str(system / "weights.start"), "--input", str(system / "tune.de"),
         "--ref", str(system / "tune.en"), "--iterations", str(a.iterations), "--nbest", str(a.nbest),
         "--jobs", str(a.jobs), "--seed", str(a.seed), "--optimizer", a.optimizer, "--workdir", str(workdir)]
