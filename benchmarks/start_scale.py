@@ -6,7 +6,8 @@ behind the default, on Hopkins & May's synthetic set and in the decoder loop.
     python benchmarks/start_scale.py loop --system SYSTEM --cdec CDEC_BUILD --work WORK \\
         [--optimizers kbmira mira rampion] [--scales given best] [--replicas 3] [--iterations 8]
     python benchmarks/start_scale.py report --system SYSTEM --work WORK [--name NAME]
-    python benchmarks/start_scale.py table synthetic|loop-NAME|margins-NAME
+    python benchmarks/start_scale.py pool --store RUN/iterNNN/store.npz --start WEIGHTS --name NAME [--rounds 4]
+    python benchmarks/start_scale.py table synthetic|loop-NAME|margins-NAME|pool-NAME
 
 ``synthetic`` runs each learner from uniform weights (all 1, as Galley et al.'s Figures 2
 and 3) on sets of mtplug.synthetic.make_synthetic (--sentences x --nbest, D features) with
@@ -20,6 +21,10 @@ points 1..R-1 drawn from N(w, (w/2)^2) as Gimpel & Smith's initializers, pool_st
 start each run kept (``iterNNN/weights.json``'s optimizer_info), each run's held-out test
 BLEU (real_systems.py decodes the final weights), and ``mtplug evaluate`` of each
 optimizer's scales against ``given`` (the code before issue 36) over the replicas.
+``pool`` is the tuning loop without the decoder on a real store (one a loop run left,
+e.g. its last ``store.npz``): each learner from START, then from its own result, for
+--rounds rounds, under every scale: the start's margin and the store objective (tuning
+BLEU of the 1-best) per round, seed 1.
 
 Results go to ``benchmarks/results/start-scale.json`` (committed); ``table`` prints the
 Markdown tables that docs/mira.md and docs/real-systems.md hold between
@@ -105,6 +110,45 @@ def synthetic_table(results: dict) -> str:
                 kept = "" if scale != "best" else " (" + "/".join(r["start_used"][0] for r in sel) + ")"
                 cells.append(f"{cos:.4f} / {pb:.2f}{kept}")
         lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------- pool
+def pool(a) -> None:
+    import mtplug
+    from mtplug.corpus import NbestCorpus
+
+    store = NbestCorpus.load(a.store)
+    rows = []
+    for learner in LEARNERS:
+        for scale in SCALES:
+            w = a.start
+            for r in range(1, a.rounds + 1):
+                res = mtplug.optimize(learner, store, w, 1, threads=a.threads, start_scale=scale)
+                rows.append({"learner": learner, "scale": scale, "round": r,
+                             "start_margin": round(res.info["start_margin"], 3), "start_used": res.info["start_used"],
+                             "tuning_bleu": round(res.score, 4)})
+                print(json.dumps(rows[-1]), flush=True)
+                w = res
+    results = load()
+    results.setdefault("pool", {})[a.name] = {"store": a.store, "hypotheses": store.n_hypotheses,
+                                              "sentences": store.n_sentences, "rounds": a.rounds, "rows": rows}
+    save(results)
+    print(pool_table(results, a.name))
+
+
+def pool_table(results: dict, name: str) -> str:
+    study = results["pool"][name]
+    rounds = range(1, study["rounds"] + 1)
+    lines = ["| optimizer | start_scale | " + " | ".join(f"round {r}: margin / tuning BLEU" for r in rounds) + " |",
+             "|---|---|" + "---|" * len(rounds)]
+    for learner in LEARNERS:
+        for scale in SCALES:
+            sel = {r["round"]: r for r in study["rows"] if (r["learner"], r["scale"]) == (learner, scale)}
+            cells = [f"{sel[r]['start_margin']:.2f} / {sel[r]['tuning_bleu']:.2f}"
+                     + (f" ({sel[r]['start_used']})" if scale == "best" else "")
+                     for r in rounds]
+            lines.append(f"| {learner} | {SCALE_NAMES[scale]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -254,7 +298,7 @@ def table(name: str) -> str:
     if name == "synthetic":
         return synthetic_table(results)
     kind, _, system = name.partition("-")
-    return {"loop": loop_table, "margins": margins_table}[kind](results, system)
+    return {"loop": loop_table, "margins": margins_table, "pool": pool_table}[kind](results, system)
 
 
 def main() -> None:
@@ -281,13 +325,19 @@ def main() -> None:
     r.add_argument("--system", required=True)
     r.add_argument("--work", required=True)
     r.add_argument("--name", help="the study's name in the results (default: the system folder's name)")
+    po = sub.add_parser("pool")
+    po.add_argument("--store", required=True)
+    po.add_argument("--start", required=True, help="the start weights (a cdec weights file)")
+    po.add_argument("--name", required=True)
+    po.add_argument("--rounds", type=int, default=4)
+    po.add_argument("--threads", type=int, default=2)
     t = sub.add_parser("table")
     t.add_argument("name")
     a = ap.parse_args()
     if a.command == "table":
         print(table(a.name))
     else:
-        {"synthetic": synthetic, "loop": loop, "report": report}[a.command](a)
+        {"synthetic": synthetic, "loop": loop, "report": report, "pool": pool}[a.command](a)
 
 
 if __name__ == "__main__":

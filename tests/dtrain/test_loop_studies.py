@@ -117,3 +117,62 @@ def test_dreyer_dong_loop_study(toy, tmp_path, monkeypatch):
                                       "--other", "mixed", str(runs / "pro1"), str(runs / "pro2"), "--at", "4"])
     with pytest.raises(SystemExit, match="their weights after 4 iterations differ"):
         runpy.run_path(argv[0], run_name="__main__")
+
+
+def test_start_scale_study(toy, tmp_path, monkeypatch, capsys):
+    # benchmarks/start_scale.py: the decoder-loop runs, their report and tables, and the
+    # learners fed their own results on the store a run left (issue 53)
+    import benchmarks.start_scale as study
+
+    build, system = _standin_system(toy, tmp_path)
+    monkeypatch.setattr(study, "RESULTS", tmp_path / "start-scale.json")
+    work = tmp_path / "work"
+    script = Path(study.__file__)
+    monkeypatch.chdir(tmp_path)
+    for argv in (["loop", "--system", str(system), "--cdec", str(build.parent), "--work", str(work),
+                  "--optimizers", "kbmira", "rampion", "--replicas", "2", "--iterations", "2", "--nbest", "10"],
+                 ["report", "--system", str(system), "--work", str(work), "--name", "toy"]):
+        monkeypatch.setattr(sys, "argv", [str(script), *argv])
+        study.main()
+    results = json.loads((tmp_path / "start-scale.json").read_text())["loop"]["toy"]
+    runs = results["runs"]
+    # kbmira's replicas are seeds, RAMPION's start points (it is deterministic)
+    assert sorted(runs) == sorted(["mtplug-kbmira+start-scale=given+seed=1", "mtplug-kbmira+start-scale=best+seed=1",
+                                   "mtplug-kbmira+start-scale=given+seed=2", "mtplug-kbmira+start-scale=best+seed=2",
+                                   "mtplug-rampion+start-scale=given", "mtplug-rampion+start-scale=best",
+                                   "mtplug-rampion+start-scale=given+weights=point1.weights",
+                                   "mtplug-rampion+start-scale=best+weights=point1.weights"])
+    for r in runs.values():
+        assert len(r["start_margin"]) == len(r["start_used"]) == 2 and 0 < r["test_bleu"] <= 100
+        assert r["start_used"][0] in ("given", "shrunk")
+    assert set(results["evaluate"]) == {"kbmira", "rampion"}
+    assert 0 <= results["evaluate"]["kbmira"]["best"]["p"] <= 1
+    loop_table, margins = study.table("loop-toy"), study.table("margins-toy")
+    assert "| kbmira | best (the default) |" in loop_table and "| rampion | given (before issue 36) |" in loop_table
+    assert "| kbmira | 2 given, 2 best |" in margins
+    # the learners fed their own results on the last store of a run
+    store = next(work.glob("mtplug-kbmira+start-scale=given+seed=1/iter002/store.npz"))
+    monkeypatch.setattr(sys, "argv", [str(script), "pool", "--store", str(store), "--start",
+                                      str(system / "weights.start"), "--name", "toy", "--rounds", "2"])
+    study.main()
+    rows = json.loads((tmp_path / "start-scale.json").read_text())["pool"]["toy"]["rows"]
+    assert len(rows) == 3 * 3 * 2
+    first = {(r["learner"], r["scale"]): r["tuning_bleu"] for r in rows if r["round"] == 1}
+    for learner in ("mira", "kbmira", "rampion"):   # from one start the default never ends lower than either
+        assert first[(learner, "best")] == max(first[(learner, "given")], first[(learner, "unit")])
+    assert "| mira | unit (issue 36) |" in study.table("pool-toy")
+
+
+def test_start_scale_synthetic(tmp_path, monkeypatch):
+    import benchmarks.start_scale as study
+
+    monkeypatch.setattr(study, "RESULTS", tmp_path / "start-scale.json")
+    monkeypatch.setattr(sys, "argv", ["start_scale.py", "synthetic", "--dims", "3", "--noise", "0", "--seeds", "0",
+                                      "--sentences", "20", "--nbest", "6", "--threads", "1"])
+    study.main()
+    rows = json.loads((tmp_path / "start-scale.json").read_text())["synthetic"]["rows"]
+    assert len(rows) == 9
+    by = {(r["learner"], r["scale"]): r for r in rows}
+    for learner in ("mira", "kbmira", "rampion"):
+        assert by[(learner, "best")]["pseudo_bleu"] == max(by[(learner, s)]["pseudo_bleu"] for s in ("given", "unit"))
+    assert study.table("synthetic").count("\n") == 2
