@@ -69,18 +69,55 @@ def test_galley_convergence_plot(tmp_path, monkeypatch):
 
 
 def test_galley_cone(tmp_path, monkeypatch):
+    from benchmarks.reproductions import galley_synthetic
+
+    results = tmp_path / "results" / "cone.json"
     _run(os.path.join("reproductions", "galley_synthetic.py"),
          ["--out", str(tmp_path), "--cone", "3", "--seeds", "0", "--sentences", "20", "--nbest", "8",
-          "--cone-directions", "2"], monkeypatch)
+          "--cone-directions", "2", "--results", str(results)], monkeypatch)
     record = json.loads((tmp_path / "cone-3.json").read_text())
     first = record["first_direction"]
-    assert first["floor"] == pytest.approx(1 - 3 / (2 * 20 * 8)) and 0 <= first["sentences_right"] <= 20
-    for walk in record["random_directions"]:
-        # the bisection stops where a sentence first loses its best hypothesis, so no cosine
-        # below that boundary keeps every sentence right
-        assert 0 < walk["cosine_every_sentence_right"] <= 1
-        for cos, right in walk["sentences_right_at_cosine"].items():
-            assert right < 20 or float(cos) >= walk["cosine_every_sentence_right"] - 1e-9
+    assert first["expected"] == pytest.approx(1 - 3 / (2 * 20 * 8)) and 0 <= first["sentences_right"] <= 20
+    assert len(record["directions"]) == 2
+    for walk in record["directions"]:
+        assert 0 < walk["ray_cosine"] <= 1
+        # the linear programme's point keeps every sentence's best hypothesis (pseudo-BLEU 1), and
+        # it turns at least as far from w* as the ray's boundary, which it may pass through
+        assert walk["lp_status"] == 0 and walk["lp_sentences_right"] == 20 and walk["lp_pseudo_bleu"] == 1.0
+        assert walk["lp_cosine"] <= walk["ray_cosine"] + 1e-9
+    # the results file: merged by set, a generated table
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--cone", "3", "--seeds", "0", "--sentences", "20", "--nbest", "8",
+          "--cone-directions", "1", "--results", str(results)], monkeypatch)
+    held = json.loads(results.read_text())
+    assert held["kind"] == "cone" and len(held["entries"]) == 1 and len(held["entries"][0]["directions"]) == 1
+    monkeypatch.setattr(galley_synthetic, "RESULTS", results.parent)
+    assert "| 20 × 8 | 3 | 0 |" in galley_synthetic.table("cone")
+
+
+@pytest.mark.parametrize("gradient, start_l1", [("l1", None), ("literal", 1.0), ("chain", None)])
+def test_galley_trace(tmp_path, monkeypatch, gradient, start_l1):
+    from benchmarks.reproductions import galley_synthetic
+    from mtplug.optimizers.mert import _Search
+
+    move = _Search.move
+    results = tmp_path / "trace.json"
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--trace", "4", "--seeds", "0", "--noise", "0", "--sentences", "12", "--nbest", "6",
+          "--threads", "1", "--gradient", gradient, "--results", str(results),
+          *(["--start-l1", str(start_l1)] if start_l1 else [])], monkeypatch)
+    assert _Search.move is move                   # the trace's hooks are gone
+    record = json.loads((tmp_path / "trace-4.json").read_text())
+    assert record["gradient"] == gradient and record["start_l1"] == pytest.approx(start_l1 or 4.0)
+    moves = record["moves"]
+    assert moves and all(m["by"] in ("gradient", "coordinate") for m in moves)
+    assert all((m["mu"] is None) == (m["by"] == "coordinate") for m in moves)
+    # the 1-best objective never falls; the last move's point is the result
+    objectives = [m["objective"] for m in moves]
+    assert objectives == sorted(objectives) and objectives[-1] == pytest.approx(record["pseudo_bleu"])
+    assert moves[-1]["cosine"] == pytest.approx(record["cosine"])
+    monkeypatch.setattr(galley_synthetic, "RESULTS", tmp_path)
+    assert f"| 12 × 6 | 4 | 0 | {gradient} |" in galley_synthetic.table("trace")
 
 
 def _tiny_pools(root, rng):
@@ -116,6 +153,57 @@ def _pool_study(script, tmp_path, monkeypatch, seed, *flags):
             "--seeds", "1", "2", "--threads", "1", "--boot-samples", "50", "--ar-shuffles", "50", *flags]
     _run(os.path.join("reproductions", script), argv, monkeypatch)
     return [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()], argv
+
+
+def test_galley_rerank_study(tmp_path, monkeypatch):
+    # Galley et al.'s own harness: every method of the claims file, the dev search of PRO's C
+    # and the regularisers' λ, a summary per baseline in claims.py's schema
+    import numpy as np
+
+    from benchmarks.reproductions import claims, galley_rerank
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(8))
+    (tmp_path / "w0").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
+    results = tmp_path / "results" / "galley-toy.json"
+    argv = ["--pools", str(tmp_path / "pools"), "--w0", str(tmp_path / "w0"), "--out", str(tmp_path / "out"),
+            "--seeds", "1", "2", "--random-walks", "1", "--lambdas", "1e-3", "1e-2", "--pro-c", "1", "10",
+            "--sparse-features", "3", "--threads", "1", "--boot-samples", "50", "--ar-shuffles", "50",
+            "--results", str(results), "--more-baselines", "w0", "mert-dense-uniform"]
+    _run(os.path.join("reproductions", "galley_rerank.py"), argv, monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
+    searched = ["pro-w0", *galley_rerank.REG_METHODS]
+    # the dev search: each grid value once with seed 1; then seed 2 at the chosen value
+    assert len(rows) == len(searched) * 3 + 1 + 4 * 2
+    assert {r["param"] for r in rows if r["method"] == "pro-w0"} == {1.0, 10.0}
+    pro = next(r for r in rows if r["method"] == "pro-w0")
+    assert pro["options"] == {**galley_rerank.PRO_PAPER, "c": 1.0}
+    assert all(0 <= r[k] <= 100 for r in rows for k in ("tune", "dev", "test"))
+    # --sparse-features 3: the 12 dense features and the 3 sparse ones that fire most often
+    features = (tmp_path / "out" / "stores-f3" / "features.txt").read_text().split()
+    assert features[:12] == DENSE and len(features) == 15
+    study = json.loads(results.read_text())
+    assert study["baseline"] == "pro-w0" and study["features"] <= 15 and study["sparse_features"] == 3
+    methods = study["systems"]["sparse"]["methods"]
+    assert set(methods) == set(galley_rerank.methods(1))
+    assert not methods["w0"]["seeded"] and len(methods["w0"]["runs"]) == 1
+    assert [r["seed"] for r in methods["l2v1-w0"]["runs"]] == [1, 2]
+    assert methods["l2v1-w0"]["options"]["reg_strength"] == study["search"]["l2v1-w0"]["chosen"]
+    assert methods["l2v1-w0"]["compared"]["replicas"] == 2 and methods["w0"]["compared"]["replicas"] == 1
+    assert "compared" not in methods["pro-w0"]
+    # the same runs against another baseline; claims.py reads each file
+    monkeypatch.setattr(claims, "RESULTS", results.parent)
+    against_w0 = claims.load_draw("galley-toy-vs-w0", "sparse", "l2v1-w0", "w0")
+    assert against_w0.paired == 1 and len(against_w0.method) == 2 and len(against_w0.baseline) == 1
+    assert claims.load_draw("galley-toy-vs-mert-dense-uniform", "sparse", "mert-uniform",
+                            "mert-dense-uniform").paired == 2
+    monkeypatch.setattr(galley_rerank, "RESULTS", results.parent)
+    assert "| l2v1-w0 | 2 |" in galley_rerank.table("galley-toy")
+    assert "| pro-w0 | c | 1: " in galley_rerank.table("galley-toy:sweep")
+    assert "Not run yet" in galley_rerank.table("galley-none")
+    # a second run finds every run done
+    _run(os.path.join("reproductions", "galley_rerank.py"), argv, monkeypatch)
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
 
 
 def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):

@@ -1,49 +1,77 @@
 #!/usr/bin/env python3
-"""Galley et al. (2013), Figures 2 and 3: Hopkins & May's synthetic set, every optimizer.
+"""Galley et al. (2013), Figures 2 and 3 and the D = 1000 cosine: Hopkins & May's synthetic set.
+
+Every mode draws its sets with mtplug.synthetic.make_synthetic (S = ``--sentences``
+sentences × M = ``--nbest`` hypotheses, features uniform in [0, 500], gold weights
+w* ~ N(0, I), pseudo-BLEU the per-sentence rescaled w*·h; with noise the tuner sees the
+features plus N(0, noise²)). ``--results FILE`` (a file under
+benchmarks/reproductions/results/) receives what the mode measured, merged with what the
+file holds (a row of the same set and settings is replaced), for the pages' tables
+(``table(NAME)``, benchmarks/generated_tables.py).
 
     python benchmarks/reproductions/galley_synthetic.py --out RESULTS [--dims 10 100 500 1000]
         [--noise 0 200] [--seeds 0 1 2] [--sentences 1000] [--nbest 500] [--optimizers ...]
 
-Each (D, noise, seed) draws a set with mtplug.synthetic.make_synthetic (S sentences × M
-hypotheses, features uniform in [0, 500], gold weights w* ~ N(0, I), pseudo-BLEU the
-per-sentence rescaled w*·f; with noise the tuner sees the features plus N(0, noise²))
-and runs every optimizer once from uniform weights (all 1) with its defaults (MERT: one
-start point, no restarts): pseudo-BLEU of the 1-best and the cosine of the weights to w*.
-Rows go to ``RESULTS/synthetic.jsonl`` (a finished row is not run again); ``--plot``
-draws ``RESULTS/figure2.png`` (pseudo-BLEU against D) and ``figure3.png`` (cosine
-against D), one line per optimizer, mean over seeds, for each noise level.
+Figure 2: each (D, noise, seed) runs every optimizer once from uniform weights (all 1)
+with its defaults (MERT: one start point, no restarts): pseudo-BLEU of the 1-best and the
+cosine of the weights to w*. Rows go to ``RESULTS/synthetic.jsonl`` (a finished row is not
+run again); ``--plot`` draws ``RESULTS/figure2.png`` (pseudo-BLEU against D) and
+``figure3.png`` (cosine against D), one line per optimizer, mean over seeds, per noise.
 
-    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --convergence 500 \
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --convergence 500 \\
         [--coordinate-rounds 25] [--noise 0] [--seeds 0]
 
-is the paper's convergence plot instead: coordinate-ascent MERT against the expected-BLEU
-direction finder on one set of that D, the 1-best objective after every move against
-seconds and against line searches (``Result.info["trace"]``), in
-``RESULTS/convergence-D.json`` and ``convergence-D.png``. Coordinate ascent stops after
-``--coordinate-rounds`` rounds (each is D line searches).
+Figure 3: coordinate-ascent MERT against the expected-BLEU direction finder on one set of
+that D, the 1-best objective after every move against seconds and against line searches
+(``Result.info["trace"]``), in ``RESULTS/convergence-D.json`` and ``convergence-D.png``.
+Coordinate ascent stops after ``--coordinate-rounds`` rounds (each is D line searches).
 
-    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --cone 1000 [--seeds 0]
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --trace 1000 \\
+        [--gradient l1|literal|chain] [--start-l1 X] [--mu-max 1000] [--noise 0] [--seeds 0]
 
-measures, on one noiseless set of that D, what bounds C5's cosine (no optimizer runs):
-the cosine to w* of the expected-BLEU gradient at a uniform distribution (the per-sentence
-covariance of pseudo-BLEU and features, the finder's first direction) beside the sampling
-floor 1 - D/(2·S·M) a covariance estimate has, and how far the weights can turn from w*
-along random directions before a sentence loses its best hypothesis. Printed and written to
-``RESULTS/cone-D.json``.
+The C5 run (Section 6: cosine > 0.999 at D = 1000): expected-BLEU MERT from uniform
+weights on one set, the cosine to w* and the pseudo-BLEU logged after every move (a
+gradient step, with its μ, or a coordinate round's move: the paper's footnote 8), in
+``RESULTS/trace-D.json``. ``--gradient``: where the distribution p ∝ exp(μ·w·h) is taken:
+``l1`` at w/‖w‖₁ (mtplug's MERT, the default), ``literal`` at w itself (the paper's
+words), ``chain`` at w/‖w‖₁ with the chain rule's term along sign(w) kept (mtplug leaves
+it out). ``--start-l1 X``: the uniform start scaled to ‖w‖₁ = X (default: all ones,
+‖w‖₁ = D), the small-norm start under which ``literal`` begins at a small temperature.
+
+    python benchmarks/reproductions/galley_synthetic.py --out RESULTS --cone 200 \\
+        [--sentences 200] [--nbest 250] [--seeds 0] [--cone-directions 5]
+
+The plateau check (no optimizer runs), on one noiseless set of that D: how far from w*
+the weights can turn while every sentence keeps its best hypothesis (pseudo-BLEU exactly
+1, the optimum). For each of ``--cone-directions`` random unit directions u ⟂ w*, (a)
+along the ray w* + t·u, the cosine where a sentence first loses its best hypothesis
+(bisection), and (b) the linear programme max u·w subject to w*·w = ‖w*‖² and, for every
+sentence s and hypothesis m, w·(h_best(s) − h_m) ≥ δ (δ: a thousandth of w*'s smallest
+gap between a best and a second-best hypothesis), solved by HiGHS (scipy.optimize.linprog)
+with the constraints added as the solution violates them; its point's cosine to w* and the
+sentences whose best hypothesis it keeps (all, checked). Also the cosine to w* of the
+expected-BLEU finder's first direction (the gradient at a uniform distribution, the
+per-sentence covariance of pseudo-BLEU and features) beside 1 − D/(2·S·M), the expected
+cosine of such a covariance estimate from S·M uniform hypotheses. ``RESULTS/cone-D.json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent.parent))
 
+RESULTS = HERE / "results"
 OPTIMIZERS = {
     "mert-coordinate": ("mert", dict(directions="coordinate", restarts=0)),
     "mert-random": ("mert", dict(directions="random", restarts=0)),
@@ -55,8 +83,36 @@ OPTIMIZERS = {
     "kbmira": ("kbmira", {}),
     "mira": ("mira", {}),
 }
+GRADIENTS = ("l1", "literal", "chain")
 
 
+def _commit() -> str:
+    return subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], check=False,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def save_results(path: str | None, kind: str, entries: list[dict], key: tuple[str, ...]) -> None:
+    """Merge ``entries`` into the results file ``path`` (kind ``kind``): an entry whose
+    ``key`` fields equal a held one's replaces it."""
+    if not path:
+        return
+    file = Path(path)
+    held = json.loads(file.read_text()) if file.exists() else {"kind": kind, "entries": []}
+    if held["kind"] != kind:
+        raise SystemExit(f"{file}: holds {held['kind']} results, not {kind}")
+    def ident(e: dict) -> tuple:
+        return tuple(str(e.get(k)) for k in key)
+
+    ids = {ident(e) for e in entries}
+    held["entries"] = [e for e in held["entries"] if ident(e) not in ids] + entries
+    held["entries"].sort(key=lambda e: tuple((e.get(k) is None, e.get(k) if isinstance(e.get(k), (int, float))
+                                              else str(e.get(k))) for k in key))
+    held.update(script=Path(__file__).name, commit=_commit(), date=time.strftime("%Y-%m-%d"))
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps(held, indent=1, sort_keys=True) + "\n")
+
+
+# ---------------------------------------------------------------------- Figure 2
 def run(args) -> None:
     from mtplug.optimizers.registry import get_optimizer
     from mtplug.synthetic import cosine, make_synthetic
@@ -80,9 +136,9 @@ def run(args) -> None:
                     kind, options = OPTIMIZERS[name]
                     t = time.perf_counter()
                     res = get_optimizer(kind)(**options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
-                    # the rows keep the pseudo-BLEU as a fraction (Result.score is 0-100), as
-                    # the rows already written and the tables drawn from them have it
+                    # pseudo-BLEU as a fraction (Result.score is 0-100)
                     row = {"dims": dims, "noise": noise, "seed": seed, "optimizer": name,
+                           "sentences": args.sentences, "nbest": args.nbest,
                            "pseudo_bleu": res.score / 100, "cosine": cosine(res.weights, w_star),
                            "seconds": round(time.perf_counter() - t, 2)}
                     with open(rows_file, "a") as fh:
@@ -91,93 +147,8 @@ def run(args) -> None:
                 del corpus
 
 
-def convergence(args) -> None:
-    """Coordinate ascent and the gradient finder on one set: their traces and cosines."""
-    from mtplug.optimizers.registry import get_optimizer
-    from mtplug.synthetic import cosine, make_synthetic
-
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    dims, noise, seed = args.convergence, args.noise[0], args.seeds[0]
-    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, noise=noise, seed=seed)
-    runs = {}
-    for name, options in (("coordinate", dict(directions="coordinate", max_iterations=args.coordinate_rounds)),
-                          ("expected BLEU", dict(directions="expbleu"))):
-        t = time.perf_counter()
-        res = get_optimizer("mert")(restarts=0, **options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
-        # fractions, as the recorded convergence files have them (Result's score and trace are 0-100)
-        runs[name] = {"options": options, "seconds": round(time.perf_counter() - t, 2), "pseudo_bleu": res.score / 100,
-                      "cosine": cosine(res.weights, w_star), "iterations": res.info.get("iterations"),
-                      "trace": [(s, n, objective / 100) for s, n, objective in res.info["trace"]]}
-        print(name, json.dumps({k: v for k, v in runs[name].items() if k != "trace"}), flush=True)
-    record = {"dims": dims, "noise": noise, "seed": seed, "sentences": args.sentences, "nbest": args.nbest,
-              "threads": args.threads, "runs": runs}
-    (out / f"convergence-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for name, run_ in runs.items():
-        trace = np.array(run_["trace"], dtype=float).reshape(-1, 3)
-        for ax, col in zip(axes, (0, 1)):
-            keep = trace[:, col] > 0          # a log axis
-            ax.plot(trace[keep, col], trace[keep, 2], marker=".", label=f"{name} (cosine {run_['cosine']:.4f})")
-    for ax, label in zip(axes, ("seconds", "line searches")):
-        ax.set_xlabel(label)
-        ax.set_xscale("log")
-        ax.set_ylabel("pseudo-BLEU of the 1-best")
-        ax.set_title(f"D = {dims}, noise {noise:g}, {args.sentences} x {args.nbest}")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / f"convergence-{dims}.png", dpi=100)
-    plt.close(fig)
-
-
-def cone(args) -> None:
-    """The C5 bound: the first expected-BLEU direction's cosine and the width of the cone
-    of weights that keep every sentence's best hypothesis, along random directions."""
-    from mtplug.synthetic import cosine, make_synthetic
-
-    dims, seed = args.cone, args.seeds[0]
-    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, seed=seed)
-    S, M = args.sentences, args.nbest
-    feats = corpus.dense.reshape(S, M, dims)
-    gold = (corpus.dense @ w_star).reshape(S, M)
-    best = gold.argmax(axis=1)
-
-    def right(w: np.ndarray) -> int:
-        return int(((corpus.dense @ w).reshape(S, M).argmax(axis=1) == best).sum())
-
-    pseudo = corpus.stats[:, 0].reshape(S, M).astype(np.float64)
-    direction = np.einsum("smd,sm->d", feats - feats.mean(axis=1, keepdims=True),
-                          pseudo - pseudo.mean(axis=1, keepdims=True))
-    record = {"dims": dims, "seed": seed, "sentences": S, "nbest": M,
-              "first_direction": {"cosine": cosine(direction, w_star), "floor": 1 - dims / (2 * S * M),
-                                  "sentences_right": right(direction)}, "random_directions": []}
-    rng = np.random.default_rng(seed + 1)
-    for _ in range(args.cone_directions):
-        u = rng.standard_normal(dims)
-        u -= (u @ w_star) / (w_star @ w_star) * w_star
-        u *= np.linalg.norm(w_star) / np.linalg.norm(u)     # w* + t·u has cosine 1/sqrt(1 + t²)
-        lo, hi = 0.0, 1.0
-        while right(w_star + hi * u) == S:
-            hi *= 2
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if right(w_star + mid * u) == S else (lo, mid)
-        at = {c: right(w_star + np.sqrt(1 / c ** 2 - 1) * u) for c in (0.999, 0.996)}
-        record["random_directions"].append({"cosine_every_sentence_right": 1 / np.sqrt(1 + lo * lo),
-                                            "sentences_right_at_cosine": at})
-    print(json.dumps(record, indent=1))
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / f"cone-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
-
-
-def table(out: Path) -> str:
-    rows = [json.loads(x) for x in (out / "synthetic.jsonl").read_text().splitlines()]
+def grid_table(rows: list[dict]) -> str:
+    """Cosine / pseudo-BLEU per (noise, D) and optimizer, mean over seeds (their count)."""
     keys = sorted({(r["noise"], r["dims"]) for r in rows})
     names = [n for n in OPTIMIZERS if any(r["optimizer"] == n for r in rows)]
     lines = ["| noise | D | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
@@ -223,6 +194,303 @@ def plot(out: Path) -> None:
         plt.close(fig)
 
 
+# ---------------------------------------------------------------------- Figure 3
+def convergence(args) -> None:
+    """Coordinate ascent and the gradient finder on one set: their traces and cosines."""
+    from mtplug.optimizers.registry import get_optimizer
+    from mtplug.synthetic import cosine, make_synthetic
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dims, noise, seed = args.convergence, args.noise[0], args.seeds[0]
+    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, noise=noise, seed=seed)
+    runs = {}
+    for name, options in (("coordinate", dict(directions="coordinate", max_iterations=args.coordinate_rounds)),
+                          ("expected BLEU", dict(directions="expbleu"))):
+        t = time.perf_counter()
+        res = get_optimizer("mert")(restarts=0, **options).optimize(corpus, np.ones(dims), seed, threads=args.threads)
+        # fractions (Result's score and trace are 0-100)
+        runs[name] = {"options": options, "seconds": round(time.perf_counter() - t, 2), "pseudo_bleu": res.score / 100,
+                      "cosine": cosine(res.weights, w_star), "iterations": res.info.get("iterations"),
+                      "line_searches": res.info.get("line_searches"),
+                      "trace": [(s, n, objective / 100) for s, n, objective in res.info["trace"]]}
+        print(name, json.dumps({k: v for k, v in runs[name].items() if k != "trace"}), flush=True)
+    record = {"dims": dims, "noise": noise, "seed": seed, "sentences": args.sentences, "nbest": args.nbest,
+              "threads": args.threads, "runs": runs}
+    (out / f"convergence-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    save_results(args.results, "convergence", [record], ("sentences", "nbest", "dims", "noise", "seed"))
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for name, run_ in runs.items():
+        trace = np.array(run_["trace"], dtype=float).reshape(-1, 3)
+        for ax, col in zip(axes, (0, 1)):
+            keep = trace[:, col] > 0          # a log axis
+            ax.plot(trace[keep, col], trace[keep, 2], marker=".", label=f"{name} (cosine {run_['cosine']:.4f})")
+    for ax, label in zip(axes, ("seconds", "line searches")):
+        ax.set_xlabel(label)
+        ax.set_xscale("log")
+        ax.set_ylabel("pseudo-BLEU of the 1-best")
+        ax.set_title(f"D = {dims}, noise {noise:g}, {args.sentences} x {args.nbest}")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / f"convergence-{dims}.png", dpi=100)
+    plt.close(fig)
+
+
+def convergence_table(entries: list[dict]) -> str:
+    lines = ["| S × M | D | noise | finder | line searches | seconds | pseudo-BLEU | cosine |",
+             "|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        for name, r in e["runs"].items():
+            lines.append(f"| {e['sentences']} × {e['nbest']} | {e['dims']} | {e['noise']:g} | {name} | "
+                         f"{r['line_searches']} | {r['seconds']:.1f} | {r['pseudo_bleu']:.6f} | {r['cosine']:.5f} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- the C5 trace
+def _gradient_variant(search, mu: float, variant: str):
+    """The unit search direction of ``search`` (mtplug's MERT _Search) at μ with the
+    distribution taken as ``variant`` says (module docstring); None where there is none."""
+    from mtplug.optimizers.line_search import dot
+    from mtplug.optimizers.mert import _quiet_gradient
+
+    w = search.w
+    if variant == "literal":
+        _, g = _quiet_gradient(search.expected, w, mu)
+    else:                                     # chain: J_μ(w/‖w‖₁), the whole chain rule
+        l1 = float(np.sum(np.abs(w))) or 1.0
+        v = w / l1
+        _, g_v = _quiet_gradient(search.expected, v, mu)
+        g = (g_v - dot(g_v, v) * np.sign(w)) / l1
+    grad = g - search.reg.gradient(w)
+    d = np.zeros(len(w))
+    d[search.active] = grad[search.active]
+    norm = math.sqrt(dot(d, d))
+    if norm == 0 or not np.isfinite(norm):
+        return None
+    return d / norm
+
+
+@contextlib.contextmanager
+def traced(w_star: np.ndarray, moves: list, variant: str = "l1"):
+    """While open, every move of mtplug's MERT (``mtplug.optimizers.mert._Search.move``)
+    appends to ``moves`` what it reached: line searches so far, the move's kind (a gradient
+    step and its μ, or a coordinate round's move), the 1-best objective, the cosine to
+    ``w_star`` and ‖w‖₁; gradients are taken as ``variant`` says (GRADIENTS)."""
+    from mtplug.optimizers import mert
+    from mtplug.synthetic import cosine
+
+    search = mert._Search
+    move, gradient, round_ = search.move, search.gradient_direction, search.coordinate_round
+    state = {"mu": None, "round": False}
+
+    def traced_gradient(self, mu):
+        state["mu"] = mu
+        return gradient(self, mu) if variant == "l1" else _gradient_variant(self, mu, variant)
+
+    def traced_round(self):
+        state["round"] = True
+        try:
+            return round_(self)
+        finally:
+            state["round"] = False
+
+    def traced_move(self, res, d):
+        move(self, res, d)
+        moves.append({"line_searches": self.line_searches, "by": "coordinate" if state["round"] else "gradient",
+                      "mu": None if state["round"] else state["mu"], "objective": self.objective,
+                      "cosine": cosine(self.w, w_star), "l1": float(np.sum(np.abs(self.w)))})
+
+    search.move, search.gradient_direction, search.coordinate_round = traced_move, traced_gradient, traced_round
+    try:
+        yield moves
+    finally:
+        search.move, search.gradient_direction, search.coordinate_round = move, gradient, round_
+
+
+def trace(args) -> dict:
+    """Expected-BLEU MERT on one set with the cosine after every move (module docstring)."""
+    from mtplug.optimizers.mert import Mert
+    from mtplug.synthetic import cosine, make_synthetic
+
+    dims, noise, seed = args.trace, args.noise[0], args.seeds[0]
+    corpus, w_star = make_synthetic(args.sentences, args.nbest, dims, noise=noise, seed=seed)
+    start = np.ones(dims) * (args.start_l1 / dims if args.start_l1 else 1.0)
+    moves: list[dict] = []
+    t = time.perf_counter()
+    with traced(w_star, moves, args.gradient):
+        res = Mert(directions="expbleu", restarts=0, mu_max=args.mu_max).optimize(corpus, start, seed,
+                                                                                 threads=args.threads)
+    record = {"sentences": args.sentences, "nbest": args.nbest, "dims": dims, "noise": noise, "seed": seed,
+              "gradient": args.gradient, "start_l1": float(np.sum(start)), "mu_max": args.mu_max,
+              "seconds": round(time.perf_counter() - t, 2), "iterations": res.info["iterations"],
+              "start_cosine": cosine(start, w_star), "pseudo_bleu": res.score / 100,
+              "cosine": cosine(res.weights, w_star), "moves": moves}
+    print(json.dumps({k: v for k, v in record.items() if k != "moves"}), flush=True)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / f"trace-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    save_results(args.results, "trace", [record],
+                 ("sentences", "nbest", "dims", "noise", "seed", "gradient", "start_l1", "mu_max"))
+    return record
+
+
+def trace_table(entries: list[dict]) -> str:
+    head = ("| S × M | D | noise | gradient at | start ‖w‖₁ | μ max | moves (gradient / coordinate) | "
+            "cosine: start | after the first move | highest (move) | final | pseudo-BLEU: first move | final |")
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        moves = e["moves"]
+        kinds = [m["by"] for m in moves]
+        cos = [m["cosine"] for m in moves]
+        top = int(np.argmax(cos)) if cos else -1
+        first = moves[0] if moves else {"cosine": math.nan, "objective": math.nan}
+        lines.append(f"| {e['sentences']} × {e['nbest']} | {e['dims']} | {e['noise']:g} | {e['gradient']} | "
+                     f"{e['start_l1']:g} | {e['mu_max']:g} | {len(moves)} ({kinds.count('gradient')} / "
+                     f"{kinds.count('coordinate')}) | {e['start_cosine']:.5f} | {first['cosine']:.5f} | "
+                     f"{cos[top] if cos else math.nan:.5f} ({top + 1}) | {e['cosine']:.5f} | "
+                     f"{first['objective']:.6f} | {e['pseudo_bleu']:.6f} |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- the plateau
+def plateau_lp(feats: np.ndarray, best: np.ndarray, S: int, M: int, w_star: np.ndarray, u: np.ndarray,
+               margin: float, per_round: int = 10) -> dict:
+    """max u·w subject to w*·w = ‖w*‖² and w·(h_best(s) − h_m) ≥ ``margin`` for every
+    sentence s and hypothesis m ≠ best(s) (``feats`` [S·M, D], ``best`` [S] the index of
+    each sentence's best hypothesis within it), by HiGHS with constraints added as they
+    are violated (each round: each sentence's ``per_round`` most violated). Returns the
+    point, its status and how many constraints and rounds it took."""
+    from scipy.optimize import linprog
+
+    D = feats.shape[1]
+    H = feats.reshape(S, M, D)
+    hb = H[np.arange(S), best]                                  # [S, D]
+    gold = (H @ w_star) - (hb @ w_star)[:, None]                # ≤ 0; the best's is 0
+    gold[np.arange(S), best] = -np.inf
+    k = min(M - 1, 5)
+    rows = {(s, int(m)) for s in range(S) for m in np.argsort(-gold[s])[:k]}
+    rounds = 0
+    while True:
+        rounds += 1
+        pairs = sorted(rows)
+        si = np.array([p[0] for p in pairs])
+        mi = np.array([p[1] for p in pairs])
+        A = H[si, mi] - hb[si]                                  # w·(h_m − h_best) ≤ −margin
+        res = linprog(-u, A_ub=A, b_ub=np.full(len(pairs), -margin), A_eq=w_star[None, :],
+                      b_eq=[float(w_star @ w_star)], bounds=[(None, None)] * D, method="highs")
+        if res.status != 0:
+            return {"status": res.status, "message": res.message, "constraints": len(pairs), "rounds": rounds}
+        w = res.x
+        slack = (H @ w) - (hb @ w)[:, None]                     # ≤ −margin where kept
+        slack[np.arange(S), best] = -np.inf
+        violated = slack > -margin / 2                          # beyond the solver's tolerance
+        added = 0
+        for s in np.flatnonzero(violated.any(axis=1)):
+            for m in np.argsort(-slack[s])[:per_round]:
+                if violated[s, m] and (int(s), int(m)) not in rows:
+                    rows.add((int(s), int(m)))
+                    added += 1
+        if not added:
+            return {"status": 0, "w": w, "constraints": len(pairs), "rounds": rounds}
+
+
+def cone(args) -> dict:
+    """The plateau check of one noiseless set (module docstring)."""
+    from mtplug.synthetic import SCALE, cosine, make_synthetic
+
+    dims, seed, S, M = args.cone, args.seeds[0], args.sentences, args.nbest
+    t0 = time.perf_counter()
+    corpus, w_star = make_synthetic(S, M, dims, seed=seed)
+    feats = corpus.dense
+    gold = (feats @ w_star).reshape(S, M)
+    best = gold.argmax(axis=1)
+    ordered = np.sort(gold, axis=1)
+    margin = 1e-3 * float((ordered[:, -1] - ordered[:, -2]).min())
+
+    def right(w: np.ndarray) -> int:
+        return int(((feats @ w).reshape(S, M).argmax(axis=1) == best).sum())
+
+    pseudo = corpus.stats[:, 0].reshape(S, M).astype(np.float64)
+    H = feats.reshape(S, M, dims)
+    direction = np.einsum("smd,sm->d", H - H.mean(axis=1, keepdims=True), pseudo - pseudo.mean(axis=1, keepdims=True))
+    record = {"sentences": S, "nbest": M, "dims": dims, "seed": seed, "margin": margin,
+              "first_direction": {"cosine": cosine(direction, w_star), "expected": 1 - dims / (2 * S * M),
+                                  "sentences_right": right(direction)},
+              "directions": []}
+    rng = np.random.default_rng(seed + 1)
+    for _ in range(args.cone_directions):
+        u = rng.standard_normal(dims)
+        u -= (u @ w_star) / (w_star @ w_star) * w_star
+        u /= np.linalg.norm(u)
+        ray = u * np.linalg.norm(w_star)           # w* + t·ray has cosine 1/sqrt(1 + t²)
+        lo, hi = 0.0, 1.0
+        while right(w_star + hi * ray) == S and hi < 1e6:
+            hi *= 2
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if right(w_star + mid * ray) == S else (lo, mid)
+        t = time.perf_counter()
+        lp = plateau_lp(feats, best, S, M, w_star, u, margin)
+        row = {"ray_cosine": 1 / math.sqrt(1 + lo * lo), "lp_status": lp["status"],
+               "lp_constraints": lp["constraints"], "lp_rounds": lp["rounds"],
+               "lp_seconds": round(time.perf_counter() - t, 2)}
+        if lp["status"] == 0:
+            w = lp["w"]
+            rows = (feats @ w).reshape(S, M).argmax(axis=1)
+            row.update(lp_cosine=cosine(w, w_star), lp_sentences_right=right(w),
+                       lp_pseudo_bleu=float(pseudo[np.arange(S), rows].sum() / (S * SCALE)))
+        else:
+            row["lp_message"] = lp["message"]
+        record["directions"].append(row)
+        print(json.dumps(row), flush=True)
+    record["seconds"] = round(time.perf_counter() - t0, 2)
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / f"cone-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    save_results(args.results, "cone", [record], ("sentences", "nbest", "dims", "seed"))
+    return record
+
+
+def cone_table(entries: list[dict]) -> str:
+    head = ("| S × M | D | seed | first direction: cosine | 1 − D/(2SM) | its sentences right | "
+            "along random rays: cosine where a sentence is lost | LP: cosine at pseudo-BLEU 1 | "
+            "LP: sentences right | LP constraints used |")
+    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
+
+    def span(xs: list[float], fmt: str) -> str:
+        if not xs:
+            return "–"
+        lo, hi = min(xs), max(xs)
+        return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}–{hi:{fmt}}"
+
+    for e in entries:
+        ds = e["directions"]
+        solved = [d for d in ds if d["lp_status"] == 0]
+        f = e["first_direction"]
+        right = sorted({d["lp_sentences_right"] for d in solved})
+        lines.append(f"| {e['sentences']} × {e['nbest']} | {e['dims']} | {e['seed']} | {f['cosine']:.5f} | "
+                     f"{f['expected']:.5f} | {f['sentences_right']} of {e['sentences']} | "
+                     f"{span([d['ray_cosine'] for d in ds], '.7f')} ({len(ds)} rays) | "
+                     f"{span([d['lp_cosine'] for d in solved], '.3f')} ({len(solved)} of {len(ds)} solved) | "
+                     f"{', '.join(map(str, right)) or '–'} | {span([d['lp_constraints'] for d in solved], 'd')} |")
+    return "\n".join(lines) + "\n"
+
+
+def table(name: str) -> str:
+    """results/NAME.json as the page shows it (benchmarks/generated_tables.py)."""
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        return f"*Not run yet: no `benchmarks/reproductions/results/{name}.json` (see [Running it again](#running-it-again)).*\n"
+    held = json.loads(path.read_text())
+    render = {"cone": cone_table, "trace": trace_table, "convergence": convergence_table,
+              "grid": grid_table}[held["kind"]]
+    return f"*{name}: commit {held['commit']}, {held['date']}.*\n\n" + render(held["entries"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -233,27 +501,43 @@ def main() -> None:
     ap.add_argument("--nbest", type=int, default=500)
     ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=list(OPTIMIZERS))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--results", help="merge what this mode measured into this results file "
+                                      "(benchmarks/reproductions/results/NAME.json)")
     ap.add_argument("--plot", action="store_true", help="only write the table and the plots of the rows so far")
     ap.add_argument("--convergence", type=int, metavar="D",
                     help="the convergence plot at this D instead (first --noise and --seeds value)")
     ap.add_argument("--coordinate-rounds", type=int, default=25, metavar="N",
                     help="with --convergence: coordinate ascent's rounds at most (default 25)")
+    ap.add_argument("--trace", type=int, metavar="D",
+                    help="expected-BLEU MERT at this D with the cosine after every move instead "
+                         "(first --noise and --seeds value)")
+    ap.add_argument("--gradient", choices=GRADIENTS, default="l1",
+                    help="with --trace: the distribution at w/‖w‖₁ (l1, mtplug's), at w (literal), or at "
+                         "w/‖w‖₁ with the whole chain rule (chain) (default l1)")
+    ap.add_argument("--start-l1", type=float, metavar="X",
+                    help="with --trace: the uniform start scaled to ‖w‖₁ = X (default: all ones)")
+    ap.add_argument("--mu-max", type=float, default=1000.0, help="with --trace: MERT's mu_max (default 1000)")
     ap.add_argument("--cone", type=int, metavar="D",
-                    help="the C5 bound at this D instead (first --seeds value; no optimizer runs)")
+                    help="the plateau check at this D instead (first --seeds value; no optimizer runs)")
     ap.add_argument("--cone-directions", type=int, default=5, metavar="N",
-                    help="with --cone: random directions to walk (default 5)")
+                    help="with --cone: random directions (default 5)")
     a = ap.parse_args()
     if a.cone:
         cone(a)
+        return
+    if a.trace:
+        trace(a)
         return
     if a.convergence:
         convergence(a)
         return
     if not a.plot:
         run(a)
-    (Path(a.out) / "table.md").write_text(table(Path(a.out)))
+    rows = [json.loads(x) for x in (Path(a.out) / "synthetic.jsonl").read_text().splitlines()]
+    (Path(a.out) / "table.md").write_text(grid_table(rows))
     plot(Path(a.out))
-    print(table(Path(a.out)))
+    save_results(a.results, "grid", rows, ("sentences", "nbest", "dims", "noise", "seed", "optimizer"))
+    print(grid_table(rows))
 
 
 if __name__ == "__main__":
