@@ -233,15 +233,52 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
 
 
 def test_eidelman_study(tmp_path, monkeypatch):
-    rows, _ = _pool_study("eidelman_2012.py", tmp_path, monkeypatch, 6, "--start-points", "0", "--restarts", "1",
-                          "--systems", "sparse")
-    # Eidelman's six selections and the three variants, PRO; every one with both seeds
-    assert len(rows) == (6 + 3 + 1) * 2 and {r["seed"] for r in rows} == {1, 2}
+    rows, argv = _pool_study("eidelman_2012.py", tmp_path, monkeypatch, 6, "--start-points", "0", "--restarts", "1",
+                             "--tune-nbest", "3", "--mb-nbest", "5")
+    # Eidelman's six selections, the two MB oracles on the longer list and MERT (dense);
+    # every one with both seeds
+    selections = {f"mira-{h}-{f}" for h in ("hope", "lu") for f in ("fear", "mc", "pb")}
+    names = selections | {"mira-mb-lu-mc", "mira-mb-hope-fear"}
+    assert {r["method"] for r in rows if r["system"] == "sparse"} == names
+    assert {r["method"] for r in rows if r["system"] == "dense"} == names | {"mert"}
+    assert len(rows) == (2 * len(names) + 1) * 2 and {r["seed"] for r in rows} == {1, 2}
     mira = [r for r in rows if r["optimizer"] == "mira"]
     assert all(0 <= r["oracle"] <= 100 and 0 <= r["prediction"] <= 100 for r in mira)
-    assert all("oracle" not in r for r in rows if r["optimizer"] == "pro")
+    assert all(len(r["oracle_per_pass"]) == len(r["prediction_per_pass"]) == 10 for r in mira)
+    assert all(r["options"]["c"] == 0.01 for r in mira)
+    assert all("oracle" not in r for r in rows if r["optimizer"] == "mert")
+    # MB: the oracle among the tune pool's 5 hypotheses, the prediction among the model's 3 best of them
+    mb = next(r for r in rows if r["method"] == "mira-mb-lu-mc")
+    assert mb["options"] == {"c": 0.01, "hope": "lu", "fear": "mc", "fear_list": 3}
+    assert {p.name for p in (tmp_path / "out" / "sparse" / "stores").iterdir()} >= {"tune3.store", "tune5.store"}
     table = (tmp_path / "out" / "table.md").read_text()
     assert "| mira-lu-mc | 2 |" in table and "oracle BLEU, last pass" in table
+    # the results file the claims name: every method against M±C on paired runs, the
+    # per-pass numbers and the settings
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["baseline"] == "mira-hope-fear" and summary["mira"]["mb_nbest"] == 5
+    dense = summary["systems"]["dense"]["methods"]
+    assert set(dense) == names | {"mert"} and "compared" not in dense["mira-hope-fear"]
+    assert dense["mira-lu-mc"]["compared"]["replicas"] == 2 and dense["mira-mb-lu-mc"]["tune_nbest"] == 5
+    assert len(dense["mira-lu-pb"]["runs"][0]["prediction_per_pass"]) == 10
+    # the same runs against LU/MC, in another results file; nothing is run again
+    results = tmp_path / "results" / "lumc.json"
+    _run(os.path.join("reproductions", "eidelman_2012.py"),
+         [*argv, "--baseline", "mira-lu-mc", "--results", str(results)], monkeypatch)
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
+    lumc = json.loads(results.read_text())
+    assert lumc["baseline"] == "mira-lu-mc" and "compared" in lumc["systems"]["sparse"]["methods"]["mira-hope-fear"]
+    # the paper's settings: its sentence BLEU and parameter mixing, on the whole list (no MB)
+    out2 = tmp_path / "paper"
+    _run(os.path.join("reproductions", "eidelman_2012.py"),
+         [*argv, "--out", str(out2), "--systems", "dense", "--tune-nbest", "5", "--sentence-metric", "doc-1best",
+          "--shards", "2"], monkeypatch)
+    paper = json.loads((out2 / "summary.json").read_text())
+    assert set(paper["systems"]["dense"]["methods"]) == selections | {"mert"}
+    assert paper["systems"]["dense"]["methods"]["mira-lu-mc"]["options"] == {
+        "c": 0.01, "sentence_metric": "doc-1best", "shards": 2, "hope": "lu", "fear": "mc"}
+    with pytest.raises(SystemExit):
+        _run(os.path.join("reproductions", "eidelman_2012.py"), [*argv, "--baseline", "pro"], monkeypatch)
 
 
 def test_dreyer_dong_study(tmp_path, monkeypatch):

@@ -4,8 +4,8 @@ with the current weights (``mtplug dtrain --update mira``), each hope/fear selec
 over seeds (docs/reproductions/eidelman-2012.md, "In the decoder loop").
 
     python benchmarks/reproductions/eidelman_2012_loop.py --system SYSTEM --cdec CDEC_BUILD \\
-        --out RESULTS [--selections hope/fear lu/fear hope/mc hope/pb] [--seeds 1 2 3] \\
-        [--shards 1 2] [--epochs 5] [--nbest 100] [--minibatch 1] [--jobs 2]
+        --out RESULTS [--selections hope/fear lu/mc lu/fear lu/pb hope/mc hope/pb] [--seeds 1 2 3] \\
+        [--shards 1 2] [--epochs 5] [--nbest 100] [--minibatch 1] [--jobs 2] [--results results/NAME.json]
 
 SYSTEM is a cdec system folder as benchmarks/real_systems.py reads it (cdec.ini, dev.de,
 dev.en, test.de, test.en, weights.start). Every selection runs once per seed and per
@@ -18,9 +18,18 @@ scaled by source length of cdec's MIRA, Chiang et al. 2008), takes one PA-I step
 sentence (C = ``--mira-c``, default 0.01), averages the weights over the steps and keeps
 the epoch whose 1-best lists scored best (``select_weights=best``). The chosen weights are decoded on dev and test
 by the same cdec; BLEU is mtplug's. Each epoch's corpus BLEU of the 1-best lists is kept
-(the paper's per-iteration prediction BLEU). Rows go to ``RESULTS/runs.jsonl`` (a finished
+(``prediction_bleu_per_epoch`` in runs.jsonl, a name kept from earlier runs: it is the model
+best's BLEU on the tuning set per iteration, the line of the paper's Figures 1-6, not the
+BLEU of the fear rows, which dtrain does not log). Rows go to ``RESULTS/runs.jsonl`` (a finished
 run is not run again); ``RESULTS/evaluate.txt`` and ``.json`` (``--report``) are ``mtplug evaluate`` of
-the test outputs against the first selection with the first ``--shards`` value.
+the test outputs against the first selection with the first ``--shards`` value, each
+configuration's runs paired by seed. ``--results`` writes the committed results file the
+claims of docs/reproductions/eidelman-2012.md name (claims.py's schema): the settings, the
+commit, every run (its seed, test and dev BLEU, ``one_best_bleu_per_epoch``) and each
+configuration's comparison with the baseline, under the method names of the fixed-pool
+study (``mira-HOPE-FEAR``, ``-mixN``) and the system name ``--system-name``. A second call
+on the same RESULTS with other ``--selections`` (e.g. LU/MC first) runs nothing again and
+compares the same runs with another baseline.
 """
 
 from __future__ import annotations
@@ -49,6 +58,11 @@ def label(selection: str, shards: int = 1) -> str:
 def config_name(selection: str, shards: int) -> str:
     """The run name's stem: hope-fear, with -mixN for N > 1 shards."""
     return selection.replace("/", "-") + (f"-mix{shards}" if shards > 1 else "")
+
+
+def method_name(selection: str, shards: int = 1) -> str:
+    """The configuration's name in the results file, as the fixed-pool study names it."""
+    return "mira-" + config_name(selection, shards)
 
 
 def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) -> dict:
@@ -83,17 +97,19 @@ def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) 
     return row
 
 
-def evaluate(a, out: Path, rows: list[dict], test_ref: Path) -> None:
+def evaluate(a, out: Path, rows: list[dict], test_ref: Path) -> dict | None:
+    """``mtplug evaluate`` of every configuration against the first (``--report``); the JSON
+    report, or None while some configuration lacks a seed's run."""
     by: dict[str, list[Path]] = {}
     labels: dict[str, str] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["seed"]):
         stem = r["run"].split("+")[0]
         by.setdefault(stem, []).append(out / r["run"] / "final.test.hyp")
         labels[stem] = r["selection"]
     first = config_name(a.selections[0], a.shards[0])
     if len({len(v) for v in by.values()}) != 1:
         print("not every selection has the same replicas yet: no evaluate", flush=True)
-        return
+        return None
     cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--ref", str(test_ref), "--metric", "bleu", "length",
            "--hyps-baseline", *map(str, by[first]), "--json", str(out / f"{a.report}.json")]
     for name, files in by.items():
@@ -103,6 +119,38 @@ def evaluate(a, out: Path, rows: list[dict], test_ref: Path) -> None:
     names = ", ".join(f"{n} = {labels[n]}" for n in by)
     (out / f"{a.report}.txt").write_text(f"baseline: {first} ({names})\n{text}")
     print(f"baseline: {first} ({names})\n{text}", flush=True)
+    return json.loads((out / f"{a.report}.json").read_text())
+
+
+def summary(a, rows: list[dict], report: dict, system: Cdec) -> dict:
+    """The results file (``--results``): what ran, every run, each comparison with the baseline."""
+    commit = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=False).stdout.strip()
+    scores = {s["name"]: s["scores"]["bleu"] for s in report["systems"]}
+    first = config_name(a.selections[0], a.shards[0])
+    methods: dict[str, dict] = {}
+    for selection in a.selections:
+        for shards in a.shards:
+            stem = config_name(selection, shards)
+            runs = sorted((r for r in rows if r["run"].split("+")[0] == stem), key=lambda r: r["seed"])
+            hope, fear = selection.split("/")
+            entry = {"optimizer": "mtplug dtrain --update mira", "seeded": True, "selection": label(selection, shards),
+                     "options": {"hope": hope, "fear": fear, "shards": shards},
+                     "runs": [{"seed": r["seed"], "test": r["test_bleu"], "dev": r["dev_bleu"],
+                               "seconds": r["seconds"], "one_best_bleu_per_epoch": r["prediction_bleu_per_epoch"]}
+                              for r in runs]}
+            if stem != first:
+                c = scores[stem]
+                entry["compared"] = {"p": c["p"], "replicas": len(runs), "per_point": False,
+                                     "baseline_mean": scores["baseline"]["mean"], "mean": c["mean"],
+                                     "s_sel": c["s_sel"]}
+            methods[method_name(selection, shards)] = entry
+    return {"script": Path(__file__).name, "commit": commit, "date": time.strftime("%Y-%m-%d"),
+            "system": str(system.sys), "cdec": str(system.cdec), "seeds": a.seeds,
+            "settings": {"epochs": a.epochs, "nbest": a.nbest, "minibatch": a.minibatch, "scorer": a.scorer,
+                         "mira_c": a.mira_c, "select_weights": "best", "randomize": True},
+            "baseline": method_name(a.selections[0], a.shards[0]),
+            "systems": {a.system_name: {"methods": methods}}}
 
 
 def main() -> None:
@@ -110,8 +158,8 @@ def main() -> None:
     ap.add_argument("--system", required=True)
     ap.add_argument("--cdec", required=True, help="the cdec build folder")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--selections", nargs="+", default=["hope/fear", "lu/fear", "hope/mc", "hope/pb"],
-                    help="hope/fear pairs: hope|lu / fear|mc|pb (the first is evaluate's baseline)")
+    ap.add_argument("--selections", nargs="+",
+                    default=["hope/fear", "lu/mc", "lu/fear", "lu/pb", "hope/mc", "hope/pb"], help="hope/fear pairs: hope|lu / fear|mc|pb (the first is evaluate's baseline)")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--nbest", type=int, default=100)
@@ -124,6 +172,10 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
     ap.add_argument("--report", default="evaluate",
                     help="file stem of the evaluate report in RESULTS (default evaluate: evaluate.txt, .json)")
+    ap.add_argument("--results", help="the results file to write (claims.py's schema), e.g. "
+                                      "benchmarks/reproductions/results/eidelman-2012-loop-draw1.json")
+    ap.add_argument("--system-name", default="dense",
+                    help="the system's name in the results file (default dense: System B's 12 features)")
     a = ap.parse_args()
     for s in a.selections:
         hope, _, fear = s.partition("/")
@@ -148,8 +200,12 @@ def main() -> None:
                     fh.write(json.dumps(row) + "\n")
                 print(json.dumps(row), flush=True)
     wanted = {config_name(s, n) for s in a.selections for n in a.shards}
-    evaluate(a, out, [r for r in rows if r["run"].split("+")[0] in wanted and r["seed"] in a.seeds],
-             system.test_ref)
+    chosen = [r for r in rows if r["run"].split("+")[0] in wanted and r["seed"] in a.seeds]
+    report = evaluate(a, out, chosen, system.test_ref)
+    if a.results and report is not None:
+        results = Path(a.results)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(summary(a, chosen, report, system), indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -75,6 +75,26 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     assert len((out / "runs.jsonl").read_text().splitlines()) == 8
     assert (out / "mixing.txt").read_text().startswith(
         "baseline: hope-fear (hope-fear = M-C/M+C, hope-fear-mix2 = M-C/M+C, 2 shards mixed)")
+    # the results file the claims name (claims.py's schema), here with LU/M+C as the baseline
+    results = tmp_path / "results" / "loop.json"
+    monkeypatch.setattr(sys, "argv", [*argv[:argv.index("--selections")], "--selections", "lu/fear", "hope/fear",
+                                      "--seeds", "2", "1", "--report", "lu", "--results", str(results)])
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 8
+    study = json.loads(results.read_text())
+    assert study["baseline"] == "mira-lu-fear" and study["settings"]["mira_c"] == 0.01
+    methods = study["systems"]["dense"]["methods"]
+    assert set(methods) == {"mira-lu-fear", "mira-hope-fear"} and "compared" not in methods["mira-lu-fear"]
+    runs = methods["mira-hope-fear"]["runs"]
+    assert [r["seed"] for r in runs] == [1, 2] and len(runs[0]["one_best_bleu_per_epoch"]) == 1
+    assert runs[0]["test"] == next(r["test_bleu"] for r in rows if r["run"] == "hope-fear+seed=1")
+    assert methods["mira-hope-fear"]["compared"]["replicas"] == 2
+    sys.path.insert(0, str(STUDIES))
+    import claims
+
+    monkeypatch.setattr(claims, "RESULTS", results.parent)
+    draw = claims.load_draw("loop", "dense", "mira-hope-fear", "mira-lu-fear")
+    assert draw.paired == 2 and draw.method == [r["test"] for r in runs]
 
 
 def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float) -> None:
