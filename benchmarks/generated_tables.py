@@ -33,6 +33,7 @@ def _script(path: str):
     if spec is None or spec.loader is None:
         raise FileNotFoundError(path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module      # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -48,7 +49,7 @@ def blocks(text: str) -> list[tuple[str, str, str]]:
 
 
 def pages() -> list[Path]:
-    return sorted(p for p in (ROOT / "docs").rglob("*.md") if "<!-- generated:" in p.read_text(encoding="utf-8"))
+    return sorted(p for p in (ROOT / "docs").rglob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
 
 
 def regenerate(text: str) -> str:

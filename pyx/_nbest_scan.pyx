@@ -618,42 +618,22 @@ cdef class NbestScanner:
         cdef const char* q
         cdef int rc
         cdef int64_t sid = 0
-        # locate the '|||' separators (memchr: a line is mostly the hypothesis's words)
-        i = 0
-        while i + 2 < n:
-            q = <const char*>memchr(p + i, b'|', n - 2 - i)
-            if q == NULL:
-                break
-            i = q - p
-            if p[i + 1] == b'|' and p[i + 2] == b'|':
-                if s1 < 0:
-                    s1 = i
-                elif s2 < 0:
-                    s2 = i
-                else:
-                    s3 = i
-                    break
-                i += 3
-            else:
-                i += 1
+        # the first three '|||' separators; the fields after the features (score,
+        # alignments ...) are only counted
+        s1 = next_separator(p, 0, n)
+        if s1 >= 0:
+            s2 = next_separator(p, s1 + 3, n)
         if s2 < 0:
             return self._fail(ERR_FIELDS, line_no, p, n)
+        s3 = next_separator(p, s2 + 3, n)
         if s3 < 0:
             s3 = n
         else:
-            # the fields after the features (score, alignments ...) are only counted
             fields = 4
-            i = s3 + 3
-            while i + 2 < n:
-                q = <const char*>memchr(p + i, b'|', n - 2 - i)
-                if q == NULL:
-                    break
-                i = q - p
-                if p[i + 1] == b'|' and p[i + 2] == b'|':
-                    fields += 1
-                    i += 3
-                else:
-                    i += 1
+            i = next_separator(p, s3 + 3, n)
+            while i >= 0:
+                fields += 1
+                i = next_separator(p, i + 3, n)
         if self.n_fields == 0:
             self.n_fields = fields
             self.fields_line = line_no
@@ -1029,6 +1009,20 @@ def bleu_stats(const int64_t[::1] hyp_indptr, const uint8_t[::1] hyp_bytes, cons
     free(toks_all)
     free(failed)
     return status
+
+
+cdef inline Py_ssize_t next_separator(const char* p, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """Offset of the first '|||' in p[i:n], or -1 (memchr: a line is mostly words)."""
+    cdef const char* q
+    while i + 2 < n:
+        q = <const char*>memchr(p + i, b'|', n - 2 - i)
+        if q == NULL:
+            return -1
+        i = q - p
+        if p[i + 1] == b'|' and p[i + 2] == b'|':
+            return i
+        i += 1
+    return -1
 
 
 cdef inline bint memchr_(const char* s, char c, Py_ssize_t n) noexcept nogil:
