@@ -282,16 +282,84 @@ def test_eidelman_study(tmp_path, monkeypatch):
 
 
 def test_dreyer_dong_study(tmp_path, monkeypatch):
-    rows, _ = _pool_study("dreyer_dong_2015.py", tmp_path, monkeypatch, 7, "--start-points", "1", "--tune-nbest", "3",
-                          "--systems", "dense")
-    # PRO by start point and seed; APRO (deterministic) once per start point
-    assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == [
-        ("apro", 0, 1), ("apro", 1, 1), ("apro-c1", 0, 1), ("apro-c1", 1, 1),
-        ("pro", 0, 1), ("pro", 0, 2), ("pro", 1, 1), ("pro", 1, 2)]
-    assert "| apro | 2 |" in (tmp_path / "out" / "table.md").read_text()
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-    apro = summary["systems"]["dense"]["methods"]["apro"]
-    assert [(r["point"], r["seed"]) for r in apro["runs"]] == [(0, 1), (1, 1)]
+    import argparse
+
+    import numpy as np
+
+    import mtplug
+    from benchmarks.reproductions import claims
+    from benchmarks.reproductions import dreyer_dong_2015 as study
+    from benchmarks.reproductions.galley_rerank import DENSE, stores
+    from mtplug.tuning.loop import iteration_seed
+
+    results = tmp_path / "results"
+    rows, argv = _pool_study("dreyer_dong_2015.py", tmp_path, monkeypatch, 7, "--start-points", "1", "--tune-nbest", "3",
+                             "--systems", "dense", "--iterations", "2", "3", "--results", str(results / "dd-k3.json"))
+    # Table 2: PRO by start point and seed; APRO (deterministic) once per start point
+    assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == sorted(
+        [(m, p, s) for m in ("pro-2", "pro-3") for p in (0, 1) for s in (1, 2)]
+        + [(m, p, 1) for m in ("apro", "apro-psi0.1-2") for p in (0, 1)])
+    # PRO as the paper ran it, iterated on the pool; APRO with Ψ = 1 runs once
+    pro = next(r for r in rows if r["method"] == "pro-2")
+    assert pro["options"] == {"gamma": 5000, "xi": 50, "beta": 0.05, "psi": 0.1, "c": 1.0, "c_start": float("inf"),
+                              "length_z": 0.0}
+    assert {(r["method"], r["steps"]) for r in rows} == {("pro-2", 2), ("pro-3", 3), ("apro", 1), ("apro-psi0.1-2", 2)}
+    assert next(r for r in rows if r["method"] == "apro")["options"] == {"c": 0.01, "psi": 1.0}
+    assert all(0 < r["length_ratio"] < 3 for r in rows)
+    table = (tmp_path / "out" / "table.md").read_text()
+    assert "| apro | 2 |" in table and "test length ratio" in table
+    summary = json.loads((results / "dd-k3.json").read_text())
+    assert summary["baseline"] == "pro-2" and summary["tune_nbest"] == 3 and summary["iterations"] == [2, 3]
+    methods = summary["systems"]["dense"]["methods"]
+    assert methods["pro-3"]["options"]["steps"] == 3 and "length_ratio" in methods["apro"]["runs"][0]
+    assert [(r["point"], r["seed"]) for r in methods["apro"]["runs"]] == [(0, 1), (1, 1)]
     # APRO against PRO on one run per start point: PRO's point 0 with seed 1, point 1 with seed 2
-    assert apro["compared"] == {**apro["compared"], "replicas": 2, "per_point": True}
-    assert summary["baseline"] == "pro" and summary["tune_nbest"] == 3
+    assert methods["apro"]["compared"] == {**methods["apro"]["compared"], "replicas": 2, "per_point": True}
+    assert methods["pro-3"]["compared"]["replicas"] == 4
+    # the same runs against PRO at convergence: nothing runs again, another results file
+    _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
+         [*argv, "--baseline", "pro-3", "--results", str(results / "dd-k3-conv.json")], monkeypatch)
+    assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
+    monkeypatch.setattr(claims, "RESULTS", results)
+    assert claims.load_draw("dd-k3-conv", "dense", "apro", "pro-3").paired == 2
+    assert claims.load_draw("dd-k3", "dense", "pro-3", "pro-2").paired == 4
+    # Figure 1: the 8 sampling settings for each Ψ, APRO for each Ψ; Hopkins & May's with
+    # Ψ = 0.1 and APRO with Ψ = 1 are Table 2's runs
+    grid = study.methods("sparse", argparse.Namespace(study="figure1", iterations=[10, 30]))
+    assert len(grid) == 3 * 8 + 3 and grid["pro-30"][1] == {**study.PRO_PAPER, "steps": 30}
+    assert grid["pro-30-psi0.5-g8000-xi100-b0.03"][1] == {**study.PRO_PAPER, "psi": 0.5, "gamma": 8000, "xi": 100,
+                                                         "beta": 0.03, "steps": 30}
+    assert grid["apro"] == ("apro", study.APRO_PAPER, False) and grid["apro-psi0.5-30"][1]["psi"] == 0.5
+    # the iterations: each from the last one's weights with tune's seed of that iteration
+    data = stores(tmp_path / "pools" / "dense", tmp_path / "stores", 3)
+    tune, start, opts = data["tune"], dict.fromkeys(DENSE, 0.1), dict(study.PRO_PAPER)
+    with study.iterated("pro", opts, 3):
+        chained = mtplug.optimize("pro", tune, start, 5, threads=1, **opts)
+    assert chained.info["steps"] == 3 and mtplug.optimize.__name__ == "optimize"
+    w = start
+    for t in (1, 2, 3):
+        w = mtplug.optimize("pro", tune, w, iteration_seed(5, t), threads=1, **opts).weights
+    np.testing.assert_array_equal(chained.weights, w)
+    # Ψ = 1 without a pull: an iteration does not depend on its start, so only the last runs
+    free = {**opts, "psi": 1.0}
+    with study.iterated("pro", free, 3):
+        last = mtplug.optimize("pro", tune, start, 5, threads=1, **free)
+    assert last.info["steps"] == 1
+    np.testing.assert_array_equal(last.weights,
+                                  mtplug.optimize("pro", tune, start, iteration_seed(5, 3), threads=1, **free).weights)
+    # the page's tables from the results files; a file not written yet reads "not run yet"
+    fig1 = {"iterations": [2, 3], "systems": {"dense": {"methods": {
+        "pro-3": {"runs": [{"test": 20.0}, {"test": 21.0}]}, "apro-psi0.5-3": {"runs": [{"test": 22.0}]}}}}}
+    (results / "dd-fig1.json").write_text(json.dumps(fig1))
+    monkeypatch.setattr(study, "RESULTS", results)
+    monkeypatch.setattr(study, "TABLE2", ["dd-k3", "dd-none"])
+    monkeypatch.setattr(study, "LOOPS", [])
+    monkeypatch.setattr(study, "FIGURE1", ["dd-fig1", "dd-none"])
+    lengths = study.table("lengths")
+    assert "| dd-k3 | dense | apro | 2 |" in lengths and "| dd-k3 | dense | pro-3 | 4 |" in lengths
+    assert "| dd-none | | | | | not run yet |" in lengths
+    assert "| dd-k3 | dense | 3 |" in study.table("runtime")
+    figure = study.table("figure1")
+    assert "| dd-fig1 | dense | 5000 | 50 | 0.05 | 20.50 ± 0.71 |  |  |" in figure
+    assert "| dd-fig1 | dense | APRO | | |  | 22.00 ± 0.00 |  |" in figure
+    assert all(line.count("|") == 9 for line in figure.splitlines())

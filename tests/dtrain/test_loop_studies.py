@@ -97,8 +97,10 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     assert draw.paired == 2 and draw.method == [r["test"] for r in runs]
 
 
-def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float) -> None:
-    """A finished tune folder: iteration i decoded start weights times (1 + scale * i)."""
+def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float,
+                 stop: str | None = "iteration limit") -> None:
+    """A tune folder: iteration i decoded start weights times (1 + scale * i); ``stop`` as
+    state.json has it (None: still running)."""
     lines = start.read_text().split("\n")
     for i in range(1, len(bleus) + 1):
         d = path / f"iter{i:03d}"
@@ -106,37 +108,68 @@ def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float) -> N
         out = [f"{name} {float(v) * (1 + scale * i)!r}" for name, v in (x.split() for x in lines if x.strip())]
         (d / "weights").write_text("\n".join(out) + "\n")
     history = [{"iteration": i, "bleu": b} for i, b in enumerate(bleus, 1)]
-    (path / "state.json").write_text(json.dumps({"history": history}))
+    (path / "state.json").write_text(json.dumps({"history": history, "stop": stop}))
 
 
 def test_dreyer_dong_loop_study(toy, tmp_path, monkeypatch):
     build, system = _standin_system(toy, tmp_path)
     start = system / "weights.start"
+    script = str(STUDIES / "dreyer_dong_2015_loop.py")
+    # the start points: START and N(w, (w/2)^2) draws, the fixed-pool studies' points
+    monkeypatch.setattr(sys, "argv", [script, "starts", "--start", str(start), "--out", str(tmp_path / "starts"),
+                                      "--start-points", "1"])
+    runpy.run_path(script, run_name="__main__")
+    points = sorted(p.name for p in (tmp_path / "starts").iterdir())
+    assert points == ["point0.weights", "point1.weights"]
+    assert (tmp_path / "starts" / "point0.weights").read_text().split() == start.read_text().split()
+    assert (tmp_path / "starts" / "point1.weights").read_text() != (tmp_path / "starts" / "point0.weights").read_text()
+    # one PRO and one APRO run per start point; PRO's peak at different iterations; APRO's
+    # second run stopped by itself after 3 iterations (no new hypotheses) and counts with them
     runs = tmp_path / "runs"
-    # PRO replicas peak at different iterations; the APRO "replicas" are one deterministic run
-    _tune_folder(runs / "pro1", start, [10, 20, 30, 25], 0.5)
-    _tune_folder(runs / "pro2", start, [10, 25, 20, 35], -0.2)
-    _tune_folder(runs / "apro1", start, [10, 30, 30, 31], 0.1)
-    _tune_folder(runs / "apro2", start, [10, 30, 30, 31], 0.1)
-    out = tmp_path / "out"
-    argv = [str(STUDIES / "dreyer_dong_2015_loop.py"), "--system", str(system), "--cdec", str(build.parent),
-            "--out", str(out), "--baseline", str(runs / "pro1"), str(runs / "pro2"),
-            "--other", "apro", str(runs / "apro1"), "--at", "2", "4"]
+    _tune_folder(runs / "point0" / "pro", start, [10, 20, 30, 25], 0.5)
+    _tune_folder(runs / "point1" / "pro", start, [10, 25, 20, 35], -0.2)
+    _tune_folder(runs / "point0" / "apro", start, [10, 30, 30, 31], 0.1)
+    _tune_folder(runs / "point1" / "apro", start, [10, 32, 29], 0.3, stop="no new hypotheses")
+    out, results = tmp_path / "out", tmp_path / "results"
+    argv = [script, "compare", "--system", str(system), "--cdec", str(build.parent), "--out", str(out),
+            "--baseline", str(runs / "point0" / "pro"), str(runs / "point1" / "pro"),
+            "--other", "apro", str(runs / "point0" / "apro"), str(runs / "point1" / "apro"), "--at", "2", "4",
+            "--system-name", "sparse", "--results", str(results / "loop-at{at}.json")]
     monkeypatch.setattr(sys, "argv", argv)
-    runpy.run_path(argv[0], run_name="__main__")
+    runpy.run_path(script, run_name="__main__")
     rows = [json.loads(x) for x in (out / "rows.jsonl").read_text().splitlines()]
     # the best tuning BLEU among iterations 1..N, the earliest of ties
-    picked = {(r["at"], Path(r["run"]).name): r["iteration"] for r in rows}
-    assert picked == {(2, "pro1"): 2, (2, "pro2"): 2, (2, "apro1"): 2, (4, "pro1"): 3, (4, "pro2"): 4,
-                      (4, "apro1"): 4}
-    assert sum(1 for r in rows if r["group"] == "apro") == 4      # stands for 2 replicas at each N
+    picked = {(r["at"], Path(r["run"]).parent.name, Path(r["run"]).name): r["iteration"] for r in rows}
+    assert picked == {(2, "point0", "pro"): 2, (2, "point1", "pro"): 2, (2, "point0", "apro"): 2,
+                      (2, "point1", "apro"): 2, (4, "point0", "pro"): 3, (4, "point1", "pro"): 4,
+                      (4, "point0", "apro"): 4, (4, "point1", "apro"): 2}
+    assert all(0 < r["length_ratio"] < 3 and 0 < r["test_bleu"] <= 100 for r in rows)
     assert "apro" in (out / "at-2.txt").read_text() and (out / "at-4.json").exists()
-    # a group with fewer runs than the baseline must be one deterministic run
+    # a results file per N, in claims.py's schema: runs paired by start point
+    study = json.loads((results / "loop-at4.json").read_text())
+    assert study["baseline"] == "pro" and study["at"] == 4 and study["config"] == "cdec.ini"
+    methods = study["systems"]["sparse"]["methods"]
+    assert [(r["point"], r["iteration"]) for r in methods["apro"]["runs"]] == [(0, 4), (1, 2)]
+    assert methods["apro"]["compared"]["replicas"] == 2 and "compared" not in methods["pro"]
+    assert methods["pro"]["runs"][1]["test"] == next(r["test_bleu"] for r in rows if r["at"] == 4
+                                                     and r["run"] == str(runs / "point1" / "pro"))
+    sys.path.insert(0, str(STUDIES))
+    import claims
+
+    monkeypatch.setattr(claims, "RESULTS", results)
+    draw = claims.load_draw("loop-at2", "sparse", "apro", "pro")
+    assert draw.paired == 2 and len(draw.baseline) == 2
+    # no run stands for another: every group has one run per start point
     base = argv[:argv.index("--baseline")]
-    monkeypatch.setattr(sys, "argv", [*base, "--baseline", *(str(runs / r) for r in ("pro1", "pro2", "apro1")),
-                                      "--other", "mixed", str(runs / "pro1"), str(runs / "pro2"), "--at", "4"])
-    with pytest.raises(SystemExit, match="their weights after 4 iterations differ"):
-        runpy.run_path(argv[0], run_name="__main__")
+    monkeypatch.setattr(sys, "argv", [*base, "--baseline", str(runs / "point0" / "pro"), str(runs / "point1" / "pro"),
+                                      "--other", "apro", str(runs / "point0" / "apro"), "--at", "4"])
+    with pytest.raises(SystemExit, match="every group needs one run per start point"):
+        runpy.run_path(script, run_name="__main__")
+    # a run still under way (or made with fewer iterations) has no result after N
+    _tune_folder(runs / "running", start, [10, 20], 0.1, stop=None)
+    monkeypatch.setattr(sys, "argv", [*base, "--baseline", str(runs / "running"), "--at", "4"])
+    with pytest.raises(SystemExit, match="2 iterations, fewer than 4"):
+        runpy.run_path(script, run_name="__main__")
 
 
 def test_start_scale_study(toy, tmp_path, monkeypatch, capsys):
