@@ -184,6 +184,8 @@ class PoolStudy:
             optimizer, options, seeded = self.methods(system, self.a)[n]
             runs = [{k: (round(r[k], 4) if isinstance(r[k], float) else r[k]) for k in keep if k in r}
                     for r in self.replicas(system, n, not seeded)]
+            # strict JSON: an infinite option value (c_start=inf) as the text the CLI takes
+            options = {k: ("inf" if isinstance(v, float) and np.isinf(v) else v) for k, v in options.items()}
             return {"optimizer": optimizer, "options": options, "seeded": seeded, "runs": runs,
                     **({"compared": compared[n]} if n in compared else {})}
 
@@ -210,7 +212,7 @@ class PoolStudy:
         (self.out / "table.md").write_text("\n".join(tables))
         results = Path(self.a.results) if self.a.results else self.out / "summary.json"
         results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(json.dumps(self.summary(systems), indent=1, sort_keys=True) + "\n")
+        results.write_text(json.dumps(self.summary(systems), indent=1, sort_keys=True, allow_nan=False) + "\n")
         print((self.out / "table.md").read_text())
 
 
