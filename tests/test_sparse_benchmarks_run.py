@@ -207,29 +207,70 @@ def test_galley_rerank_study(tmp_path, monkeypatch):
 
 
 def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
-    # the dense system only: the sparse one's path is the Eidelman study's test
+    results = tmp_path / "results" / "gimpel-smith-2012-test.json"
     rows, argv = _pool_study("gimpel_smith_2012.py", tmp_path, monkeypatch, 5, "--start-points", "1", "--restarts", "1",
-                             "--systems", "dense")
+                             "--tune-nbest", "4", "--pro-steps", "3", "--results", str(results))
+    from benchmarks.reproductions.gimpel_smith_2012 import FOOTNOTE_12
     from mtplug.optimizers.rampion import LOSSES
 
-    # dense: MERT and PRO by start point and seed, RAMPION (deterministic) once per start point
     dense = [r for r in rows if r["system"] == "dense"]
-    assert len(dense) == len(rows) == 2 * 2 * 2 + 2 * len(LOSSES)
-    assert {r["method"] for r in rows} == {"mert", "pro"} | {f"rampion-{x}" for x in LOSSES}
+    sparse = [r for r in rows if r["system"] == "sparse"]
+    rampions = [f"rampion-{x}" for x in LOSSES] + [f"rampion-ramp3-{x}" for x in FOOTNOTE_12]
+    # dense: MERT and PRO by start point and seed, RAMPION (deterministic) once per start point
+    assert len(dense) == 2 * 2 * 2 + 2 * len(rampions)
+    assert {r["method"] for r in dense} == {"mert", "pro", *rampions}
+    # sparse: Table 2's PRO and RAMPION only
+    assert len(sparse) == 2 * 2 + 2 and {r["method"] for r in sparse} == {"pro", "rampion-ramp3"}
     point1 = next(r for r in dense if r["method"] == "pro" and r["point"] == 1)
     assert all(0 <= r["test"] <= 100 for r in rows) and point1["test_hyps"].endswith("pro.p1.s1")
+    # PRO as the paper ran it: Ψ = 0.1, no pull, no length filter, iterated on the pool
+    assert point1["options"] == {"psi": 0.1, "c": 1.0, "c_start": float("inf"), "length_z": 0.0}
+    assert all(r["steps"] == 3 for r in rows if r["method"] == "pro")
+    assert all("steps" not in r for r in rows if r["method"] != "pro")
+    ramp = next(r for r in dense if r["method"] == "rampion-ramp3-alpha1")
+    assert ramp["options"] == {"cccp_iterations": 10, "epochs": 5, "eta": 1e-4, "c": 1.0, "alpha": 1.0,
+                               "start_scale": "given", "loss": "ramp3"}
     table = (tmp_path / "out" / "table.md").read_text()
     # RAMPION's runs are its start points, never copies of one run for every seed; the
     # seeded methods are compared with it on one run per start point
-    assert "### dense" in table and "| rampion-ramp3 | 2 |" in table and "| pro | 4 |" in table
+    assert "### dense" in table and "### sparse" in table and "| rampion-ramp3 | 2 |" in table and "| pro | 4 |" in table
     assert json.loads((tmp_path / "out" / "dense" / "evaluate-pro.json").read_text())["n_replicas"] == 2
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    # the results file the claims read (claims.py's load_draw)
+    summary = json.loads(results.read_text())
+    assert summary["baseline"] == "rampion-ramp3" and summary["tune_nbest"] == 4
+    for system, names in (("dense", {"mert", "pro", *rampions}), ("sparse", {"pro", "rampion-ramp3"})):
+        methods = summary["systems"][system]["methods"]
+        assert set(methods) == names
+        assert all(m["compared"]["replicas"] == 2 for n, m in methods.items() if n != "rampion-ramp3")
     pro = summary["systems"]["dense"]["methods"]["pro"]
-    assert pro["seeded"] and len(pro["runs"]) == 4 and pro["compared"]["replicas"] == 2
+    assert pro["seeded"] and len(pro["runs"]) == 4 and pro["compared"]["per_point"]
+    assert pro["options"]["steps"] == 3 and pro["options"]["psi"] == 0.1
     assert not summary["systems"]["dense"]["methods"]["rampion-ramp3"]["seeded"]
+    from benchmarks.reproductions import claims
+
+    monkeypatch.setattr(claims, "RESULTS", results.parent)
+    draw = claims.load_draw(results.stem, "sparse", "pro", "rampion-ramp3")
+    assert len(draw.method) == 4 and len(draw.baseline) == 2 and draw.paired == 2
     # a second run finds every run done
     _run(os.path.join("reproductions", "gimpel_smith_2012.py"), argv, monkeypatch)
     assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
+    # PRO's steps: each from the last one's weights, with tune's seed of that iteration
+    import numpy as np
+
+    import mtplug
+    from benchmarks.reproductions.galley_rerank import DENSE, stores
+    from benchmarks.reproductions.gimpel_smith_2012 import iterated
+    from mtplug.tuning.loop import iteration_seed
+
+    tune = stores(tmp_path / "pools" / "dense", tmp_path / "stores", 4)["tune"]
+    start, opts = dict.fromkeys(DENSE, 0.1), dict(point1["options"])
+    with iterated(3):
+        chained = mtplug.optimize("pro", tune, start, 5, threads=1, **opts)
+    assert chained.info["steps"] == 3 and mtplug.optimize.__name__ == "optimize"
+    w = start
+    for t in (1, 2, 3):
+        w = mtplug.optimize("pro", tune, w, iteration_seed(5, t), threads=1, **opts).weights
+    np.testing.assert_array_equal(chained.weights, w)
 
 
 def test_eidelman_study(tmp_path, monkeypatch):
