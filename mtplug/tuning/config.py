@@ -143,7 +143,10 @@ class TuneConfig:
         part of the history)."""
         return {"decoder": self.decoder, "config": os.path.abspath(self.config), "input": os.path.abspath(self.input),
                 "ref": [os.path.abspath(r) for r in self.ref], "optimizer": self.optimizer,
-                "optimizer_options": self.optimizer_options, "nbest": self.nbest_size, "seed": self.seed,
+                # strict JSON: an infinite value (PRO's --c-start inf) as the text the flag takes
+                "optimizer_options": {k: (repr(v) if isinstance(v, float) and math.isinf(v) else v)
+                                      for k, v in self.optimizer_options.items()},
+                "nbest": self.nbest_size, "seed": self.seed,
                 "min_change": self.min_change, "interpolate": self.interpolate, "reflen": self.reflen, "lowercase": self.lowercase,
                 **({"metric": self.metric} if self.metric != "bleu" else {}),
                 "weights": None if self.weights is None else os.path.abspath(self.weights),
@@ -360,10 +363,10 @@ def convert_value(value, kwargs: dict, where: Origin, default=None):
         try:
             number = float(value)
         except OverflowError:   # a YAML integer beyond any double
-            number = math.inf
-        if not math.isfinite(number):
-            raise bad("a finite number")
-        value = number
+            raise bad("a number that fits a double") from None
+        if math.isnan(number):
+            raise bad("a number")
+        value = number      # inf where an option takes it (PRO's c_start), as mtplug optimize; the optimizer checks
     else:
         value = str(value)
     if "choices" in kwargs and value not in kwargs["choices"]:

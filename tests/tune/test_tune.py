@@ -247,6 +247,21 @@ def test_input_errors(system, capsys):
     assert "nbest" in capsys.readouterr().err
 
 
+def test_an_infinite_option_value_as_optimize_takes_it(system, capsys):
+    # PRO's --c-start inf (no pull toward the start), as mtplug optimize takes it; the state
+    # stays strict JSON, and NaN or a number beyond a double is one error line
+    run(moses_args(system, system / "inf", "--c-start", "inf", optimizer="pro", iterations=1), capsys)
+    text = (system / "inf" / "state.json").read_text()
+    state = json.loads(text, parse_constant=lambda c: pytest.fail(f"state.json holds {c}"))
+    assert state["fingerprint"]["optimizer_options"]["c_start"] == "inf"
+    assert main(moses_args(system, system / "nan", "--c-start", "nan", optimizer="pro", iterations=1)) == 2
+    assert "--c-start must be a number, got" in capsys.readouterr().err
+    (system / "big.yaml").write_text("optimizer_options: {c_start: 1" + "0" * 400 + "}\n")
+    assert main(moses_args(system, system / "big", "--yaml", str(system / "big.yaml"), optimizer="pro",
+                           iterations=1)) == 2
+    assert "a number that fits a double" in capsys.readouterr().err
+
+
 def test_resume_after_kill_9(system, tmp_path, capsys):
     """kill -9 during decoding (random call), and at random moments; --resume ends identically."""
     run(moses_args(system, system / "ref", "--jobs", "2", iterations=4), capsys)
