@@ -187,9 +187,10 @@ class Pro(Optimizer):
     difference (at least ``beta``; pairs whose lengths differ too much are drawn again,
     ``length_z``), trains a linear classifier without bias (``classifier``: logistic
     regression, perceptron or linear SVM) on the feature differences under an ℓ2 prior
-    (``c``) and a pull toward the start (``c_start``; a start that ranks the sampled pairs
-    with a mean margin above 1 is first shrunk to 1), and returns ``psi``·(classifier
-    weights) + (1 − ``psi``)·(that start), not normalised. Sampling is
+    (``c``) and a pull toward the start (``c_start``; for it a start that ranks the sampled
+    pairs with a mean margin above 1 is first shrunk to 1), and returns ``psi``·(classifier
+    weights) + (1 − ``psi``)·(that start; without a pull, the start as given: Hopkins &
+    May's PRO is ``psi=0.1, c_start=inf, length_z=0``), not normalised. Sampling is
     compiled and seeded per (seed, sentence): the pairs do not depend on the number of
     threads. With no pair at all, the start weights come back with a warning.
     A bad or inapplicable option value (e.g. ``epochs`` with the logistic classifier)
@@ -322,7 +323,10 @@ class Pro(Optimizer):
         fit = None
         if sample.n_pairs:
             X = pair_differences(corpus, sample.better, sample.worse)
-            scaled = self.start_at_pair_scale(start, X)
+            # the pull toward the start needs the start at the pairs' scale; without it the
+            # start is interpolated as given, as Hopkins & May interpolate (Ψ < 1)
+            pulls = not (np.isinf(self.c_start) or self.classifier == "perceptron")
+            scaled = self.start_at_pair_scale(start, X) if pulls else start
             C, center = self.prior(scaled)
             # each pair stands for (x, +1) and (-x, -1): same loss without a bias, so weight 2
             fit = classifiers.fit(self.classifier, X, np.ones(sample.n_pairs), C=C, center=center, loss_weight=2.0,

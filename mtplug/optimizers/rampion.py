@@ -34,7 +34,7 @@ Algorithm (T′ = cccp_iterations, T″ = epochs):
 with v+ = s (ramp1) or s − cost (ramp2, ramp3) and v− = s + cost (ramp1, ramp3) or s (ramp2).
 Hard argmax ties: the larger model score, then the lowest row (pyx/_hopefear.pyx).
 
-The other losses of G&S Table 1, compared on the same footing (same costs, regulariser,
+The other losses of G&S Sections 2–3, compared on the same footing (same costs, regulariser,
 CCCP + SSD). Our reading, reconstructed from the paper's description, not copied from its
 table. O = the oracle set of a sentence (the rows of the largest metric g, exact equality),
 y* = the oracle (argmax g, ties: the larger model score, so s(y*) = max_{h∈O} s_h),
@@ -89,7 +89,7 @@ from .base import (
 )
 
 RAMP_LOSSES = ("ramp1", "ramp2", "ramp3", "soft-ramp1", "soft-ramp2", "soft-ramp3")
-#: G&S Table 1's other losses (module docstring)
+#: the other losses of G&S Sections 2–3 (module docstring)
 OTHER_LOSSES = ("perceptron", "hinge", "log", "soft-oracle", "bayes-risk")
 LOSSES = RAMP_LOSSES + OTHER_LOSSES
 
@@ -226,7 +226,7 @@ class Rampion(Optimizer):
     """Structured ramp loss minimisation (Gimpel & Smith 2012, Algorithm 1).
 
     Minimises C/2·‖θ − θ0‖² plus a per-sentence ramp loss (``loss``: ramp1–3 or their
-    log-sum-exp "soft" forms; or G&S Table 1's perceptron, hinge, log, soft-oracle and
+    log-sum-exp "soft" forms; or G&S Sections 2–3's perceptron, hinge, log, soft-oracle and
     bayes-risk losses, module docstring) with costs ``alpha``·(1 − sentence metric), θ0 the start
     weights: ``cccp_iterations`` CCCP steps, each fixing the hope side at the current
     weights and then running ``epochs`` passes of stochastic subgradient descent (step

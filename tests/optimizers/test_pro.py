@@ -604,3 +604,18 @@ def test_a_one_shot_run_from_uniform_weights_recovers_the_gold_weights():
     corpus, w_star = make_synthetic(200, 100, 10, seed=3)
     res = Pro().optimize(corpus, np.ones(10), 1)
     assert cosine(res.weights, w_star) > 0.99
+
+
+def test_hopkins_may_interpolate_with_the_start_as_given():
+    # without a pull toward the start (c_start inf) the classifier does not see the start,
+    # and Ψ interpolates with the start as given, not shrunk to the pairs' scale: Hopkins &
+    # May's PRO (docs/reproductions/method.md)
+    from mtplug.optimizers.pro import Pro
+    from tests.reference.random_store import random_store
+
+    corpus = random_store(4, (6, 9, 5, 8), 3, 5, gaussian=True)
+    start = np.random.default_rng(2).normal(size=corpus.n_features) * 50.0     # pair margins far above 1
+    kw = dict(c_start=float("inf"), length_z=0.0)
+    classifier = Pro(psi=1.0, **kw).optimize(corpus, start, 3).weights
+    hm = Pro(psi=0.1, **kw).optimize(corpus, start, 3).weights
+    np.testing.assert_allclose(hm, 0.1 * classifier + 0.9 * start, rtol=1e-12, atol=1e-12)
