@@ -21,7 +21,7 @@ hyper-parameter on dev, so none is searched here:
   filter, and the interpolation Ψ = 0.1 with the previous weights. The paper's PRO runs
   Ψ = 0.1 in the decoder loop, iteration after iteration; on a fixed pool one such step
   keeps 90% of its start, so PRO runs ``steps`` iterations on the pool, each from the last
-  one's weights with the seed ``mtplug tune`` gives that iteration (:func:`iterated`):
+  one's weights with the seed ``mtplug tune`` gives that iteration (pool_study.iterate):
   ``pro-10`` is "after 10 iterations", ``pro-30`` "at convergence (≤ 30 iterations)" of
   Table 2, without the decoder's new hypotheses (``--iterations``: the two counts,
   default the paper's 10 and 30; the names carry them);
@@ -51,7 +51,6 @@ runtime is one iteration's, so :func:`table` divides PRO's by its iterations).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import sys
@@ -96,7 +95,7 @@ def baseline(args) -> str:
 
 def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     """name -> (optimizer, options, depends on the seed); ``steps`` in the options is the
-    number of iterations on the pool (:func:`iterated`), not an mtplug option."""
+    number of iterations on the pool (pool_study.iterate), not an mtplug option."""
     after, converged = args.iterations
     apro = ("apro", dict(APRO_PAPER), False)
     if args.study == "table2":
@@ -117,61 +116,13 @@ def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     return table
 
 
-def first_step(optimizer: str, options: dict, steps: int) -> int:
-    """The first of iterations 1..steps whose start can change the last one's weights.
-    With Ψ = 1 and no pull toward the start (APRO; PRO with c_start = ∞) an iteration's
-    weights do not depend on its start, so only the last one runs."""
-    free = options.get("psi", 1.0) == 1.0 and (optimizer == "apro" or math.isinf(options.get("c_start", 0.0)))
-    return steps if free else 1
-
-
-@contextlib.contextmanager
-def iterated(optimizer: str, options: dict, steps: int):
-    """Within the block, ``mtplug.optimize`` runs iterations :func:`first_step`..``steps``
-    of the optimizer on the pool, each from the last one's weights with the seed ``mtplug
-    tune`` gives iteration t of a run of that seed (``iteration_seed``), as the decoder loop
-    iterates on lists that here stay the same; the Result is the last iteration's
-    (pool_study.py times the whole call) with ``info["steps"]``, the iterations that ran."""
-    import mtplug
-    from mtplug.tuning.loop import iteration_seed
-
-    once = mtplug.optimize
-    first = first_step(optimizer, options, steps)
-
-    def optimize(name, corpus, start, seed=0, **kwargs):
-        result = None
-        for t in range(first, steps + 1):
-            result = once(name, corpus, start if result is None else result.weights, iteration_seed(seed, t),
-                          **kwargs)
-        result.info["steps"] = steps - first + 1
-        return result
-
-    mtplug.optimize = optimize
-    try:
-        yield
-    finally:
-        mtplug.optimize = once
-
-
 class Study(pool_study.PoolStudy):
-    """pool_study.PoolStudy with a method whose options name ``steps`` run for that many
-    iterations on the pool (:func:`iterated`); the results file keeps the study and its
-    iteration counts (``study``, ``iterations``)."""
-
-    def run(self, system, data, method, optimizer, options, point, seed):
-        if "steps" not in options:
-            return super().run(system, data, method, optimizer, options, point, seed)
-        once = {k: v for k, v in options.items() if k != "steps"}
-        with iterated(optimizer, once, int(options["steps"])):
-            return super().run(system, data, method, optimizer, once, point, seed)
+    """pool_study.PoolStudy whose results file keeps the study and its iteration counts
+    (``study``, ``iterations``); a method's ``steps`` are iterations on the pool
+    (pool_study.iterate)."""
 
     def summary(self, systems: dict) -> dict:
         return {**super().summary(systems), "study": self.a.study, "iterations": list(self.a.iterations)}
-
-
-def steps_run(result) -> dict:
-    """The iterations a run's optimizer made on the pool (its row's ``steps``)."""
-    return {"steps": result.info.get("steps", 1)}
 
 
 def _mean_sd(values: list[float], digits: int = 2) -> str:
@@ -288,7 +239,7 @@ def main() -> None:
     names = methods("dense", a)
     if chosen not in names:
         ap.error(f"--baseline {chosen}: not a method of the {a.study} study ({', '.join(names)})")
-    Study(a, methods, chosen, extra=steps_run, columns=COLUMNS).main()
+    Study(a, methods, chosen, columns=COLUMNS).main()
 
 
 if __name__ == "__main__":

@@ -45,7 +45,6 @@ each run's PRO step count in its row.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 
@@ -65,7 +64,7 @@ FOOTNOTE_12 = {"t50": {"cccp_iterations": 50}, "alpha1": {"alpha": 1.0}, "alpha5
 
 def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     """name -> (optimizer, options, depends on the seed); ``steps`` in PRO's options is
-    the number of PRO iterations on the pool (:class:`Study`), not an mtplug option."""
+    the number of PRO iterations on the pool (pool_study.iterate), not an mtplug option."""
     from mtplug.optimizers.rampion import LOSSES
 
     pro = {"psi": 0.1, "c": 1.0, "c_start": float("inf"), "length_z": 0.0, "steps": args.pro_steps}
@@ -80,50 +79,6 @@ def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     return table
 
 
-@contextlib.contextmanager
-def iterated(steps: int):
-    """Within the block, ``mtplug.optimize`` runs the optimizer ``steps`` times, step t
-    (1..steps) from the last step's weights with the seed ``mtplug tune`` gives iteration t
-    of a run of that seed (``iteration_seed``), as PRO iterates in the decoder loop on lists
-    that here stay the same; the Result is the last step's (pool_study.py times the whole
-    call), with ``info["steps"]`` the count."""
-    import mtplug
-    from mtplug.tuning.loop import iteration_seed
-
-    once = mtplug.optimize
-
-    def optimize(name, corpus, start, seed=0, **kwargs):
-        result = None
-        for t in range(1, steps + 1):
-            result = once(name, corpus, start if result is None else result.weights, iteration_seed(seed, t),
-                          **kwargs)
-        result.info["steps"] = steps
-        return result
-
-    mtplug.optimize = optimize
-    try:
-        yield
-    finally:
-        mtplug.optimize = once
-
-
-class Study(pool_study.PoolStudy):
-    """pool_study.PoolStudy with a method whose options name ``steps`` run for that many
-    iterations of its optimizer on the pool (:func:`iterated`)."""
-
-    def run(self, system, data, method, optimizer, options, point, seed):
-        if "steps" not in options:
-            return super().run(system, data, method, optimizer, options, point, seed)
-        once = {k: v for k, v in options.items() if k != "steps"}
-        with iterated(int(options["steps"])):
-            return super().run(system, data, method, optimizer, once, point, seed)
-
-
-def steps(result) -> dict:
-    """The row's PRO step count (the runs of an iterated method)."""
-    return {"steps": result.info["steps"]} if "steps" in result.info else {}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     pool_study.add_arguments(ap)
@@ -133,7 +88,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.pro_steps < 1:
         ap.error("--pro-steps must be >= 1")
-    Study(a, methods, BASELINE, extra=steps).main()
+    pool_study.PoolStudy(a, methods, BASELINE).main()
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -55,6 +56,36 @@ def start_points(start: dict[str, float], n: int) -> list[dict[str, float]]:
     return points
 
 
+def first_step(optimizer: str, options: dict, steps: int) -> int:
+    """The first of iterations 1..steps whose start can change the last one's weights.
+    With Ψ = 1 and no pull toward the start (APRO; PRO with c_start = ∞) an iteration's
+    weights do not depend on its start, so only the last one need run."""
+    free = options.get("psi", 1.0) == 1.0 and (optimizer == "apro" or math.isinf(options.get("c_start", 0.0)))
+    return steps if free else 1
+
+
+def iterate(optimizer: str, corpus, start, seed: int, options: dict, threads: int):
+    """``mtplug.optimize(optimizer, corpus, start, seed, **options)``; with ``steps`` N in
+    ``options`` (not an mtplug option), iterations :func:`first_step`..N of the optimizer
+    on the pool instead, each from the last one's weights with the seed ``mtplug tune``
+    gives iteration t of a run of that seed (``iteration_seed``), as the decoder loop
+    iterates on lists that here stay the same. The last iteration's Result, with
+    ``info["steps"]`` the iterations that ran."""
+    import mtplug
+    from mtplug.tuning.loop import iteration_seed
+
+    if "steps" not in options:
+        return mtplug.optimize(optimizer, corpus, start, seed, threads=threads, **options)
+    steps = int(options["steps"])
+    once = {k: v for k, v in options.items() if k != "steps"}
+    first, result = first_step(optimizer, once, steps), None
+    for t in range(first, steps + 1):
+        result = mtplug.optimize(optimizer, corpus, start if result is None else result.weights,
+                                 iteration_seed(seed, t), threads=threads, **once)
+    result.info["steps"] = steps - first + 1
+    return result
+
+
 class PoolStudy:
     """Every method of ``methods(system, args)`` (name -> (optimizer, options, whether the
     seed changes its result)) on each system, from every start point with every seed,
@@ -82,8 +113,6 @@ class PoolStudy:
 
     def run(self, system: str, data: dict, method: str, optimizer: str, options: dict, point: int,
             seed: int) -> dict:
-        import mtplug
-
         key = (system, method, point, seed)
         if key in self.done:
             return self.done[key]
@@ -91,8 +120,7 @@ class PoolStudy:
         t = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = mtplug.optimize(optimizer, tune, vector(tune, self.points[point]), seed, threads=self.a.threads,
-                                  **options)
+            res = iterate(optimizer, tune, vector(tune, self.points[point]), seed, options, self.a.threads)
         seconds = time.perf_counter() - t
         tuned = dict(zip(res.feature_names, res.weights.tolist()))
         rows = test.one_best(vector(test, tuned))
@@ -102,8 +130,9 @@ class PoolStudy:
         hyps.parent.mkdir(parents=True, exist_ok=True)
         hyps.write_text("".join(test.hypotheses(int(r), int(r) + 1)[0] + "\n" for r in rows))
         row = {"system": system, "method": method, "point": point, "seed": seed, "optimizer": optimizer,
-               "options": options, "seconds": round(seconds, 2), "nonzero": int(np.count_nonzero(res.weights)),
+               "options": {k: v for k, v in options.items() if k != "steps"}, "seconds": round(seconds, 2), "nonzero": int(np.count_nonzero(res.weights)),
                "tune": res.score, "test": 100 * bleu.score, "length_ratio": bleu.ratio, "test_hyps": str(hyps),
+               "steps": res.info.get("steps", 1) if "steps" in options else 1,
                **(self.extra(res) if self.extra else {})}
         with open(self.runs_file, "a") as fh:
             fh.write(json.dumps(row) + "\n")
