@@ -226,7 +226,7 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
     # PRO as the paper ran it: Ψ = 0.1, no pull, no length filter, iterated on the pool
     assert point1["options"] == {"psi": 0.1, "c": 1.0, "c_start": float("inf"), "length_z": 0.0}
     assert all(r["steps"] == 3 for r in rows if r["method"] == "pro")
-    assert all("steps" not in r for r in rows if r["method"] != "pro")
+    assert all(r["steps"] == 1 for r in rows if r["method"] != "pro")     # one optimizer run each
     ramp = next(r for r in dense if r["method"] == "rampion-ramp3-alpha1")
     assert ramp["options"] == {"cccp_iterations": 10, "epochs": 5, "eta": 1e-4, "c": 1.0, "alpha": 1.0,
                                "start_scale": "given", "loss": "ramp3"}
@@ -259,14 +259,13 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
 
     import mtplug
     from benchmarks.reproductions.galley_rerank import DENSE, stores
-    from benchmarks.reproductions.gimpel_smith_2012 import iterated
+    from benchmarks.reproductions.pool_study import iterate
     from mtplug.tuning.loop import iteration_seed
 
     tune = stores(tmp_path / "pools" / "dense", tmp_path / "stores", 4)["tune"]
-    start, opts = dict.fromkeys(DENSE, 0.1), dict(point1["options"])
-    with iterated(3):
-        chained = mtplug.optimize("pro", tune, start, 5, threads=1, **opts)
-    assert chained.info["steps"] == 3 and mtplug.optimize.__name__ == "optimize"
+    start, opts = dict.fromkeys(DENSE, 0.1), {k: v for k, v in point1["options"].items() if k != "steps"}
+    chained = iterate("pro", tune, start, 5, {**opts, "steps": 3}, 1)
+    assert chained.info["steps"] == 3
     w = start
     for t in (1, 2, 3):
         w = mtplug.optimize("pro", tune, w, iteration_seed(5, t), threads=1, **opts).weights
@@ -330,6 +329,7 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     import mtplug
     from benchmarks.reproductions import claims
     from benchmarks.reproductions import dreyer_dong_2015 as study
+    from benchmarks.reproductions import pool_study
     from benchmarks.reproductions.galley_rerank import DENSE, stores
     from mtplug.tuning.loop import iteration_seed
 
@@ -374,17 +374,15 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     # the iterations: each from the last one's weights with tune's seed of that iteration
     data = stores(tmp_path / "pools" / "dense", tmp_path / "stores", 3)
     tune, start, opts = data["tune"], dict.fromkeys(DENSE, 0.1), dict(study.PRO_PAPER)
-    with study.iterated("pro", opts, 3):
-        chained = mtplug.optimize("pro", tune, start, 5, threads=1, **opts)
-    assert chained.info["steps"] == 3 and mtplug.optimize.__name__ == "optimize"
+    chained = pool_study.iterate("pro", tune, start, 5, {**opts, "steps": 3}, 1)
+    assert chained.info["steps"] == 3
     w = start
     for t in (1, 2, 3):
         w = mtplug.optimize("pro", tune, w, iteration_seed(5, t), threads=1, **opts).weights
     np.testing.assert_array_equal(chained.weights, w)
     # Ψ = 1 without a pull: an iteration does not depend on its start, so only the last runs
     free = {**opts, "psi": 1.0}
-    with study.iterated("pro", free, 3):
-        last = mtplug.optimize("pro", tune, start, 5, threads=1, **free)
+    last = pool_study.iterate("pro", tune, start, 5, {**free, "steps": 3}, 1)
     assert last.info["steps"] == 1
     np.testing.assert_array_equal(last.weights,
                                   mtplug.optimize("pro", tune, start, iteration_seed(5, 3), threads=1, **free).weights)
