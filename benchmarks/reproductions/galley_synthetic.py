@@ -327,7 +327,7 @@ def trace(args) -> dict:
         res = Mert(directions="expbleu", restarts=0, mu_max=args.mu_max).optimize(corpus, start, seed,
                                                                                  threads=args.threads)
     record = {"sentences": args.sentences, "nbest": args.nbest, "dims": dims, "noise": noise, "seed": seed,
-              "gradient": args.gradient, "start_l1": float(np.sum(start)), "mu_max": args.mu_max,
+              "gradient": args.gradient, "start_l1": float(args.start_l1 or dims), "mu_max": args.mu_max,
               "seconds": round(time.perf_counter() - t, 2), "iterations": res.info["iterations"],
               "start_cosine": cosine(start, w_star), "pseudo_bleu": res.score / 100,
               "cosine": cosine(res.weights, w_star), "moves": moves}
