@@ -198,7 +198,9 @@ def test_galley_rerank_study(tmp_path, monkeypatch):
     assert claims.load_draw("galley-toy-vs-mert-dense-uniform", "sparse", "mert-uniform",
                             "mert-dense-uniform").paired == 2
     monkeypatch.setattr(galley_rerank, "RESULTS", results.parent)
-    assert "| l2v1-w0 | 2 |" in galley_rerank.table("galley-toy")
+    table = galley_rerank.table("galley-toy")
+    assert "| l2v1-w0 | 2 |" in table and "| p vs pro-w0 (paired runs) | p vs w0 |" in table
+    assert all(line.count("|") == 12 for line in table.splitlines() if line.startswith("|"))
     assert "| pro-w0 | c | 1: " in galley_rerank.table("galley-toy:sweep")
     assert "Not run yet" in galley_rerank.table("galley-none")
     # a second run finds every run done

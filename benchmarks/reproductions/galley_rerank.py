@@ -359,21 +359,28 @@ def _mean_sd(values: list[float]) -> str:
     return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0:.2f}"
 
 
-def render(study: dict) -> str:
-    """The study's table: every method's runs and its comparison with the baseline."""
+def render(study: dict, also: dict[str, dict] | None = None) -> str:
+    """The study's table: every method's runs and its comparison with the baseline, and
+    with each baseline of ``also`` (baseline -> that file's study of the same runs)."""
+    also = also or {}
     base = study["baseline"]
     head = (f"| method | runs | λ or C | tune BLEU | dev BLEU | test BLEU (mean ± sd) | test length ratio | "
-            f"p vs {base} (paired runs) | optimizer s | non-zero weights |")
-    lines = [head, "|---|---|---|---|---|---|---|---|---|---|"]
+            f"p vs {base} (paired runs) | " + "".join(f"p vs {b} | " for b in also) +
+            "optimizer s | non-zero weights |")
+    lines = [head, "|" + "---|" * (10 + len(also))]
+
+    def p_of(s: dict, name: str) -> str:
+        c = s["systems"][SYSTEM]["methods"][name].get("compared")
+        return "–" if c is None else f"{c['p']:.2f} ({c['replicas']})"
+
     for name, m in study["systems"][SYSTEM]["methods"].items():
         runs = m["runs"]
         col = {k: [r[k] for r in runs] for k in ("tune", "dev", "test", "length_ratio", "seconds", "nonzero")}
         searched = study["search"].get(name)
-        c = m.get("compared")
-        p = "–" if c is None else f"{c['p']:.2f} ({c['replicas']})"
         value = f"{searched['chosen']:g}" if searched else ""
         lines.append(f"| {name} | {len(runs)} | {value} | {np.mean(col['tune']):.2f} | {np.mean(col['dev']):.2f} | "
-                     f"{_mean_sd(col['test'])} | {np.mean(col['length_ratio']):.3f} | {p} | "
+                     f"{_mean_sd(col['test'])} | {np.mean(col['length_ratio']):.3f} | {p_of(study, name)} | "
+                     + "".join(f"{p_of(s, name)} | " for s in also.values()) +
                      f"{np.mean(col['seconds']):.1f} | {np.mean(col['nonzero']):.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -388,17 +395,20 @@ def render_search(study: dict) -> str:
 
 
 def table(name: str) -> str:
-    """results/NAME.json as the page shows it (benchmarks/generated_tables.py); ``NAME:sweep``
-    its dev search."""
+    """results/NAME.json as the page shows it (benchmarks/generated_tables.py), with a
+    column of p-values against w0 where NAME-vs-w0.json exists; ``NAME:sweep`` its dev
+    search."""
     stem, _, part = name.partition(":")
     path = RESULTS / f"{stem}.json"
     if not path.exists():
         return f"*Not run yet: no `benchmarks/reproductions/results/{stem}.json` (see [Running it again](#running-it-again)).*\n"
     study = json.loads(path.read_text())
+    against_w0 = RESULTS / f"{stem}-vs-w0.json"
+    also = {"w0": json.loads(against_w0.read_text())} if part != "sweep" and against_w0.exists() else {}
     head = (f"*{stem}: commit {study['commit']}, {study['date']}; {study['features']} features, "
             f"{study['tune_hypotheses']} tune hypotheses; seeds {', '.join(map(str, study['seeds']))}; "
             f"{study['random_walks']} random walks.*\n\n")
-    return head + (render_search(study) if part == "sweep" else render(study))
+    return head + (render_search(study) if part == "sweep" else render(study, also))
 
 
 def main() -> None:
