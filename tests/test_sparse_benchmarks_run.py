@@ -329,9 +329,8 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     import numpy as np
 
     import mtplug
-    from benchmarks.reproductions import claims
+    from benchmarks.reproductions import claims, pool_study
     from benchmarks.reproductions import dreyer_dong_2015 as study
-    from benchmarks.reproductions import pool_study
     from benchmarks.reproductions.galley_rerank import DENSE, stores
     from mtplug.tuning.loop import iteration_seed
 
