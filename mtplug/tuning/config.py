@@ -325,10 +325,11 @@ def show_value(value) -> str:
     return text if len(text) <= 60 else text[:56] + " ..."
 
 
-def convert_value(value, kwargs: dict, where: Origin, default=None):
+def convert_value(value, kwargs: dict, where: Origin, default=None, infinite: bool = False):
     """``value`` (YAML-typed, or a flag's text) as the option of argparse ``kwargs`` wants
     it; InputError naming ``where`` otherwise. null is taken only by options whose
-    ``default`` is None (not set)."""
+    ``default`` is None (not set). ``infinite``: a number may be ±inf (an optimizer's
+    option, as ``mtplug optimize`` takes it; the optimizer checks where it applies)."""
     path, line, label = where
 
     def bad(expected: str) -> InputError:
@@ -364,9 +365,9 @@ def convert_value(value, kwargs: dict, where: Origin, default=None):
             number = float(value)
         except OverflowError:   # a YAML integer beyond any double
             raise bad("a number that fits a double") from None
-        if math.isnan(number):
-            raise bad("a number")
-        value = number      # inf where an option takes it (PRO's c_start), as mtplug optimize; the optimizer checks
+        if math.isnan(number) or (math.isinf(number) and not infinite):
+            raise bad("a number" if infinite else "a finite number")
+        value = number
     else:
         value = str(value)
     if "choices" in kwargs and value not in kwargs["choices"]:
@@ -441,7 +442,8 @@ def config_from_args(args) -> TuneConfig:
             raise InputError(f"{where[2]} is not an option of {values['optimizer']}"
                              + (f"{hint}; its options: {listed}" if hint else f" (its options: {listed})"),
                              where[0], where[1])
-        options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"))
+        options[name] = convert_value(value, cls.options[name], where, cls.options[name].get("default"),
+                                      infinite=True)
     for name in ("iterations", "nbest_size", "jobs"):   # the words of every command (mtplug.validation)
         path, line, label = origin(name)
         check_count(values[name], label, 1, path, line)
