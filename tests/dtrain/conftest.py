@@ -66,3 +66,23 @@ def dtrain_ini(toy, tmp_path):
         return str(path)
 
     return _make
+
+
+def standin_system(toy, tmp_path) -> tuple[Path, Path]:
+    """(a cdec build folder whose decoder/cdec is the stand-in, a system folder of the toy set
+    as benchmarks/real_systems.py reads one) for the decoder-loop studies' tests."""
+    build = tmp_path / "build" / "decoder"
+    build.mkdir(parents=True)
+    cdec = build / "cdec"
+    cdec.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool",
+                                                       toy["pool"], "-standin-source", toy["source_file"]])
+                    + ' "$@"\n')
+    cdec.chmod(0o755)
+    system = tmp_path / "system"
+    system.mkdir()
+    for part in ("dev", "test"):
+        (system / f"{part}.de").write_bytes(Path(toy["source_file"]).read_bytes())
+        (system / f"{part}.en").write_bytes(Path(toy["refs"]).read_bytes())
+    (system / "cdec.ini").write_bytes(Path(toy["cdec_ini"]).read_bytes())
+    (system / "weights.start").write_bytes(Path(toy["weights"]).read_bytes())
+    return build.parent, system

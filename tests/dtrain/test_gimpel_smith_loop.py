@@ -7,39 +7,19 @@ from __future__ import annotations
 
 import json
 import runpy
-import shlex
 import sys
 from pathlib import Path
 
-from .conftest import STANDIN
+from .conftest import standin_system
 
 STUDIES = Path(__file__).resolve().parents[2] / "benchmarks" / "reproductions"
 SCRIPT = STUDIES / "gimpel_smith_2012_loop.py"
 
 
-def _standin_system(toy, tmp_path) -> tuple[Path, Path]:
-    """(build folder whose decoder/cdec is the stand-in, system folder of the toy set)."""
-    build = tmp_path / "build" / "decoder"
-    build.mkdir(parents=True)
-    cdec = build / "cdec"
-    cdec.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool",
-                                                       toy["pool"], "-standin-source", toy["source_file"]])
-                    + ' "$@"\n')
-    cdec.chmod(0o755)
-    system = tmp_path / "system"
-    system.mkdir()
-    for part in ("dev", "test"):
-        (system / f"{part}.de").write_bytes(Path(toy["source_file"]).read_bytes())
-        (system / f"{part}.en").write_bytes(Path(toy["refs"]).read_bytes())
-    (system / "cdec.ini").write_bytes(Path(toy["cdec_ini"]).read_bytes())
-    (system / "weights.start").write_bytes(Path(toy["weights"]).read_bytes())
-    return build.parent, system
-
-
 def test_gimpel_smith_loop_study(toy, tmp_path, monkeypatch):
     from benchmarks.reproductions import claims
 
-    build, system = _standin_system(toy, tmp_path)
+    build, system = standin_system(toy, tmp_path)
     out, results = tmp_path / "loop", tmp_path / "results" / "gimpel-smith-2012-loop.json"
     argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build), "--out", str(out), "--start-points", "1",
             "--seeds", "1", "2", "--cap-iterations", "2", "--boot-samples", "50", "--ar-shuffles", "50",

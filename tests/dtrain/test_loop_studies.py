@@ -7,41 +7,21 @@ from __future__ import annotations
 import json
 import os
 import runpy
-import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import STANDIN
+from .conftest import standin_system
 
 STUDIES = Path(__file__).resolve().parents[2] / "benchmarks" / "reproductions"
 SCRIPT = STUDIES / "eidelman_2012_loop.py"
 
 
-def _standin_system(toy, tmp_path) -> tuple[Path, Path]:
-    """(build folder whose decoder/cdec is the stand-in, system folder of the toy set)."""
-    build = tmp_path / "build" / "decoder"
-    build.mkdir(parents=True)
-    cdec = build / "cdec"
-    cdec.write_text("#!/bin/sh\nexec " + shlex.join([sys.executable, "-S", str(STANDIN), "cdec", "-standin-pool",
-                                                       toy["pool"], "-standin-source", toy["source_file"]])
-                    + ' "$@"\n')
-    cdec.chmod(0o755)
-    system = tmp_path / "system"
-    system.mkdir()
-    for part in ("dev", "test"):
-        (system / f"{part}.de").write_bytes(Path(toy["source_file"]).read_bytes())
-        (system / f"{part}.en").write_bytes(Path(toy["refs"]).read_bytes())
-    (system / "cdec.ini").write_bytes(Path(toy["cdec_ini"]).read_bytes())
-    (system / "weights.start").write_bytes(Path(toy["weights"]).read_bytes())
-    return build, system
-
-
 def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
-    build, system = _standin_system(toy, tmp_path)
+    build, system = standin_system(toy, tmp_path)
     out = tmp_path / "out"
-    argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build.parent), "--out", str(out),
+    argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build), "--out", str(out),
             "--selections", "hope/fear", "lu/fear", "--seeds", "1", "2", "--shards", "1", "2", "--epochs", "1",
             "--minibatch", "30"]
     monkeypatch.setattr(sys, "argv", argv)
@@ -112,7 +92,7 @@ def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float,
 
 
 def test_dreyer_dong_loop_study(toy, tmp_path, monkeypatch):
-    build, system = _standin_system(toy, tmp_path)
+    build, system = standin_system(toy, tmp_path)
     start = system / "weights.start"
     script = str(STUDIES / "dreyer_dong_2015_loop.py")
     # the start points: START and N(w, (w/2)^2) draws, the fixed-pool studies' points
@@ -131,7 +111,7 @@ def test_dreyer_dong_loop_study(toy, tmp_path, monkeypatch):
     _tune_folder(runs / "point0" / "apro", start, [10, 30, 30, 31], 0.1)
     _tune_folder(runs / "point1" / "apro", start, [10, 32, 29], 0.3, stop="no new hypotheses")
     out, results = tmp_path / "out", tmp_path / "results"
-    argv = [script, "compare", "--system", str(system), "--cdec", str(build.parent), "--out", str(out),
+    argv = [script, "compare", "--system", str(system), "--cdec", str(build), "--out", str(out),
             "--baseline", str(runs / "point0" / "pro"), str(runs / "point1" / "pro"),
             "--other", "apro", str(runs / "point0" / "apro"), str(runs / "point1" / "apro"), "--at", "2", "4",
             "--system-name", "sparse", "--results", str(results / "loop-at{at}.json")]
@@ -177,12 +157,12 @@ def test_start_scale_study(toy, tmp_path, monkeypatch, capsys):
     # learners fed their own results on the store a run left (issue 53)
     import benchmarks.start_scale as study
 
-    build, system = _standin_system(toy, tmp_path)
+    build, system = standin_system(toy, tmp_path)
     monkeypatch.setattr(study, "RESULTS", tmp_path / "start-scale.json")
     work = tmp_path / "work"
     script = Path(study.__file__)
     monkeypatch.chdir(tmp_path)
-    for argv in (["loop", "--system", str(system), "--cdec", str(build.parent), "--work", str(work),
+    for argv in (["loop", "--system", str(system), "--cdec", str(build), "--work", str(work),
                   "--optimizers", "kbmira", "rampion", "--replicas", "2", "--iterations", "2", "--nbest", "10"],
                  ["report", "--system", str(system), "--work", str(work), "--name", "toy"]):
         monkeypatch.setattr(sys, "argv", [str(script), *argv])
