@@ -345,8 +345,9 @@ def from_scaled_start(corpus, start: np.ndarray, above: float, start_scale: str,
     "shrunk"), score_from_given and score_from_shrunk (None where not run).
     """
     margin = start_margin(corpus, start)
-    fires = bool(margin > above and np.isfinite(margin))
-    starts = {"given": start, "shrunk": start / margin} if fires else {"given": start}
+    shrunk = start_at_unit_margin(start, margin, above)     # the one rule of when a start is too large
+    fires = shrunk is not start
+    starts = {"given": start, "shrunk": shrunk} if fires else {"given": start}
     if start_scale == "given":
         starts.pop("shrunk", None)
     elif start_scale == "unit" and fires:
