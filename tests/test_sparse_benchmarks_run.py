@@ -58,14 +58,14 @@ def test_galley_convergence_plot(tmp_path, monkeypatch):
     _run(os.path.join("reproductions", "galley_synthetic.py"),
          ["--out", str(tmp_path), "--convergence", "5", "--noise", "0", "--seeds", "0", "--sentences", "12",
           "--nbest", "6", "--coordinate-rounds", "3", "--threads", "1"], monkeypatch)
-    record = json.loads((tmp_path / "convergence-5.json").read_text())
+    record = json.loads((tmp_path / "convergence-5-seed0.json").read_text())
     coordinate, gradient = record["runs"]["coordinate"], record["runs"]["expected BLEU"]
     assert coordinate["iterations"] <= 3
     for run in (coordinate, gradient):
         objectives = [t[2] for t in run["trace"]]
         # the trace is the 1-best objective after each move: it never falls, and ends at the result
         assert objectives == sorted(objectives) and objectives[-1] == pytest.approx(run["pseudo_bleu"])
-    assert (tmp_path / "convergence-5.png").stat().st_size > 0
+    assert (tmp_path / "convergence-5-seed0.png").stat().st_size > 0
 
 
 def test_galley_cone(tmp_path, monkeypatch):
@@ -75,7 +75,7 @@ def test_galley_cone(tmp_path, monkeypatch):
     _run(os.path.join("reproductions", "galley_synthetic.py"),
          ["--out", str(tmp_path), "--cone", "3", "--seeds", "0", "--sentences", "20", "--nbest", "8",
           "--cone-directions", "2", "--results", str(results)], monkeypatch)
-    record = json.loads((tmp_path / "cone-3.json").read_text())
+    record = json.loads((tmp_path / "cone-3-seed0.json").read_text())
     first = record["first_direction"]
     assert first["expected"] == pytest.approx(1 - 3 / (2 * 20 * 8)) and 0 <= first["sentences_right"] <= 20
     assert len(record["directions"]) == 2
@@ -93,6 +93,12 @@ def test_galley_cone(tmp_path, monkeypatch):
     assert held["kind"] == "cone" and len(held["entries"]) == 1 and len(held["entries"][0]["directions"]) == 1
     monkeypatch.setattr(galley_synthetic, "RESULTS", results.parent)
     assert "| 20 × 8 | 3 | 0 |" in galley_synthetic.table("cone")
+    # every --seeds value is a set of its own, each merged into the results file
+    _run(os.path.join("reproductions", "galley_synthetic.py"),
+         ["--out", str(tmp_path), "--cone", "3", "--seeds", "1", "2", "--sentences", "20", "--nbest", "8",
+          "--cone-directions", "1", "--results", str(results)], monkeypatch)
+    assert sorted(e["seed"] for e in json.loads(results.read_text())["entries"]) == [0, 1, 2]
+    assert all((tmp_path / f"cone-3-seed{s}.json").exists() for s in (1, 2))
 
 
 @pytest.mark.parametrize("gradient, start_l1", [("l1", None), ("literal", 1.0), ("chain", None)])
@@ -107,7 +113,7 @@ def test_galley_trace(tmp_path, monkeypatch, gradient, start_l1):
           "--threads", "1", "--gradient", gradient, "--results", str(results),
           *(["--start-l1", str(start_l1)] if start_l1 else [])], monkeypatch)
     assert _Search.move is move                   # the trace's hooks are gone
-    record = json.loads((tmp_path / "trace-4.json").read_text())
+    record = json.loads((tmp_path / "trace-4-seed0.json").read_text())
     assert record["gradient"] == gradient and record["start_l1"] == pytest.approx(start_l1 or 4.0)
     moves = record["moves"]
     assert moves and all(m["by"] in ("gradient", "coordinate") for m in moves)

@@ -23,7 +23,7 @@ run again); ``--plot`` draws ``RESULTS/figure2.png`` (pseudo-BLEU against D) and
 
 Figure 3: coordinate-ascent MERT against the expected-BLEU direction finder on one set of
 that D, the 1-best objective after every move against seconds and against line searches
-(``Result.info["trace"]``), in ``RESULTS/convergence-D.json`` and ``convergence-D.png``.
+(``Result.info["trace"]``), in ``RESULTS/convergence-D-seedN.json`` and ``convergence-D-seedN.png``.
 Coordinate ascent stops after ``--coordinate-rounds`` rounds (each is D line searches).
 
     python benchmarks/reproductions/galley_synthetic.py --out RESULTS --trace 1000 \\
@@ -32,7 +32,7 @@ Coordinate ascent stops after ``--coordinate-rounds`` rounds (each is D line sea
 The C5 run (Section 6: cosine > 0.999 at D = 1000): expected-BLEU MERT from uniform
 weights on one set, the cosine to w* and the pseudo-BLEU logged after every move (a
 gradient step, with its μ, or a coordinate round's move: the paper's footnote 8), in
-``RESULTS/trace-D.json``. ``--gradient``: where the distribution p ∝ exp(μ·w·h) is taken:
+``RESULTS/trace-D-seedN.json``. ``--gradient``: where the distribution p ∝ exp(μ·w·h) is taken:
 ``l1`` at w/‖w‖₁ (mtplug's MERT, the default), ``literal`` at w itself (the paper's
 words), ``chain`` at w/‖w‖₁ with the chain rule's term along sign(w) kept (mtplug leaves
 it out). ``--start-l1 X``: the uniform start scaled to ‖w‖₁ = X (default: all ones,
@@ -52,7 +52,7 @@ with the constraints added as the solution violates them; its point's cosine to 
 sentences whose best hypothesis it keeps (all, checked). Also the cosine to w* of the
 expected-BLEU finder's first direction (the gradient at a uniform distribution, the
 per-sentence covariance of pseudo-BLEU and features) beside 1 − D/(2·S·M), the expected
-cosine of such a covariance estimate from S·M uniform hypotheses. ``RESULTS/cone-D.json``.
+cosine of such a covariance estimate from S·M uniform hypotheses. ``RESULTS/cone-D-seedN.json``.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def convergence(args) -> None:
         print(name, json.dumps({k: v for k, v in runs[name].items() if k != "trace"}), flush=True)
     record = {"dims": dims, "noise": noise, "seed": seed, "sentences": args.sentences, "nbest": args.nbest,
               "threads": args.threads, "runs": runs}
-    (out / f"convergence-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    (out / f"convergence-{dims}-seed{seed}.json").write_text(json.dumps(record, indent=1) + "\n")
     save_results(args.results, "convergence", [record], ("sentences", "nbest", "dims", "noise", "seed"))
 
     import matplotlib
@@ -238,7 +238,7 @@ def convergence(args) -> None:
         ax.set_title(f"D = {dims}, noise {noise:g}, {args.sentences} x {args.nbest}")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / f"convergence-{dims}.png", dpi=100)
+    fig.savefig(out / f"convergence-{dims}-seed{seed}.png", dpi=100)
     plt.close(fig)
 
 
@@ -333,7 +333,7 @@ def trace(args) -> dict:
               "cosine": cosine(res.weights, w_star), "moves": moves}
     print(json.dumps({k: v for k, v in record.items() if k != "moves"}), flush=True)
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / f"trace-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    (Path(args.out) / f"trace-{dims}-seed{seed}.json").write_text(json.dumps(record, indent=1) + "\n")
     save_results(args.results, "trace", [record],
                  ("sentences", "nbest", "dims", "noise", "seed", "gradient", "start_l1", "mu_max"))
     return record
@@ -450,7 +450,7 @@ def cone(args) -> dict:
         print(json.dumps(row), flush=True)
     record["seconds"] = round(time.perf_counter() - t0, 2)
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    (Path(args.out) / f"cone-{dims}.json").write_text(json.dumps(record, indent=1) + "\n")
+    (Path(args.out) / f"cone-{dims}-seed{seed}.json").write_text(json.dumps(record, indent=1) + "\n")
     save_results(args.results, "cone", [record], ("sentences", "nbest", "dims", "seed"))
     return record
 
@@ -505,12 +505,12 @@ def main() -> None:
                                       "(benchmarks/reproductions/results/NAME.json)")
     ap.add_argument("--plot", action="store_true", help="only write the table and the plots of the rows so far")
     ap.add_argument("--convergence", type=int, metavar="D",
-                    help="the convergence plot at this D instead (first --noise and --seeds value)")
+                    help="the convergence plot at this D instead (first --noise value, once per --seeds value)")
     ap.add_argument("--coordinate-rounds", type=int, default=25, metavar="N",
                     help="with --convergence: coordinate ascent's rounds at most (default 25)")
     ap.add_argument("--trace", type=int, metavar="D",
                     help="expected-BLEU MERT at this D with the cosine after every move instead "
-                         "(first --noise and --seeds value)")
+                         "(first --noise value, once per --seeds value)")
     ap.add_argument("--gradient", choices=GRADIENTS, default="l1",
                     help="with --trace: the distribution at w/‖w‖₁ (l1, mtplug's), at w (literal), or at "
                          "w/‖w‖₁ with the whole chain rule (chain) (default l1)")
@@ -518,18 +518,14 @@ def main() -> None:
                     help="with --trace: the uniform start scaled to ‖w‖₁ = X (default: all ones)")
     ap.add_argument("--mu-max", type=float, default=1000.0, help="with --trace: MERT's mu_max (default 1000)")
     ap.add_argument("--cone", type=int, metavar="D",
-                    help="the plateau check at this D instead (first --seeds value; no optimizer runs)")
+                    help="the plateau check at this D instead (once per --seeds value; no optimizer runs)")
     ap.add_argument("--cone-directions", type=int, default=5, metavar="N",
                     help="with --cone: random directions (default 5)")
     a = ap.parse_args()
-    if a.cone:
-        cone(a)
-        return
-    if a.trace:
-        trace(a)
-        return
-    if a.convergence:
-        convergence(a)
+    mode = cone if a.cone else trace if a.trace else convergence if a.convergence else None
+    if mode:
+        for seed in a.seeds:        # one set per data seed, each saved as it finishes
+            mode(argparse.Namespace(**{**vars(a), "seeds": [seed]}))
         return
     if not a.plot:
         run(a)
