@@ -65,6 +65,25 @@ def test_a_claims_table_from_results_files(tmp_path, monkeypatch):
     assert "| T2 | Figure 2 | “scales to 1M features” |  |  | not run here: needs 1M features |" in table
 
 
+def test_a_tuning_bleu_claim_reads_the_runs_tuning_bleu_with_welchs_test(tmp_path, monkeypatch):
+    from scipy import stats
+
+    monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    a_tune, b_tune = [40.0, 40.4, 39.8, 40.2], [37.0, 37.3, 36.9]
+    (tmp_path / "draw1.json").write_text(json.dumps({"baseline": "b", "systems": {"dense": {"methods": {
+        "a": {"runs": [{"test": 20.0, "tune": t} for t in a_tune], "compared": {"p": 0.9, "replicas": 3}},
+        "b": {"runs": [{"test": 21.0, "tune": t} for t in b_tune]}}}}}))
+    d = claims.load_draw("draw1", "dense", "a", "b", "tune")
+    assert d.method == a_tune and d.baseline == b_tune
+    assert d.p == pytest.approx(stats.ttest_ind(a_tune, b_tune, equal_var=False).pvalue)
+    assert d.p < 0.001 and verdict("better", [d]) == "reproduced"
+    assert claims.load_draw("draw1", "dense", "a", "b").p == 0.9           # test BLEU: the study's own p
+    one = claims.welch_p([40.0], b_tune)                                    # one run: no p, no verdict
+    assert one == 1.0
+    with pytest.raises(ValueError, match="measure"):
+        claims.load_draw("draw1", "dense", "a", "b", "dev")
+
+
 @pytest.mark.parametrize("paper", PAPERS)
 def test_each_claims_file_is_complete(paper):
     spec = claims.load_claims(paper)
@@ -78,6 +97,7 @@ def test_each_claims_file_is_complete(paper):
             cmp = c["compare"]
             assert cmp["expect"] in claims.EXPECTATIONS and cmp["draws"] and cmp["system"], c["id"]
             assert cmp["method"] != cmp["baseline"], c["id"]
+            assert cmp.get("measure", "test") in claims.MEASURES, c["id"]
     claims.table(paper)      # every results file it names that exists reads
 
 

@@ -241,7 +241,7 @@ def test_gimpel_smith_study(tmp_path, monkeypatch, capsys):
     table = (tmp_path / "out" / "table.md").read_text()
     # RAMPION's runs are its start points, never copies of one run for every seed; the
     # seeded methods are compared with it on one run per start point
-    assert "### dense" in table and "### sparse" in table and "| rampion-ramp3 | 2 |" in table and "| pro | 4 |" in table
+    assert "**dense**" in table and "**sparse**" in table and "| rampion-ramp3 | 2 |" in table and "| pro | 4 |" in table
     assert json.loads((tmp_path / "out" / "dense" / "evaluate-pro.json").read_text())["n_replicas"] == 2
     # the results file the claims read (claims.py's load_draw)
     summary = json.loads(results.read_text())
@@ -291,10 +291,10 @@ def test_eidelman_study(tmp_path, monkeypatch):
     assert {r["method"] for r in rows if r["system"] == "dense"} == names | {"mert"}
     assert len(rows) == (2 * len(names) + 1) * 2 and {r["seed"] for r in rows} == {1, 2}
     mira = [r for r in rows if r["optimizer"] == "mira"]
-    assert all(0 <= r["oracle"] <= 100 and 0 <= r["prediction"] <= 100 for r in mira)
+    assert all(0 <= min(r["oracle_per_pass"]) and max(r["prediction_per_pass"]) <= 100 for r in mira)
     assert all(len(r["oracle_per_pass"]) == len(r["prediction_per_pass"]) == 10 for r in mira)
     assert all(r["options"]["c"] == 0.01 for r in mira)
-    assert all("oracle" not in r for r in rows if r["optimizer"] == "mert")
+    assert all("oracle_per_pass" not in r for r in rows if r["optimizer"] == "mert")
     # MB: the oracle among the tune pool's 5 hypotheses, the prediction among the model's 3 best of them
     mb = next(r for r in rows if r["method"] == "mira-mb-lu-mc")
     assert mb["options"] == {"c": 0.01, "hope": "lu", "fear": "mc", "fear_list": 3}
@@ -309,6 +309,17 @@ def test_eidelman_study(tmp_path, monkeypatch):
     assert set(dense) == names | {"mert"} and "compared" not in dense["mira-hope-fear"]
     assert dense["mira-lu-mc"]["compared"]["replicas"] == 2 and dense["mira-mb-lu-mc"]["tune_nbest"] == 5
     assert len(dense["mira-lu-pb"]["runs"][0]["prediction_per_pass"]) == 10
+    # the page's table is made from the results file alone, and equals the study's own
+    from benchmarks.reproductions import eidelman_2012
+
+    monkeypatch.setattr(eidelman_2012.pool_study, "HERE", tmp_path)
+    (tmp_path / "results").mkdir(exist_ok=True)
+    (tmp_path / "results" / "toy.json").write_text(json.dumps(summary))
+    page = eidelman_2012.table("toy")
+    assert page.startswith(f"*toy: commit {summary['commit']}, {summary['date']}; tune pool's first 3 hypotheses")
+    assert page.endswith(table) and "| mira-lu-mc | 2 |" in page
+    mira_last = [r["oracle_per_pass"][-1] for r in dense["mira-lu-mc"]["runs"]]
+    assert f"| {sum(mira_last) / len(mira_last):.2f} |" in page.split("| mira-lu-mc |")[1].split("\n")[0]
     # the same runs against LU/MC, in another results file; nothing is run again
     results = tmp_path / "results" / "lumc.json"
     _run(os.path.join("reproductions", "eidelman_2012.py"),

@@ -10,12 +10,17 @@ where it is in the paper (``where``), what the paper says (``quote``, its own wo
 files under ``results/`` (one per independent pool draw or system; ``draws``), the
 ``system`` in them, the ``method`` and the ``baseline`` (method names of those files), and
 what the paper found of the method against the baseline (``expect``: better, worse or
-comparable).
+comparable). ``measure: tune`` compares tuning BLEU instead of test BLEU (a paper's "finds
+higher BLEU on the tuning data").
 
 The verdict rule (docs/reproductions/method.md):
 
 * in each draw, d = mean test BLEU of the method − of the baseline over the runs the study
-  paired them on, p = ``mtplug evaluate``'s approximate-randomization p-value there;
+  paired them on, p = ``mtplug evaluate``'s approximate-randomization p-value there; with
+  ``measure: tune``, d is the difference of mean tuning BLEU over all independent runs of
+  each, and p Welch's two-sided t-test between those runs (the tuning sets' translations
+  are not in the results files, so no randomization test of them; a side with one run
+  gives no p and the claim stays inconclusive);
 * the noise is the largest run-to-run spread of identical settings measured: the standard
   deviation of either method's independent runs in any draw and, with two or more draws,
   how far either method's mean moved between draws;
@@ -42,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 CLAIMS = HERE / "claims"
 RESULTS = HERE / "results"
 EXPECTATIONS = ("better", "worse", "comparable")
+MEASURES = ("test", "tune")
 ALPHA = 0.05
 
 
@@ -64,8 +70,20 @@ def _sd(x: list[float]) -> float:
     return float(np.std(x, ddof=1)) if len(x) > 1 else 0.0
 
 
-def load_draw(file: str, system: str, method: str, baseline: str) -> Draw | None:
+def welch_p(a: list[float], b: list[float]) -> float:
+    """Welch's two-sided t-test p between two sets of independent runs (1.0 when either has
+    fewer than two runs or neither varies: no evidence either way)."""
+    from scipy import stats
+
+    if len(a) < 2 or len(b) < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
+        return 1.0
+    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test") -> Draw | None:
     """The comparison in results/FILE.json (None while the file does not exist)."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     path = RESULTS / f"{file}.json"
     if not path.exists():
         return None
@@ -73,9 +91,12 @@ def load_draw(file: str, system: str, method: str, baseline: str) -> Draw | None
     methods = study["systems"][system]["methods"]
     if study["baseline"] != baseline:
         raise ValueError(f"{path.name}: its baseline is {study['baseline']}, the claim compares with {baseline}")
+    mine = [r[measure] for r in methods[method]["runs"]]
+    theirs = [r[measure] for r in methods[baseline]["runs"]]
+    if measure == "tune":
+        return Draw(file, mine, theirs, welch_p(mine, theirs), min(len(mine), len(theirs)))
     compared = methods[method]["compared"]
-    return Draw(file, [r["test"] for r in methods[method]["runs"]], [r["test"] for r in methods[baseline]["runs"]],
-                float(compared["p"]), int(compared["replicas"]))
+    return Draw(file, mine, theirs, float(compared["p"]), int(compared["replicas"]))
 
 
 def noise(draws: list[Draw]) -> float:
@@ -120,12 +141,15 @@ def ours(claim: dict) -> tuple[str, str]:
     if "not_run" in claim:
         return "", f"not run here: {claim['not_run']}"
     c = claim["compare"]
-    draws = [load_draw(f, c["system"], c["method"], c["baseline"]) for f in c["draws"]]
+    measure = c.get("measure", "test")
+    draws = [load_draw(f, c["system"], c["method"], c["baseline"], measure) for f in c["draws"]]
     found = [dr for dr in draws if dr is not None]
     if not found:
         return "", "not run yet"
-    parts = [f"{dr.name}: {c['method']} {np.mean(dr.method):.2f} against {c['baseline']} {np.mean(dr.baseline):.2f} "
-             f"(d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} paired runs)" for dr in found]
+    what = "tuning BLEU " if measure == "tune" else ""
+    runs = "runs each side at least, Welch's t-test" if measure == "tune" else "paired runs"
+    parts = [f"{dr.name}: {what}{c['method']} {np.mean(dr.method):.2f} against {c['baseline']} "
+             f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} {runs})" for dr in found]
     parts.append(f"noise {noise(found):.2f}")
     missing = len(draws) - len(found)
     text = "; ".join(parts) + (f"; {missing} draw(s) not run yet" if missing else "")

@@ -79,6 +79,11 @@ def methods(system: str, args) -> dict[str, tuple[str, dict, bool]]:
     return table
 
 
+def table(name: str) -> str:
+    """results/NAME.json as the page shows it (benchmarks/generated_tables.py)."""
+    return pool_study.table(name)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     pool_study.add_arguments(ap)

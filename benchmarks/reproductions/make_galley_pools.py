@@ -129,7 +129,7 @@ def main() -> None:
     tune = nice + shlex.split(a.mtplug) + [
         "tune", "--decoder", "cdec", "--decoder-bin", cdec, "--decoder-config", str(system / "cdec.ini"),
         "--weights", str(system / "weights.start"), "--input", str(system / "tune.de"),
-        "--ref", str(system / "tune.en"), "--iterations", str(a.iterations), "--nbest", str(a.nbest),
+        "--ref", str(system / "tune.en"), "--iterations", str(a.iterations), "--nbest-size", str(a.nbest),
         "--jobs", str(a.jobs), "--seed", str(a.seed), "--optimizer", a.optimizer, "--workdir", str(workdir)]
     resumed = (workdir / "state.json").exists()
     seconds = run(tune + (["--resume"] if resumed else []), log)

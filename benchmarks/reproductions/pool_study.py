@@ -184,29 +184,12 @@ class PoolStudy:
                       "s_sel": scores[n]["s_sel"]}
         return out
 
-    def table(self, system: str, names: list[str], compared: dict) -> str:
-        headers = ["method", "runs", "tune BLEU", "test BLEU (mean ± sd)", "sd of the start points' means",
-                   f"p vs {self.baseline}", "optimizer s"] + [h for h, _ in self.columns]
-        lines = [f"### {system}", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        for n in names:
-            rows = self.replicas(system, n, not self.seeded(system, n))
-            test = np.array([r["test"] for r in rows])
-            per_point = [np.mean([r["test"] for r in rows if r["point"] == p]) for p in range(len(self.points))]
-            c = compared.get(n)
-            p_text = "–" if n == self.baseline else f"{c['p']:.2f} ({c['replicas']} paired)"
-            cells = [n, str(len(rows)), f"{np.mean([r['tune'] for r in rows]):.2f}",
-                     f"{test.mean():.2f} ± {test.std(ddof=1) if len(rows) > 1 else 0:.2f}",
-                     f"{np.std(per_point, ddof=1) if len(per_point) > 1 else 0:.2f}", p_text,
-                     f"{np.mean([r['seconds'] for r in rows]):.1f}"] + [fn(rows) for _, fn in self.columns]
-            lines.append("| " + " | ".join(cells) + " |")
-        return "\n".join(lines) + "\n"
-
     def summary(self, systems: dict) -> dict:
         """The study as a committed results file holds it (``--results``): what ran, every
         distinct run's numbers, and each comparison with the baseline."""
         provenance = Path(self.a.pools) / "provenance.json"
-        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
+        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], check=False,
+                                capture_output=True, text=True).stdout.strip()
         keep = ("point", "seed", "tune", "test", "length_ratio", "seconds", "nonzero")
 
         def method(system: str, n: str, compared: dict) -> dict:
@@ -227,7 +210,7 @@ class PoolStudy:
                         for system, (names, compared) in systems.items()}}
 
     def main(self) -> None:
-        tables, systems = [], {}
+        systems = {}
         for system in self.a.systems:
             data = self.data(system)
             table = self.methods(system, self.a)
@@ -235,14 +218,52 @@ class PoolStudy:
                 for point in range(len(self.points)):
                     for seed in (self.a.seeds if seeded else self.a.seeds[:1]):
                         self.run(system, data, name, optimizer, options, point, seed)
-            compared = self.evaluate(system, list(table))
-            systems[system] = (list(table), compared)
-            tables.append(self.table(system, list(table), compared))
-        (self.out / "table.md").write_text("\n".join(tables))
+            systems[system] = (list(table), self.evaluate(system, list(table)))
+        study = self.summary(systems)
+        (self.out / "table.md").write_text(render(study, self.columns))
         results = Path(self.a.results) if self.a.results else self.out / "summary.json"
         results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(json.dumps(self.summary(systems), indent=1, sort_keys=True, allow_nan=False) + "\n")
+        results.write_text(json.dumps(study, indent=1, sort_keys=True, allow_nan=False) + "\n")
         print((self.out / "table.md").read_text())
+
+
+def render(study: dict, columns: Sequence[tuple[str, Callable]] = ()) -> str:
+    """A study's tables, one per system, from its summary (the results file): each method's
+    independent runs (tune and test BLEU, the spread of its start points' means, p against
+    the baseline on the paired runs, seconds) and ``columns`` (header, runs -> text)."""
+    base = study["baseline"]
+    headers = ["method", "runs", "tune BLEU", "test BLEU (mean ± sd)", "sd of the start points' means",
+               f"p vs {base}", "test length ratio", "optimizer s"] + [h for h, _ in columns]
+    out = []
+    for system, entry in sorted(study["systems"].items()):
+        lines = [f"**{system}**", "", "| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        for name, m in sorted(entry["methods"].items()):    # as the results file (sorted keys)
+            runs = m["runs"]
+            test = np.array([r["test"] for r in runs])
+            points = sorted({r["point"] for r in runs})
+            per_point = [np.mean([r["test"] for r in runs if r["point"] == p]) for p in points]
+            c = m.get("compared")
+            p_text = "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)"
+            cells = [name, str(len(runs)), f"{np.mean([r['tune'] for r in runs]):.2f}",
+                     f"{test.mean():.2f} ± {test.std(ddof=1) if len(runs) > 1 else 0:.2f}",
+                     f"{np.std(per_point, ddof=1) if len(per_point) > 1 else 0:.2f}", p_text,
+                     f"{np.mean([r['length_ratio'] for r in runs]):.3f}",
+                     f"{np.mean([r['seconds'] for r in runs]):.1f}"] + [fn(runs) for _, fn in columns]
+            lines.append("| " + " | ".join(cells) + " |")
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def table(name: str, columns: Sequence[tuple[str, Callable]] = ()) -> str:
+    """results/NAME.json as a page shows it (benchmarks/generated_tables.py, through a study
+    script's ``table``), headed by its commit, date and settings."""
+    path = HERE / "results" / f"{name}.json"
+    if not path.exists():
+        return f"*Not run yet: no `benchmarks/reproductions/results/{name}.json` (see [Running it again](#running-it-again)).*\n"
+    study = json.loads(path.read_text())
+    head = (f"*{name}: commit {study['commit']}, {study['date']}; tune pool's first {study['tune_nbest']} "
+            f"hypotheses; {study['start_points']} start points × seeds {', '.join(map(str, study['seeds']))}.*\n\n")
+    return head + render(study, columns)
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
