@@ -84,6 +84,20 @@ def test_a_tuning_bleu_claim_reads_the_runs_tuning_bleu_with_welchs_test(tmp_pat
         claims.load_draw("draw1", "dense", "a", "b", "dev")
 
 
+def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_median(tmp_path, monkeypatch):
+    monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    wide = [{"point": p, "seed": s, "test": 28.0 + p + d} for p in range(4) for s, d in enumerate((-0.6, 0.0, 0.7))]
+    narrow = [{"point": p, "seed": s, "test": 27.0 + p + d} for p in range(4) for s, d in enumerate((-0.05, 0.0, 0.04))]
+    (tmp_path / "draw1.json").write_text(json.dumps({"baseline": "other", "systems": {"dense": {"methods": {
+        "mert": {"runs": wide}, "pro": {"runs": narrow}}}}}))
+    d = claims.load_draw("draw1", "dense", "mert", "pro", "spread")     # any two methods of the file
+    assert d.method == pytest.approx([0.6, 0.0, 0.7] * 4) and d.baseline == pytest.approx([0.05, 0.0, 0.04] * 4)
+    assert d.d == pytest.approx((1.3 - 0.09) / 3)                      # the start points' own levels drop out
+    assert d.p == pytest.approx(claims.welch_p(d.method, d.baseline)) and d.p < 0.05
+    with pytest.raises(ValueError, match="baseline"):                    # test BLEU: only against the file's own
+        claims.load_draw("draw1", "dense", "mert", "pro")
+
+
 @pytest.mark.parametrize("paper", PAPERS)
 def test_each_claims_file_is_complete(paper):
     spec = claims.load_claims(paper)

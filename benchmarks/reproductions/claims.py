@@ -11,7 +11,8 @@ files under ``results/`` (one per independent pool draw or system; ``draws``), t
 ``system`` in them, the ``method`` and the ``baseline`` (method names of those files), and
 what the paper found of the method against the baseline (``expect``: better, worse or
 comparable). ``measure: tune`` compares tuning BLEU instead of test BLEU (a paper's "finds
-higher BLEU on the tuning data").
+higher BLEU on the tuning data"); ``measure: spread`` compares how much test BLEU varies
+over seeds (a paper's "shows larger variation across random seeds").
 
 The verdict rule (docs/reproductions/method.md):
 
@@ -20,7 +21,11 @@ The verdict rule (docs/reproductions/method.md):
   ``measure: tune``, d is the difference of mean tuning BLEU over all independent runs of
   each, and p Welch's two-sided t-test between those runs (the tuning sets' translations
   are not in the results files, so no randomization test of them; a side with one run
-  gives no p and the claim stays inconclusive);
+  gives no p and the claim stays inconclusive); with ``measure: spread``, each run counts
+  as its absolute deviation from the median test BLEU of its start point's runs (what the
+  seed alone moved), d is the difference of the mean deviations and p Welch's t-test
+  between them (the Brown–Forsythe test of equal spread, without its equal-variance
+  assumption); the noise below is then taken over those deviations;
 * the noise is the largest run-to-run spread of identical settings measured: the standard
   deviation of either method's independent runs in any draw and, with two or more draws,
   how far either method's mean moved between draws;
@@ -47,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 CLAIMS = HERE / "claims"
 RESULTS = HERE / "results"
 EXPECTATIONS = ("better", "worse", "comparable")
-MEASURES = ("test", "tune")
+MEASURES = ("test", "tune", "spread")
 ALPHA = 0.05
 
 
@@ -80,6 +85,15 @@ def welch_p(a: list[float], b: list[float]) -> float:
     return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
 
 
+def seed_deviations(runs: list[dict]) -> list[float]:
+    """Each run's absolute deviation of test BLEU from the median of the runs of its start
+    point (``point``; one group when the runs have none): the spread the seed alone makes."""
+    groups: dict = {}
+    for r in runs:
+        groups.setdefault(r.get("point"), []).append(r["test"])
+    return [abs(r["test"] - float(np.median(groups[r.get("point")]))) for r in runs]
+
+
 def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test") -> Draw | None:
     """The comparison in results/FILE.json (None while the file does not exist)."""
     if measure not in MEASURES:
@@ -89,12 +103,15 @@ def load_draw(file: str, system: str, method: str, baseline: str, measure: str =
         return None
     study = json.loads(path.read_text())
     methods = study["systems"][system]["methods"]
-    if study["baseline"] != baseline:
-        raise ValueError(f"{path.name}: its baseline is {study['baseline']}, the claim compares with {baseline}")
+    if measure == "spread":
+        mine, theirs = (seed_deviations(methods[m]["runs"]) for m in (method, baseline))
+        return Draw(file, mine, theirs, welch_p(mine, theirs), min(len(mine), len(theirs)))
     mine = [r[measure] for r in methods[method]["runs"]]
     theirs = [r[measure] for r in methods[baseline]["runs"]]
     if measure == "tune":
         return Draw(file, mine, theirs, welch_p(mine, theirs), min(len(mine), len(theirs)))
+    if study["baseline"] != baseline:     # the study's p is against its own baseline
+        raise ValueError(f"{path.name}: its baseline is {study['baseline']}, the claim compares with {baseline}")
     compared = methods[method]["compared"]
     return Draw(file, mine, theirs, float(compared["p"]), int(compared["replicas"]))
 
@@ -146,8 +163,8 @@ def ours(claim: dict) -> tuple[str, str]:
     found = [dr for dr in draws if dr is not None]
     if not found:
         return "", "not run yet"
-    what = "tuning BLEU " if measure == "tune" else ""
-    runs = "runs each side at least, Welch's t-test" if measure == "tune" else "paired runs"
+    what = {"test": "", "tune": "tuning BLEU ", "spread": "mean deviation over seeds "}[measure]
+    runs = "paired runs" if measure == "test" else "runs each side at least, Welch's t-test"
     parts = [f"{dr.name}: {what}{c['method']} {np.mean(dr.method):.2f} against {c['baseline']} "
              f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} {runs})" for dr in found]
     parts.append(f"noise {noise(found):.2f}")

@@ -130,10 +130,6 @@ def _mean_sd(values: list[float], digits: int = 2) -> str:
     return f"{np.mean(values):.{digits}f} ± {sd:.{digits}f}"
 
 
-COLUMNS = [("test length ratio", lambda rows: _mean_sd([r["length_ratio"] for r in rows], 3)),
-           ("iterations", lambda rows: str(rows[0].get("steps", 1)))]
-
-
 def _load(name: str) -> dict | None:
     path = RESULTS / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -216,8 +212,9 @@ TABLES = {"lengths": lengths_table, "runtime": runtime_table, "figure1": figure1
 
 
 def table(name: str) -> str:
-    """A table of the page from the committed results files (benchmarks/generated_tables.py)."""
-    return TABLES[name]()
+    """A table of the page from the committed results files (benchmarks/generated_tables.py):
+    one of ``TABLES``, or the study table of results/NAME.json."""
+    return TABLES[name]() if name in TABLES else pool_study.table(name)
 
 
 def main() -> None:
@@ -239,7 +236,7 @@ def main() -> None:
     names = methods("dense", a)
     if chosen not in names:
         ap.error(f"--baseline {chosen}: not a method of the {a.study} study ({', '.join(names)})")
-    Study(a, methods, chosen, columns=COLUMNS).main()
+    Study(a, methods, chosen).main()
 
 
 if __name__ == "__main__":
