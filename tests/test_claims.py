@@ -98,6 +98,27 @@ def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_media
         claims.load_draw("draw1", "dense", "mert", "pro")
 
 
+def test_a_threshold_claim_needs_every_replica_on_one_side_and_five_of_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    rule = {"file": "syn", "select": {"dims": 1000, "gradient": "l1"}, "field": "cosine", "above": 0.999}
+
+    def write(cosines, other=()):
+        entries = [{"dims": 1000, "gradient": "l1", "seed": i, "cosine": c} for i, c in enumerate(cosines)]
+        entries += [{"dims": 1000, "gradient": "literal", "seed": 0, "cosine": c} for c in other]
+        (tmp_path / "syn.json").write_text(json.dumps({"kind": "trace", "entries": entries}))
+
+    assert claims.threshold(rule) == ("", "not run yet")
+    write([0.996, 0.995, 0.997, 0.996, 0.9985], other=[0.9999])          # the other reading is not selected
+    text, found = claims.threshold(rule)
+    assert found == "contradicted" and "5 independent entries; 0 above 0.999 (sign test p = 0.031)" in text
+    write([0.9995] * 5)
+    assert claims.threshold(rule)[1] == "reproduced"
+    write([0.996, 0.9995, 0.997, 0.996, 0.995])                         # one seed above: no verdict
+    assert claims.threshold(rule)[1] == "inconclusive"
+    write([0.996] * 4)                                                   # 4 seeds: p = 0.0625
+    assert claims.threshold(rule)[1] == "inconclusive"
+
+
 @pytest.mark.parametrize("paper", PAPERS)
 def test_each_claims_file_is_complete(paper):
     spec = claims.load_claims(paper)
@@ -106,7 +127,8 @@ def test_each_claims_file_is_complete(paper):
     assert len(ids) == len(set(ids)), "claim ids repeat"
     for c in spec["claims"]:
         assert c["where"] and c["quote"], c["id"]
-        assert ("not_run" in c) != ("compare" in c), f"{c['id']}: either not_run or compare"
+        assert sum(k in c for k in ("not_run", "compare", "threshold")) == 1, \
+            f"{c['id']}: one of not_run, compare, threshold"
         if "compare" in c:
             cmp = c["compare"]
             assert cmp["expect"] in claims.EXPECTATIONS and cmp["draws"] and cmp["system"], c["id"]

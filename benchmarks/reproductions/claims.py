@@ -34,6 +34,13 @@ The verdict rule (docs/reproductions/method.md):
   such difference); else *inconclusive*. A comparison whose results file does not exist
   yet reads *not run yet*.
 
+A claim that a measurement stays above a threshold (``threshold``, e.g. Galley's "cosine
+> 0.999 at D = 1,000") names a results file whose ``entries`` are independent replicas
+(data seeds), the entries it is about (``select``: field -> value), the ``field`` and the
+``above`` value. Its verdict: *reproduced* when every entry is above, *contradicted* when
+every entry is at or below, each only with the one-sided sign test's p = 0.5^n < 0.05 (at
+least 5 entries); else *inconclusive*.
+
 The study scripts write the results files (pool_study.py's ``--results``): ``systems ->
 SYSTEM -> methods -> NAME -> runs`` (each independent run's ``test`` BLEU) and
 ``compared`` (``p`` against the file's ``baseline``, on ``replicas`` paired runs).
@@ -157,6 +164,8 @@ def ours(claim: dict) -> tuple[str, str]:
     """(our numbers, the verdict) of one claim."""
     if "not_run" in claim:
         return "", f"not run here: {claim['not_run']}"
+    if "threshold" in claim:
+        return threshold(claim["threshold"])
     c = claim["compare"]
     measure = c.get("measure", "test")
     draws = [load_draw(f, c["system"], c["method"], c["baseline"], measure) for f in c["draws"]]
@@ -171,6 +180,25 @@ def ours(claim: dict) -> tuple[str, str]:
     missing = len(draws) - len(found)
     text = "; ".join(parts) + (f"; {missing} draw(s) not run yet" if missing else "")
     return text, verdict(c["expect"], found) + (" (so far)" if missing else "")
+
+
+def threshold(t: dict) -> tuple[str, str]:
+    """(our numbers, the verdict) of a threshold claim (module docstring)."""
+    path = RESULTS / f"{t['file']}.json"
+    if not path.exists():
+        return "", "not run yet"
+    entries = [e for e in json.loads(path.read_text())["entries"]
+               if all(e.get(k) == v for k, v in t["select"].items())]
+    if not entries:
+        return "", "not run yet"
+    values = sorted(float(e[t["field"]]) for e in entries)
+    above = sum(v > t["above"] for v in values)
+    p = 0.5 ** len(values)
+    text = (f"{t['file']}: {t['field']} {', '.join(f'{v:.4f}' for v in values)} over {len(values)} "
+            f"independent entries; {above} above {t['above']:g} (sign test p = {p:.3f})")
+    if p < ALPHA and above in (0, len(values)):
+        return text, "reproduced" if above else "contradicted"
+    return text, "inconclusive"
 
 
 def table(paper: str) -> str:
