@@ -82,6 +82,7 @@ def test_a_tuning_bleu_claim_reads_the_runs_tuning_bleu_with_welchs_test(tmp_pat
     assert one == 1.0
     with pytest.raises(ValueError, match="measure"):
         claims.load_draw("draw1", "dense", "a", "b", "dev")
+    assert claims.load_draw("draw1", "sparse", "a", "b") is None           # a system the study did not run
 
 
 def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_median(tmp_path, monkeypatch):

@@ -102,13 +102,16 @@ def seed_deviations(runs: list[dict]) -> list[float]:
 
 
 def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test") -> Draw | None:
-    """The comparison in results/FILE.json (None while the file does not exist)."""
+    """The comparison in results/FILE.json (None while the file does not exist, or holds no
+    runs of ``system``: a study may run one system of a draw only)."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     path = RESULTS / f"{file}.json"
     if not path.exists():
         return None
     study = json.loads(path.read_text())
+    if system not in study["systems"]:
+        return None
     methods = study["systems"][system]["methods"]
     if measure == "spread":
         mine, theirs = (seed_deviations(methods[m]["runs"]) for m in (method, baseline))
