@@ -123,12 +123,24 @@ def call_kernel(corpus, weights, mu, metric="bleu", norm=1.0):
     return value, status, index, grad, totals
 
 
+def at_brevity_kink(totals, divisor, rel=1e-12):
+    """Whether the expected hypothesis length c and reference length r are equal within
+    the rounding of T. There the brevity penalty's slope jumps (r/c² for c < r, 0 above),
+    and which side the kernel's exactly summed T and the oracle's plainly summed T fall on
+    is a matter of ulps (e.g. a runner-up with p ~ 1e-16 beside a best hypothesis whose c
+    equals r)."""
+    c, r = float(totals[1]), float(totals[8]) / divisor
+    return abs(c - r) <= rel * max(c, r)
+
+
 def assert_matches_reference(corpus, weights, mu, metric="bleu", norm=1.0):
     want_value, want_grad, want_totals, bound = ref.gradient(corpus, weights, mu, metric, norm)
     value, status, _, grad, totals = call_kernel(corpus, weights, mu, metric, norm)
     assert status == _expbleu.STATUS_OK
     np.testing.assert_allclose(totals, want_totals, rtol=RTOL)
     assert value == pytest.approx(want_value, rel=RTOL, abs=1e-12)
+    if metric == "bleu" and at_brevity_kink(want_totals, corpus.ref_len_divisor):
+        return     # the slope jumps at c = r: within rounding of T either side is right
     err = np.abs(grad - want_grad)
     allowed = RTOL * np.abs(want_grad) + ATOL_OF_BOUND * bound + ATOL_SUBNORMAL
     assert np.all(err <= allowed), (grad, want_grad, bound)
