@@ -394,6 +394,12 @@ def render_search(study: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def not_run_yet(name: str) -> str:
+    """What a page's generated table says while results/NAME.json does not exist."""
+    return (f"*Not run yet: no `benchmarks/reproductions/results/{name}.json` "
+            "(see [Running it again](#running-it-again)).*\n")
+
+
 def table(name: str) -> str:
     """results/NAME.json as the page shows it (benchmarks/generated_tables.py), with a
     column of p-values against w0 where NAME-vs-w0.json exists; ``NAME:sweep`` its dev
@@ -401,7 +407,7 @@ def table(name: str) -> str:
     stem, _, part = name.partition(":")
     path = RESULTS / f"{stem}.json"
     if not path.exists():
-        return f"*Not run yet: no `benchmarks/reproductions/results/{stem}.json` (see [Running it again](#running-it-again)).*\n"
+        return not_run_yet(stem)
     study = json.loads(path.read_text())
     against_w0 = RESULTS / f"{stem}-vs-w0.json"
     also = {"w0": json.loads(against_w0.read_text())} if part != "sweep" and against_w0.exists() else {}

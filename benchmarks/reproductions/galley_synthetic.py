@@ -70,6 +70,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
+sys.path.insert(0, str(HERE))
+
+from galley_rerank import not_run_yet  # noqa: E402
 
 RESULTS = HERE / "results"
 OPTIMIZERS = {
@@ -484,7 +487,7 @@ def table(name: str) -> str:
     """results/NAME.json as the page shows it (benchmarks/generated_tables.py)."""
     path = RESULTS / f"{name}.json"
     if not path.exists():
-        return f"*Not run yet: no `benchmarks/reproductions/results/{name}.json` (see [Running it again](#running-it-again)).*\n"
+        return not_run_yet(name)
     held = json.loads(path.read_text())
     render = {"cone": cone_table, "trace": trace_table, "convergence": convergence_table,
               "grid": grid_table}[held["kind"]]

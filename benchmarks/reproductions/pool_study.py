@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
 from defaults_evidence import dense_pools  # noqa: E402
-from galley_rerank import read_weights, stores, vector  # noqa: E402
+from galley_rerank import not_run_yet, read_weights, stores, vector  # noqa: E402
 
 SYSTEMS = ("dense", "sparse")
 
@@ -259,7 +259,7 @@ def table(name: str, columns: Sequence[tuple[str, Callable]] = ()) -> str:
     script's ``table``), headed by its commit, date and settings."""
     path = HERE / "results" / f"{name}.json"
     if not path.exists():
-        return f"*Not run yet: no `benchmarks/reproductions/results/{name}.json` (see [Running it again](#running-it-again)).*\n"
+        return not_run_yet(name)
     study = json.loads(path.read_text())
     head = (f"*{name}: commit {study['commit']}, {study['date']}; tune pool's first {study['tune_nbest']} "
             f"hypotheses; {study['start_points']} start points × seeds {', '.join(map(str, study['seeds']))}.*\n\n")
