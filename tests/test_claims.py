@@ -83,6 +83,7 @@ def test_a_tuning_bleu_claim_reads_the_runs_tuning_bleu_with_welchs_test(tmp_pat
     with pytest.raises(ValueError, match="measure"):
         claims.load_draw("draw1", "dense", "a", "b", "dev")
     assert claims.load_draw("draw1", "sparse", "a", "b") is None           # a system the study did not run
+    assert claims.load_draw("draw1", "dense", "c", "b") is None            # a method it did not run
 
 
 def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_median(tmp_path, monkeypatch):
@@ -97,6 +98,24 @@ def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_media
     assert d.p == pytest.approx(claims.welch_p(d.method, d.baseline)) and d.p < 0.05
     with pytest.raises(ValueError, match="baseline"):                    # test BLEU: only against the file's own
         claims.load_draw("draw1", "dense", "mert", "pro")
+
+
+def test_a_swing_claim_compares_each_runs_largest_jump_between_iterations(tmp_path, monkeypatch):
+    monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    jumpy = [{"seed": s, "test": 27.0, "one_best_bleu_per_epoch": c}
+             for s, c in enumerate(([30.0, 32.1, 30.2, 31.0], [29.0, 31.5, 31.0], [30.0, 28.2, 30.0]))]
+    smooth = [{"seed": s, "test": 27.5, "one_best_bleu_per_epoch": c, "other": [0.0, 5.0]}
+              for s, c in enumerate(([30.0, 30.3, 30.4, 30.4], [29.9, 30.1, 30.2], [30.0, 29.8, 30.0]))]
+    (tmp_path / "loop.json").write_text(json.dumps({"baseline": "other", "systems": {"dense": {"methods": {
+        "lu-mc": {"runs": jumpy}, "hope-fear": {"runs": smooth}}}}}))
+    d = claims.load_draw("loop", "dense", "lu-mc", "hope-fear", "swing")
+    assert d.method == pytest.approx([2.1, 2.5, 1.8]) and d.baseline == pytest.approx([0.3, 0.2, 0.2])
+    assert d.p == pytest.approx(claims.welch_p(d.method, d.baseline)) and d.p < 0.05
+    assert noise([d]) == pytest.approx(float(__import__("numpy").std([2.1, 2.5, 1.8], ddof=1)))
+    assert verdict("better", [d]) == "reproduced"                       # larger jumps, as "unstable" reads
+    assert claims.swings([{"c": [31.0]}], "c") == [0.0]                 # one iteration: nothing jumps
+    other = claims.load_draw("loop", "dense", "hope-fear", "hope-fear", "swing", curve="other")
+    assert other.method == [5.0, 5.0, 5.0]                              # a claim may name another curve
 
 
 def test_a_threshold_claim_needs_every_replica_on_one_side_and_five_of_them(tmp_path, monkeypatch):

@@ -66,6 +66,15 @@ def test_galley_convergence_plot(tmp_path, monkeypatch):
         # the trace is the 1-best objective after each move: it never falls, and ends at the result
         assert objectives == sorted(objectives) and objectives[-1] == pytest.approx(run["pseudo_bleu"])
     assert (tmp_path / "convergence-5-seed0.png").stat().st_size > 0
+    # Figure 3 as one number: the gradient finder's lead at the time the first run stopped
+    from benchmarks.reproductions.galley_synthetic import convergence_table, lead_at_equal_time, objective_at
+
+    trace = [(0.5, 1, 0.2), (1.0, 2, 0.5), (3.0, 5, 0.9)]
+    assert objective_at(trace, 0.1) == 0.2 and objective_at(trace, 2.0) == 0.5 and objective_at(trace, 9) == 0.9
+    runs = {"expected BLEU": {"trace": [(0.2, 1, 0.4), (1.5, 3, 0.95)]}, "coordinate": {"trace": trace}}
+    assert lead_at_equal_time(runs) == pytest.approx(0.95 - 0.5)
+    assert record["expbleu_lead"] == pytest.approx(lead_at_equal_time(record["runs"]))
+    assert f"| {record['expbleu_lead']:+.6f} |" in convergence_table([record])
 
 
 def test_galley_cone(tmp_path, monkeypatch):
@@ -382,6 +391,16 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     monkeypatch.setattr(claims, "RESULTS", results)
     assert claims.load_draw("dd-k3-conv", "dense", "apro", "pro-3").paired == 2
     assert claims.load_draw("dd-k3", "dense", "pro-3", "pro-2").paired == 4
+    # --methods: Figure 1's study cut to two of its methods runs those and its baseline only
+    _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
+         [*argv[:-1], str(results / "dd-fig1-cut.json"), "--study", "figure1", "--methods", "pro-3-psi1-g5000-xi50-b0.05",
+          "apro-psi0.5-3"], monkeypatch)
+    cut = json.loads((results / "dd-fig1-cut.json").read_text())["systems"]["dense"]["methods"]
+    assert set(cut) == {"pro-3", "pro-3-psi1-g5000-xi50-b0.05", "apro-psi0.5-3"}
+    assert cut["pro-3-psi1-g5000-xi50-b0.05"]["compared"]["replicas"] == 4
+    with pytest.raises(SystemExit) as bad:
+        _run(os.path.join("reproductions", "dreyer_dong_2015.py"), [*argv, "--methods", "pro-99"], monkeypatch)
+    assert bad.value.code == 2
     # Figure 1: the 8 sampling settings for each Ψ, APRO for each Ψ; Hopkins & May's with
     # Ψ = 0.1 and APRO with Ψ = 1 are Table 2's runs
     grid = study.methods("sparse", argparse.Namespace(study="figure1", iterations=[10, 30]))
@@ -417,6 +436,7 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     assert "| dd-none | | | | | not run yet |" in lengths
     assert "| dd-k3 | dense | 3 |" in study.table("runtime")
     figure = study.table("figure1")
-    assert "| dd-fig1 | dense | 5000 | 50 | 0.05 | 20.50 ± 0.71 |  |  |" in figure
-    assert "| dd-fig1 | dense | APRO | | |  | 22.00 ± 0.00 |  |" in figure
+    assert "| dd-fig1 | dense | 5000 | 50 | 0.05 | 20.50 ± 0.71 | not run | not run |" in figure
+    assert "| dd-fig1 | dense | APRO | | | not run | 22.00 ± 0.00 | not run |" in figure
+    assert "| dd-fig1 | dense | 8000 |" not in figure     # no Ψ of that setting ran
     assert all(line.count("|") == 9 for line in figure.splitlines())

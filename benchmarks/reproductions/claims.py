@@ -12,7 +12,10 @@ files under ``results/`` (one per independent pool draw or system; ``draws``), t
 what the paper found of the method against the baseline (``expect``: better, worse or
 comparable). ``measure: tune`` compares tuning BLEU instead of test BLEU (a paper's "finds
 higher BLEU on the tuning data"); ``measure: spread`` compares how much test BLEU varies
-over seeds (a paper's "shows larger variation across random seeds").
+over seeds (a paper's "shows larger variation across random seeds"); ``measure: swing``
+compares how much a run's per-iteration curve jumps (a paper's "unstable, oscillating up
+to 2 BLEU points between iterations"): the curve is the run's list ``curve`` (default
+``one_best_bleu_per_epoch``, the tuning set's 1-best BLEU after each epoch of a loop run).
 
 The verdict rule (docs/reproductions/method.md):
 
@@ -25,7 +28,10 @@ The verdict rule (docs/reproductions/method.md):
   as its absolute deviation from the median test BLEU of its start point's runs (what the
   seed alone moved), d is the difference of the mean deviations and p Welch's t-test
   between them (the Brown–Forsythe test of equal spread, without its equal-variance
-  assumption); the noise below is then taken over those deviations;
+  assumption); the noise below is then taken over those deviations; with ``measure:
+  swing``, each run counts as the largest absolute change of its curve between two
+  consecutive iterations, d is the difference of the mean swings and p Welch's t-test
+  between them, the noise taken over the swings;
 * the noise is the largest run-to-run spread of identical settings measured: the standard
   deviation of either method's independent runs in any draw and, with two or more draws,
   how far either method's mean moved between draws;
@@ -59,7 +65,9 @@ HERE = Path(__file__).resolve().parent
 CLAIMS = HERE / "claims"
 RESULTS = HERE / "results"
 EXPECTATIONS = ("better", "worse", "comparable")
-MEASURES = ("test", "tune", "spread")
+MEASURES = ("test", "tune", "spread", "swing")
+#: the per-iteration curve ``measure: swing`` reads unless a claim names another
+CURVE = "one_best_bleu_per_epoch"
 ALPHA = 0.05
 
 
@@ -101,9 +109,17 @@ def seed_deviations(runs: list[dict]) -> list[float]:
     return [abs(r["test"] - float(np.median(groups[r.get("point")]))) for r in runs]
 
 
-def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test") -> Draw | None:
+def swings(runs: list[dict], curve: str = CURVE) -> list[float]:
+    """Each run's largest absolute change of its ``curve`` between consecutive iterations
+    (0 for a curve of one point)."""
+    return [float(np.max(np.abs(np.diff(r[curve])), initial=0.0)) for r in runs]
+
+
+def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test",
+              curve: str = CURVE) -> Draw | None:
     """The comparison in results/FILE.json (None while the file does not exist, or holds no
-    runs of ``system``: a study may run one system of a draw only)."""
+    runs of ``system`` or of either method: a study may run part of a draw only);
+    ``curve``: the runs' per-iteration list ``measure: swing`` reads."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     path = RESULTS / f"{file}.json"
@@ -113,8 +129,11 @@ def load_draw(file: str, system: str, method: str, baseline: str, measure: str =
     if system not in study["systems"]:
         return None
     methods = study["systems"][system]["methods"]
-    if measure == "spread":
-        mine, theirs = (seed_deviations(methods[m]["runs"]) for m in (method, baseline))
+    if method not in methods or baseline not in methods:
+        return None
+    if measure in ("spread", "swing"):
+        mine, theirs = ((seed_deviations(methods[m]["runs"]) if measure == "spread" else
+                         swings(methods[m]["runs"], curve)) for m in (method, baseline))
         return Draw(file, mine, theirs, welch_p(mine, theirs), min(len(mine), len(theirs)))
     mine = [r[measure] for r in methods[method]["runs"]]
     theirs = [r[measure] for r in methods[baseline]["runs"]]
@@ -171,11 +190,13 @@ def ours(claim: dict) -> tuple[str, str]:
         return threshold(claim["threshold"])
     c = claim["compare"]
     measure = c.get("measure", "test")
-    draws = [load_draw(f, c["system"], c["method"], c["baseline"], measure) for f in c["draws"]]
+    draws = [load_draw(f, c["system"], c["method"], c["baseline"], measure, c.get("curve", CURVE))
+             for f in c["draws"]]
     found = [dr for dr in draws if dr is not None]
     if not found:
         return "", "not run yet"
-    what = {"test": "", "tune": "tuning BLEU ", "spread": "mean deviation over seeds "}[measure]
+    what = {"test": "", "tune": "tuning BLEU ", "spread": "mean deviation over seeds ",
+            "swing": "mean largest change between iterations "}[measure]
     runs = "paired runs" if measure == "test" else "runs each side at least, Welch's t-test"
     parts = [f"{dr.name}: {what}{c['method']} {np.mean(dr.method):.2f} against {c['baseline']} "
              f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} {runs})" for dr in found]

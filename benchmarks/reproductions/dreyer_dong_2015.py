@@ -141,7 +141,7 @@ def _runs(study: dict, system: str, method: str) -> list[dict]:
 
 def _test_cell(study: dict, system: str, method: str) -> str:
     runs = _runs(study, system, method)
-    return _mean_sd([r["test"] for r in runs]) if runs else ""
+    return _mean_sd([r["test"] for r in runs]) if runs else "not run"
 
 
 def lengths_table() -> str:
@@ -188,7 +188,7 @@ def runtime_table() -> str:
 
 def figure1_table() -> str:
     """Figure 1, ours: test BLEU (mean ± sd of the runs) of each PRO setting for each Ψ,
-    and of APRO."""
+    and of APRO; a setting none of whose Ψ ran (a run of ``--methods``) has no row."""
     header = "| results file | system | Γ | Ξ | β | " + " | ".join(f"Ψ = {p:g}" for p in PSIS) + " |"
     lines = [header, "|" + "---|" * (5 + len(PSIS))]
     for name in FIGURE1:
@@ -202,7 +202,8 @@ def figure1_table() -> str:
                 for xi in XIS:
                     for beta in BETAS:
                         cells = [_test_cell(study, system, pro_name(p, gamma, xi, beta, converged)) for p in PSIS]
-                        lines.append(f"| {name} | {system} | {gamma} | {xi} | {beta:g} | " + " | ".join(cells) + " |")
+                        if any(c != "not run" for c in cells):     # a run of --methods: only what ran
+                            lines.append(f"| {name} | {system} | {gamma} | {xi} | {beta:g} | " + " | ".join(cells) + " |")
             cells = [_test_cell(study, system, "apro" if p == 1.0 else f"apro-psi{p:g}-{converged}") for p in PSIS]
             lines.append(f"| {name} | {system} | APRO | | | " + " | ".join(cells) + " |")
     return "\n".join(lines)

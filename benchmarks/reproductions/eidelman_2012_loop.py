@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from real_systems import Cdec, bleu
 
@@ -73,8 +74,8 @@ def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) 
     log = wd / "dtrain.log"
     cmd = [sys.executable, "-m", "mtplug", "dtrain", "--update", "mira", "--mira-hope", hope, "--mira-fear", fear,
            "--decoder-bin", str(system.cdec), "--decoder-config", str(system.config),
-           "--input", str(system.src), "--refs", str(system.ref), "--weights", str(system.start),
-           "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--scorer", a.scorer, "--mira-c", str(a.mira_c),
+           "--input", str(system.src), "--ref", str(system.ref), "--weights", str(system.start),
+           "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--sentence-metric", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
            "--shards", str(shards),
            "--output", str(wd / "weights")]
@@ -151,6 +152,50 @@ def summary(a, rows: list[dict], report: dict, system: Cdec) -> dict:
                          "mira_c": a.mira_c, "select_weights": "best", "randomize": True},
             "baseline": method_name(a.selections[0], a.shards[0]),
             "systems": {a.system_name: {"methods": methods}}}
+
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def _mean_sd(values: list[float]) -> str:
+    import numpy as np
+
+    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0.0:.2f}"
+
+
+def table(name: str) -> str:
+    """results/NAME.json (a loop results file) as the page shows it
+    (benchmarks/generated_tables.py): per configuration its runs' test and tuning-set BLEU,
+    p against the file's baseline, the mean 1-best BLEU of the tuning set after each
+    epoch (the line of the paper's figures) and the largest change of a run's curve
+    between two consecutive epochs (claims.py's swing)."""
+    import numpy as np
+    from claims import swings
+    from galley_rerank import not_run_yet
+
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        return not_run_yet(name)
+    study = json.loads(path.read_text())
+    settings = study["settings"]
+    head = (f"*{name}: commit {study['commit']}, {study['date']}; seeds {', '.join(map(str, study['seeds']))}; "
+            f"{settings['epochs']} epochs, {settings['nbest']}-best, C = {settings['mira_c']}, {settings['scorer']}.*")
+    columns = ["configuration", "runs", "test BLEU (mean ± sd)", "tuning-set BLEU", f"p vs {study['baseline']}",
+               "tuning-set 1-best BLEU after each epoch (mean)", "largest change between epochs (mean ± sd)",
+               "seconds a run"]
+    lines = [head, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for system in study["systems"].values():
+        for method, m in sorted(system["methods"].items()):
+            runs = m["runs"]
+            curve = np.mean([r["one_best_bleu_per_epoch"] for r in runs], axis=0)
+            c = m.get("compared")
+            cells = [f"{method} ({m['selection']})", str(len(runs)), _mean_sd([r["test"] for r in runs]),
+                     f"{np.mean([r['dev'] for r in runs]):.2f}",
+                     "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)",
+                     ", ".join(f"{x:.2f}" for x in curve), _mean_sd(swings(runs)),
+                     f"{np.mean([r['seconds'] for r in runs]):.0f}"]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:

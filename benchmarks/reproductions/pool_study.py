@@ -100,6 +100,12 @@ class PoolStudy:
         self.out.mkdir(parents=True, exist_ok=True)
         self.start = read_weights(Path(args.start))
         self.points = start_points(self.start, args.start_points)
+        known = methods(SYSTEMS[0], args)
+        unknown = [n for n in (getattr(args, "methods", None) or []) if n not in known]
+        if unknown:
+            print(f"{Path(sys.argv[0]).name}: error: --methods {unknown[0]}: not a method of this study "
+                  f"({', '.join(known)})", file=sys.stderr)
+            raise SystemExit(2)
         self.runs_file = self.out / "runs.jsonl"
         self.done: dict[tuple, dict] = {}
         if self.runs_file.exists():
@@ -139,6 +145,12 @@ class PoolStudy:
         self.done[key] = row
         print(f"{system:6s} {tag:30s} tune {row['tune']:.2f} test {row['test']:.2f} {seconds:6.1f} s", flush=True)
         return row
+
+    def chosen(self, system: str) -> dict[str, tuple[str, dict, bool]]:
+        """The methods this call runs: ``--methods`` and the baseline, else all of them."""
+        table = self.methods(system, self.a)
+        keep = getattr(self.a, "methods", None)
+        return table if not keep else {n: v for n, v in table.items() if n in keep or n == self.baseline}
 
     def seeded(self, system: str, method: str) -> bool:
         """Whether the method's result depends on the seed (``methods``' third entry)."""
@@ -213,7 +225,7 @@ class PoolStudy:
         systems = {}
         for system in self.a.systems:
             data = self.data(system)
-            table = self.methods(system, self.a)
+            table = self.chosen(system)
             for name, (optimizer, options, seeded) in table.items():
                 for point in range(len(self.points)):
                     for seed in (self.a.seeds if seeded else self.a.seeds[:1]):
@@ -274,6 +286,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--systems", nargs="+", choices=SYSTEMS, default=list(SYSTEMS))
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--methods", nargs="+", metavar="NAME",
+                    help="run and compare only these of the study's methods, besides its baseline (default "
+                         "all); the results file holds only what ran")
     ap.add_argument("--start-points", type=int, default=3, help="random start points besides START (default 3)")
     ap.add_argument("--tune-nbest", type=int, default=100)
     ap.add_argument("--restarts", type=int, default=20, help="MERT's random restarts (dense system; default 20)")

@@ -75,6 +75,15 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(claims, "RESULTS", results.parent)
     draw = claims.load_draw("loop", "dense", "mira-hope-fear", "mira-lu-fear")
     assert draw.paired == 2 and draw.method == [r["test"] for r in runs]
+    # the page's table of the file: one row a configuration, its epochs' mean 1-best BLEU
+    loop = runpy.run_path(str(SCRIPT))
+    monkeypatch.setitem(loop["table"].__globals__, "RESULTS", results.parent)
+    text = loop["table"]("loop")
+    mean = sum(r["test"] for r in runs) / 2
+    assert f"| mira-hope-fear (M-C/M+C) | 2 | {mean:.2f} ± " in text and "| mira-lu-fear (LU/M+C) | 2 |" in text
+    assert "| p vs mira-lu-fear |" in text and "| – |" in text
+    assert all(line.count("|") == 9 for line in text.splitlines() if line.startswith("|"))
+    assert "Not run yet" in loop["table"]("none")
 
 
 def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float,
