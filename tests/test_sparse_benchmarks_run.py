@@ -135,10 +135,13 @@ def test_galley_trace(tmp_path, monkeypatch, gradient, start_l1):
     assert f"| 12 × 6 | 4 | 0 | {gradient} |" in galley_synthetic.table("trace")
 
 
-def _tiny_pools(root, rng):
+def _tiny_pools(root, rng, dense=None):
     """make_galley_pools.py's layout on made-up cdec k-best lists: {tune,dev,test}.kbest and
-    .en, the 12 dense features and a few sparse ones per hypothesis."""
+    .en, the dense features (default the first system's 12) and a few sparse ones per
+    hypothesis."""
     from benchmarks.reproductions.galley_rerank import DENSE
+
+    DENSE = dense or DENSE
 
     words = ["the", "a", "house", "is", "small", "big", "green", "old"]
     root.mkdir()
@@ -154,6 +157,31 @@ def _tiny_pools(root, rng):
                 lines.append(f"{s} ||| {hyp} ||| {feats} {sparse} ||| 0\n")
         (root / f"{name}.en").write_text("".join(refs))
         (root / f"{name}.kbest").write_text("".join(lines))
+
+
+def test_pools_of_another_system_name_their_dense_features(tmp_path):
+    # a second system's extractor features (Multi30k's) are its dense set, read from the
+    # pools' provenance; pools without one are the first system's
+    import numpy as np
+
+    from benchmarks.reproductions import galley_rerank
+    from benchmarks.reproductions.defaults_evidence import dense_pools
+    from benchmarks.reproductions.make_galley_pools import dense_feature_names, pool_stats
+
+    names = ["EgivenFCoherent", "CountEF", "LanguageModel", "WordPenalty"]
+    (tmp_path / "weights.start").write_text("".join(f"{n} 0.1\n" for n in names) + "# a comment\n\n")
+    assert dense_feature_names(tmp_path / "weights.start") == names
+    pools = tmp_path / "pools"
+    _tiny_pools(pools, np.random.default_rng(3), dense=names)
+    assert galley_rerank.dense_names(pools) == galley_rerank.DENSE
+    (pools / "provenance.json").write_text(json.dumps({"dense_feature_names": names}))
+    assert galley_rerank.dense_names(pools) == names
+    stats = pool_stats(pools / "tune.kbest", 6, names)
+    assert stats["dense_features"] == 4 and stats["sparse_features"] == stats["features"] - 4 > 0
+    assert not set(galley_rerank.frequent_sparse(pools / "tune.kbest", 3, names)) & set(names)
+    kept = (dense_pools(pools) / "dev.kbest").read_text().splitlines()
+    assert {t.split("=")[0] for line in kept for t in line.split(" ||| ")[2].split()} == set(names)
+    assert galley_rerank.methods(0, names)["mert-dense-uniform"][2]["activate_features"] == ",".join(names)
 
 
 def _pool_study(script, tmp_path, monkeypatch, seed, *flags):

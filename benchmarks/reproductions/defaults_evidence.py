@@ -29,17 +29,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from galley_rerank import DENSE, read_weights, stores, vector  # noqa: E402
+from galley_rerank import dense_names, read_weights, stores, vector  # noqa: E402
 
 OPTIMIZERS = {"pro": {}, "apro": {}, "kbmira": {}, "mira": {}, "rampion": {},
               "mert": dict(restarts=0, directions="expbleu")}
 
 
 def dense_pools(pools: Path) -> Path:
-    """POOLS/dense/ with the k-best lists cut to the dense features (written once)."""
+    """POOLS/dense/ with the k-best lists cut to the dense features (galley_rerank's
+    dense_names; written once)."""
     out = pools / "dense"
     out.mkdir(exist_ok=True)
-    keep = set(DENSE)
+    keep = set(dense_names(pools))
     for name in ("tune", "dev", "test"):
         (out / f"{name}.en").write_bytes((pools / f"{name}.en").read_bytes())
         target = out / f"{name}.kbest"

@@ -78,6 +78,8 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 RESULTS = HERE / "results"
 SYSTEM = "sparse"
+#: the first cdec system's 12 dense features (docs/real-systems.md); pools of another
+#: system name theirs in their provenance (:func:`dense_names`)
 DENSE = [f"PhraseModel_{i}" for i in range(7)] + ["PassThrough", "Glue", "WordPenalty", "LanguageModel",
                                                   "LanguageModel_OOV"]
 #: PRO as Galley et al. (and Hopkins & May) ran it (docs/reproductions/method.md)
@@ -98,6 +100,18 @@ def read_weights(path: Path) -> dict[str, float]:
     return out
 
 
+def dense_names(pools: Path) -> list[str]:
+    """The dense features of the system whose pools are in ``pools``: the names
+    make_galley_pools.py took from the system's start weights (``dense_feature_names`` in
+    POOLS/provenance.json), else the first cdec system's (:data:`DENSE`)."""
+    provenance = pools / "provenance.json"
+    if provenance.exists():
+        names = json.loads(provenance.read_text()).get("dense_feature_names")
+        if names:
+            return list(names)
+    return list(DENSE)
+
+
 def _cut(kbest: Path, out: Path, nbest: int) -> None:
     """The first ``nbest`` hypotheses of each sentence of ``kbest``."""
     with open(kbest) as f, open(out, "w") as o:
@@ -110,11 +124,11 @@ def _cut(kbest: Path, out: Path, nbest: int) -> None:
                 o.write(line)
 
 
-def frequent_sparse(kbest: Path, k: int) -> list[str]:
-    """The ``k`` sparse (non-dense) features that fire in most hypotheses of ``kbest``
-    (ties: by name)."""
+def frequent_sparse(kbest: Path, k: int, dense_features: list[str]) -> list[str]:
+    """The ``k`` sparse features (not in ``dense_features``) that fire in most hypotheses
+    of ``kbest`` (ties: by name)."""
     counts: Counter = Counter()
-    dense = set(DENSE)
+    dense = set(dense_features)
     with open(kbest) as f:
         for line in f:
             names = {t.split("=", 1)[0] for t in line.split(" ||| ")[2].split()}
@@ -145,7 +159,8 @@ def stores(pools: Path, cache: Path, tune_nbest: int, sparse_features: int | Non
     if sparse_features is not None:
         listed = cache / "features.txt"
         if not listed.exists():
-            listed.write_text("".join(f"{n}\n" for n in DENSE + frequent_sparse(kbests["tune"], sparse_features)))
+            dense = dense_names(pools)
+            listed.write_text("".join(f"{n}\n" for n in dense + frequent_sparse(kbests["tune"], sparse_features, dense)))
         keep = set(listed.read_text().split())
         for name, kbest in list(kbests.items()):
             cut = cache / f"{name}{tune_nbest if name == 'tune' else ''}.f{sparse_features}.kbest"
@@ -170,14 +185,15 @@ def vector(corpus, weights: dict[str, float]) -> np.ndarray:
     return v
 
 
-def methods(random_walks: int) -> dict[str, tuple[str, str, dict, str | None]]:
+def methods(random_walks: int, dense_features: list[str] = DENSE) -> dict[str, tuple[str, str, dict, str | None]]:
     """name -> (optimizer, start: "w0" or "uniform", options, the option searched on dev
-    or None). Every MERT starts from its one start point with ``random_walks`` walks."""
+    or None). Every MERT starts from its one start point with ``random_walks`` walks;
+    ``mert-dense-uniform`` moves ``dense_features`` only."""
     mert = dict(restarts=0, random_walks=random_walks)
     table: dict[str, tuple[str, str, dict, str | None]] = {
         "w0": ("none", "w0", {}, None),
         "mert-dense-uniform": ("mert", "uniform", dict(mert, directions="coordinate",
-                                                       activate_features=",".join(DENSE)), None),
+                                                       activate_features=",".join(dense_features)), None),
         "mert-uniform": ("mert", "uniform", dict(mert, directions="coordinate"), None),
         "mert-w0": ("mert", "w0", dict(mert, directions="coordinate"), None),
         "mert-expbleu-w0": ("mert", "w0", dict(mert, directions="expbleu"), None),
@@ -201,8 +217,9 @@ class Study:
         k = args.sparse_features
         self.data = stores(Path(args.pools), self.out / ("stores" if k is None else f"stores-f{k}"), args.tune_nbest,
                            k)
-        self.starts = {"w0": read_weights(Path(args.w0)), "uniform": dict.fromkeys(DENSE, 1.0)}
-        self.table = methods(args.random_walks)
+        dense = dense_names(Path(args.pools))
+        self.starts = {"w0": read_weights(Path(args.w0)), "uniform": dict.fromkeys(dense, 1.0)}
+        self.table = methods(args.random_walks, dense)
         self.grids = {"c": args.pro_c, "reg_strength": args.lambdas}
         self.runs_file = self.out / "runs.jsonl"
         self.done: dict[tuple, dict] = {}

@@ -17,7 +17,8 @@ fixed; the optimizers then rerank these pools only. The steps run here:
    ``--jobs`` processes on contiguous shards, concatenated in order with the sentence ids
    renumbered 0-based per set: ``OUT/pools/{tune,dev,test}.kbest``, next to copies of the
    references (``OUT/pools/{tune,dev,test}.en``);
-3. ``OUT/pools/provenance.json``: every command, its wall time, k, and per pool the number
+3. ``OUT/pools/provenance.json``: every command, its wall time, k, the dense features (the
+   names of SYSTEM/weights.start, ``dense_feature_names``), and per pool the number
    of sentences, hypotheses and distinct (sparse) features.
 
 A system folder holds ``tune.de tune.en dev.de dev.en test.de test.en``, ``cdec.ini``,
@@ -40,7 +41,6 @@ from pathlib import Path
 
 MTPLUG = [sys.executable, "-m", "mtplug"]
 SETS = ("tune", "dev", "test")
-DENSE = ("PhraseModel_", "Glue", "PassThrough", "WordPenalty", "LanguageModel")
 
 
 def run(cmd: list[str], log: Path) -> float:
@@ -86,8 +86,15 @@ def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[
     return cmds, time.perf_counter() - t0
 
 
-def pool_stats(path: Path, n: int) -> dict:
-    """Sentences, hypotheses and distinct features of a k-best file (checks the ids 0..n-1)."""
+def dense_feature_names(weights: Path) -> list[str]:
+    """The system's dense features: the names of its start weights file, in its order."""
+    return [line.split()[0] for line in weights.read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+
+
+def pool_stats(path: Path, n: int, dense_features: list[str]) -> dict:
+    """Sentences, hypotheses and distinct features of a k-best file (checks the ids 0..n-1);
+    ``dense_features``: the names counted as dense."""
     per, feats = {}, set()
     for line in path.read_text(encoding="utf-8").splitlines():
         sid, _, fv, _ = line.split(" ||| ")
@@ -96,7 +103,7 @@ def pool_stats(path: Path, n: int) -> dict:
     missing = sorted(set(range(n)) - set(per))
     if missing:
         raise RuntimeError(f"{path}: no k-best entries for sentence(s) {missing[:10]}")
-    dense = {f for f in feats if f.startswith(DENSE)}
+    dense = feats & set(dense_features)
     return {"sentences": len(per), "hypotheses": sum(per.values()), "min_per_sentence": min(per.values()),
             "features": len(feats), "dense_features": len(dense), "sparse_features": len(feats - dense)}
 
@@ -122,7 +129,8 @@ def main() -> None:
     pools = out / "pools"
     pools.mkdir(parents=True, exist_ok=True)
     log = out / "make_galley_pools.log"
-    record: dict = {"cdec": cdec, "system": str(system), "k": a.k, "unique": True, "jobs": a.jobs, "steps": []}
+    record: dict = {"cdec": cdec, "system": str(system), "k": a.k, "unique": True, "jobs": a.jobs, "steps": [],
+                    "dense_feature_names": dense_feature_names(system / "weights.start")}
 
     # 1. dense tuning: w0
     workdir = out / "dense-tune"
@@ -150,7 +158,7 @@ def main() -> None:
         shutil.copyfile(ref, pools / f"{name}.en")
         cmds, seconds = kbest(decoder, src, pools / f"{name}.kbest", a.jobs, log)
         n = len(src.read_text(encoding="utf-8").splitlines())
-        stats = pool_stats(pools / f"{name}.kbest", n)
+        stats = pool_stats(pools / f"{name}.kbest", n, record["dense_feature_names"])
         record["pools"][name] = {"kbest": str(pools / f"{name}.kbest"), "ref": str(pools / f"{name}.en"),
                                  "commands": cmds, "seconds": round(seconds, 1),
                                  "seconds_per_sentence": round(seconds / n, 3), **stats}
