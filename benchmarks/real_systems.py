@@ -13,7 +13,9 @@ dtrain.ini key (its results are kept under that name).
 A system folder holds dev/test source and reference files and the decoder's config:
 
 * cdec: ``dev.de dev.en test.de test.en dev.devset`` ('src ||| ref' lines, for cdec's own
-  drivers), ``cdec.ini`` (``--config`` picks another, e.g. cdec-sparse.ini) and start weights;
+  drivers; ``--tune-set tune`` tunes on ``tune.de tune.en tune.devset`` instead, and the
+  results' "dev" BLEU is then that set's), ``cdec.ini`` (``--config`` picks another, e.g.
+  cdec-sparse.ini) and start weights;
 * Moses: ``dev.fr dev.en test.fr test.en`` and ``train/model/moses.ini``.
 
 Every run starts from the same weights, runs ``--iterations`` decoder iterations with
@@ -75,7 +77,8 @@ class Cdec:
         self.cdec = self.build / "decoder" / "cdec"
         self.config = (self.sys / args.config).resolve()
         self.start = Path(args.start).resolve() if args.start else self.sys / "weights.start"
-        self.src, self.ref = self.sys / "dev.de", self.sys / "dev.en"
+        stem = getattr(args, "tune_set", "dev")
+        self.src, self.ref, self.devset = (self.sys / f"{stem}.{ext}" for ext in ("de", "en", "devset"))
         self.test_src, self.test_ref = self.sys / "test.de", self.sys / "test.en"
 
     def decode(self, weights: Path, src: Path, out: Path, log: Path) -> None:
@@ -111,13 +114,13 @@ class Cdec:
                                                                    str(wd)])
         t = self.build / "training"
         out["cdec-dpmert"] = ("cdec", lambda wd: [str(t / "dpmert" / "dpmert.pl"), "--config", str(self.config),
-                                                  "--weights", str(self.start), "--devset", str(self.sys / "dev.devset"),
+                                                  "--weights", str(self.start), "--devset", str(self.devset),
                                                   "--iterations", n, "--jobs", j, "--output-dir", str(wd)])
         out["cdec-pro"] = ("cdec", lambda wd: [str(self.pro_copy(wd)), "--config", str(self.config), "--weights",
-                                               str(self.start), "--devset", str(self.sys / "dev.devset"), "--jobs", j,
+                                               str(self.start), "--devset", str(self.devset), "--jobs", j,
                                                "--output-dir", str(wd)])
         out["cdec-mira"] = ("cdec", lambda wd: [self.a.python2, str(t / "mira" / "mira.py"), "-d",
-                                                str(self.sys / "dev.devset"), "-c", str(self.config), "-w",
+                                                str(self.devset), "-c", str(self.config), "-w",
                                                 str(self.start), "-j", j, "-o", str(wd), "--max-iterations", n,
                                                 "-k", k])
         out["cdec-rampion"] = ("cdec", lambda wd: [str(t / "rampion" / "rampion.pl"), "--source-file", str(self.src),
@@ -315,6 +318,8 @@ def main() -> None:
         s.add_argument("--config", default="cdec.ini" if name == "cdec" else "train/model/moses.ini")
         if name == "cdec":
             s.add_argument("--start", help="start weights (default: SYSTEM/weights.start)")
+            s.add_argument("--tune-set", default="dev", metavar="STEM",
+                           help="the tuning set's files in SYSTEM: STEM.de, STEM.en, STEM.devset (default dev)")
             s.add_argument("--python2", default=_python2(), help="the Python 2 that runs cdec's mira.py")
     t = sub.add_parser("table")
     t.add_argument("out", nargs="+")

@@ -215,6 +215,8 @@ def main() -> None:
                     help="parameter mixing over this many shards, one run set per value (default 1; "
                          "cdec's mira.py -j 2 runs 2)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
+    ap.add_argument("--tune-set", default="dev", metavar="STEM",
+                    help="the tuning set's files in SYSTEM: STEM.de, STEM.en (default dev)")
     ap.add_argument("--report", default="evaluate",
                     help="file stem of the evaluate report in RESULTS (default evaluate: evaluate.txt, .json)")
     ap.add_argument("--results", help="the results file to write (claims.py's schema), e.g. "
@@ -226,7 +228,8 @@ def main() -> None:
         hope, _, fear = s.partition("/")
         if hope not in ("hope", "lu") or fear not in ("fear", "mc", "pb"):
             ap.error(f"--selections: {s!r} is not hope|lu/fear|mc|pb")
-    system = Cdec(argparse.Namespace(system=a.system, cdec=a.cdec, config="cdec.ini", start=None, jobs=a.jobs))
+    system = Cdec(argparse.Namespace(system=a.system, cdec=a.cdec, config="cdec.ini", start=None, jobs=a.jobs,
+                                     tune_set=a.tune_set))
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rows_file = out / "runs.jsonl"

@@ -86,6 +86,21 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     assert "Not run yet" in loop["table"]("none")
 
 
+def test_a_loop_study_tunes_on_the_set_it_is_told(toy, tmp_path, monkeypatch):
+    # a system with tune, dev and test sets (the Multi30k system's layout) tunes on tune.*
+    build, system = standin_system(toy, tmp_path)
+    for ext in ("de", "en"):
+        (system / f"dev.{ext}").rename(system / f"tune.{ext}")
+    out = tmp_path / "out"
+    argv = [str(SCRIPT), "--system", str(system), "--cdec", str(build), "--out", str(out), "--selections",
+            "hope/fear", "--seeds", "1", "--epochs", "1", "--minibatch", "30", "--tune-set", "tune"]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+    (row,) = [json.loads(x) for x in (out / "runs.jsonl").read_text().splitlines()]
+    assert f"--input {system / 'tune.de'} " in (out / "hope-fear+seed=1" / "dtrain.log").read_text()
+    assert row["dev_bleu"] == row["test_bleu"]          # tune and test are the same sentences here
+
+
 def _tune_folder(path: Path, start: Path, bleus: list[float], scale: float,
                  stop: str | None = "iteration limit") -> None:
     """A tune folder: iteration i decoded start weights times (1 + scale * i); ``stop`` as
