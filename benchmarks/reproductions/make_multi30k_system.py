@@ -2,7 +2,7 @@
 """Build a cdec German-English Hiero system from the public Multi30k data.
 
     python benchmarks/reproductions/make_multi30k_system.py --cdec /path/to/cdec/build \\
-        --data-git /path/to/OpenNMT-py.git --out SYSTEMS/multi30k [--jobs 2]
+        --data-git /path/to/OpenNMT-py.git --out SYSTEMS/multi30k [--jobs 2] [--dev-size 500]
     python benchmarks/reproductions/make_multi30k_system.py --cdec ... --data FOLDER --out ...
 
 Data
@@ -12,9 +12,16 @@ Image Descriptions"), task 1, German-English, raw sentences one per line, as shi
 github repository OpenNMT/OpenNMT-py at commit dfd709347344498c472c8fcc594c2089aedaebc6
 ("first traning", 2017-04-23; not on that repository's default branch), paths
 
-    data/multi30k/train.de  train.en    29,000 pairs   -> training corpus (grammar, LM)
-    data/multi30k/val.de    val.en       1,014 pairs   -> tuning set  (OUT/dev.*)
+    data/multi30k/train.de  train.en    29,000 pairs   -> training corpus (grammar, LM), and
+                                                          the dev set (OUT/dev.*; its last
+                                                          --dev-size filtered pairs, step 3)
+    data/multi30k/val.de    val.en       1,014 pairs   -> tuning set  (OUT/tune.*)
     data/multi30k/test.de   test.en      1,000 pairs   -> test set    (OUT/test.*; test2016)
+
+The three held-out sets are those of the reproduction tooling (make_galley_pools.py): tune
+for tuning the weights, dev for choosing hyper-parameters on sentences neither tuning nor
+test, test for the reported scores. Multi30k ships no third held-out set, so dev is cut from
+the end of the training corpus and taken out of the grammar's and the LM's data.
 
 read with ``git --git-dir GIT_DIR show COMMIT:data/multi30k/FILE`` (``--data-git``,
 ``--commit``), or from a folder holding these six files (``--data``). Nothing of the data
@@ -36,6 +43,15 @@ written under a temporary name and renamed when complete; the heavy programs run
    tokenization), pairs with an empty side, pairs with a side longer than 80 tokens, and
    pairs holding the extractor's field separator ``|||`` -> OUT/data/train.{de,en} and
    the bitext OUT/data/train.bitext (``de ||| en``); the counts dropped are reported.
+   Then, with ``--dev-size N`` (default 500; 0 = no dev set), the LAST N of the pairs
+   kept become the dev set, OUT/data/dev.tok.{de,en}, and leave the training corpus; so
+   does every other training pair whose German line equals a dev German line or whose
+   English line equals a dev English line (counted as ``dev_overlap_de`` and
+   ``dev_overlap_en_only``). No dev line is then a line of the bitext, and so none is in
+   the grammars' data or the LM text (step 7; both checked). N is recorded in
+   OUT/logs/steps.json (``filter.dev_size``): a rerun over a folder whose filter step was
+   made with another N (or by the version of this script without a dev set, whose OUT/dev.*
+   was the tuning set) stops with an error instead of mixing the two; use a fresh --out.
 4. ``align``: ``fast_align -i train.bitext -d -o -v`` (forward) and ``... -r`` (reverse;
    the two run together when --jobs >= 2), ``atools -i fwd -j rev -c grow-diag-final-and``
    -> OUT/align/{fwd,rev,sym}.align.
@@ -44,28 +60,43 @@ written under a temporary name and renamed when complete; the heavy programs run
    vocabulary and lexical translation table, and the config naming them; the config is
    written last, under a temporary name).
 6. ``extract``: ``extractor/extract -c OUT/sa/extract.ini -g DIR -t JOBS -z`` on the
-   tokenized tuning and test German (the extractor's defaults: rule span 15, 5 symbols,
-   2 nonterminals, 300 samples) -> OUT/grammars/{tune,test}/grammar.N.gz, one gzipped
+   tokenized tuning, dev (when --dev-size > 0) and test German (the extractor's defaults:
+   rule span 15, 5 symbols, 2 nonterminals, 300 samples) ->
+   OUT/grammars/{tune,dev,test}/grammar.N.gz, one gzipped
    grammar per sentence, N from 0 (the name extract.cc's GetGrammarFilePath gives). Rules
    carry seven named dense features (EgivenFCoherent SampleCountF CountEF MaxLexFgivenE
    MaxLexEgivenF IsSingletonF IsSingletonFE). DIR is OUT/grammars/SET.tmp, renamed once every
    sentence has its grammar; extract's own seg lines (naming DIR) are kept as
    OUT/logs/extract-SET.sgm only.
-7. ``lm``: the filtered training English only (no tuning or test English; checked) ->
+7. ``lm``: the filtered training English only (no tuning, dev or test English; checked) ->
    OUT/lm.txt; ``lmplz -o ORDER -S 20% -T OUT/tmp --discount_fallback`` -> OUT/lm.arpa.gz,
    ``build_binary`` -> OUT/lm.klm.
-8. ``system``: OUT/dev.de, OUT/test.de as cdec input lines ``<seg id="N"
+8. ``system``: OUT/tune.de, OUT/dev.de, OUT/test.de as cdec input lines ``<seg id="N"
    grammar="ABS/grammars/SET/grammar.N.gz"> tokens </seg>`` (the form of
    training/dtrain/examples/parallelized's inputs; the decoder reads the attributes with
-   utils/stringlib.cc's ProcessAndStripSGML), OUT/dev.en, OUT/test.en (tokenized lowercased
-   references), OUT/dev.devset (``seg line ||| ref``), OUT/cdec.ini (scfg, pass-through
+   utils/stringlib.cc's ProcessAndStripSGML; N from 0 in each set), OUT/tune.en,
+   OUT/dev.en, OUT/test.en (tokenized lowercased references), OUT/tune.devset and
+   OUT/dev.devset (``seg line ||| ref``), OUT/cdec.ini (scfg, pass-through
    rules, span limit 15 = the extractor's max_rule_span, cube pruning with pop limit 200,
    WordPenalty, KLanguageModel ABS/lm.klm; no ``grammar=`` line: the grammars are per
    sentence), OUT/cdec-sparse.ini (cdec.ini + RuleIdentityFeatures,
    RuleSourceBigramFeatures, RuleTargetBigramFeatures, RuleShape, LexicalFeatures 1 1 1,
    the sparse set of the first cdec system, docs/real-systems.md) and OUT/weights.start (see START_WEIGHTS).
-9. OUT/provenance.json (data source, line counts, dropped pairs, tool paths, every
-   command with its wall time, grammar and LM sizes) and a short summary on stdout.
+9. OUT/provenance.json (data source, the sets, line counts, dropped pairs, tool paths,
+   every command with its wall time, grammar and LM sizes) and a short summary on stdout.
+
+The system folder (OUT):
+
+    tune.de tune.en tune.devset    the tuning set (val): seg lines, references, both
+    dev.de dev.en dev.devset       the dev set (the last --dev-size filtered training pairs)
+    test.de test.en                the test set (test2016)
+    cdec.ini cdec-sparse.ini weights.start
+    lm.klm lm.arpa.gz lm.txt       the LM and its text
+    grammars/{tune,dev,test}/      the per-sentence grammars the seg lines name (absolute
+                                   paths: the folder cannot be moved without rewriting them)
+    data/ align/ sa/ logs/         intermediate files; logs/steps.json, provenance.json
+
+With --dev-size 0 there is no dev.*, nor grammars/dev/.
 
 Progress lines and the summary go to stdout, the programs' own messages to OUT/logs/; an error
 prints one line on stderr (``make_multi30k_system: error: ...``) and exits with status 2.
@@ -369,17 +400,49 @@ class Builder:
             else:
                 kept_de.append(de)
                 kept_en.append(en)
-        if not kept_de:
+        n_dev = self.args.dev_size
+        if len(kept_de) <= n_dev:
+            raise BuildError(f"only {len(kept_de)} training pairs are left after filtering, --dev-size is {n_dev}")
+        # the dev set: the last n_dev pairs kept; out of training, with every pair sharing a line with it
+        cut = len(kept_de) - n_dev
+        dev_de, dev_en = kept_de[cut:], kept_en[cut:]
+        dev_set = {"de": set(dev_de), "en": set(dev_en)}
+        dropped["dev_overlap_de"] = dropped["dev_overlap_en_only"] = 0
+        train_de: list[str] = []
+        train_en: list[str] = []
+        for de, en in zip(kept_de[:cut], kept_en[:cut]):
+            if de in dev_set["de"]:
+                dropped["dev_overlap_de"] += 1
+            elif en in dev_set["en"]:
+                dropped["dev_overlap_en_only"] += 1
+            else:
+                train_de.append(de)
+                train_en.append(en)
+        if not train_de:
             raise BuildError("no training pair is left after filtering")
-        write_lines_atomic(self.data / "train.de", kept_de)
-        write_lines_atomic(self.data / "train.en", kept_en)
-        write_lines_atomic(self.data / "train.bitext", [f"{d} ||| {e}" for d, e in zip(kept_de, kept_en)])
+        if dev_set["de"] & set(train_de) or dev_set["en"] & set(train_en):
+            raise BuildError("a dev line is still in the training corpus")  # cannot happen: checked all the same
+        if n_dev:
+            write_lines_atomic(self.tok("dev", "de"), dev_de)
+            write_lines_atomic(self.tok("dev", "en"), dev_en)
+        write_lines_atomic(self.data / "train.de", train_de)
+        write_lines_atomic(self.data / "train.en", train_en)
+        # last: its presence marks the step done
+        write_lines_atomic(self.data / "train.bitext", [f"{d} ||| {e}" for d, e in zip(train_de, train_en)])
         return {
             "train_in": len(train["de"]),
-            "train_kept": len(kept_de),
+            "dev_size": n_dev,
+            "dev_pairs": len(dev_de),
+            "dev_distinct": {"de": len(dev_set["de"]), "en": len(dev_set["en"])},
+            "train_kept": len(train_de),
             "dropped": dropped,
             "dropped_total": sum(dropped.values()),
-            "note": f"overlap = equal (tokenized, lowercased) to a val or test line; too_long = over {MAX_TOKENS} tokens",
+            "note": (
+                f"overlap = equal (tokenized, lowercased) to a val or test line; too_long = over {MAX_TOKENS} "
+                f"tokens; dev = the last {n_dev} pairs left by these filters; dev_overlap = a training pair whose "
+                "German (or else English) line equals a dev line, dropped; train_in = train_kept + dev_pairs + "
+                "dropped_total"
+            ),
         }
 
     def step_align(self) -> dict:
@@ -421,6 +484,16 @@ class Builder:
         self.run(cmd, "sacompile.log")
         os.replace(tmp_of(config), config)
         return {"bytes": sum(p.stat().st_size for p in self.sa.iterdir())}
+
+    def out_sets(self) -> list[tuple[str, str]]:
+        """(name in OUT, tokenized data set) of the held-out sets: tune = val, dev (if any), test."""
+        sets = [("tune", "val")]
+        if self.args.dev_size:
+            sets.append(("dev", "dev"))
+        return sets + [("test", "test")]
+
+    def held_sets(self) -> list[str]:
+        return [s for _, s in self.out_sets()]
 
     def grammar_file(self, name: str, i: int) -> Path:
         return self.grammars / name / f"grammar.{i}.gz"  # extract.cc: "grammar." + N + ".gz" with -z
@@ -474,10 +547,12 @@ class Builder:
     def step_lm(self) -> dict:
         lm_txt = self.out / "lm.txt"
         lines = read_lines(self.data / "train.en")
-        held = set(read_lines(self.tok("val", "en"))) | set(read_lines(self.tok("test", "en")))
+        held = set()
+        for s in self.held_sets():
+            held |= set(read_lines(self.tok(s, "en")))
         leaked = sum(1 for line in lines if line in held)
         if leaked:
-            raise BuildError(f"{leaked} tuning/test English lines are in the LM text")
+            raise BuildError(f"{leaked} tuning/dev/test English lines are in the LM text")
         write_lines_atomic(lm_txt, lines)
         tmpdir = self.out / "tmp"
         tmpdir.mkdir(exist_ok=True)
@@ -521,8 +596,8 @@ class Builder:
 
     def grammar_feature_names(self) -> list[str]:
         names: set[str] = set()
-        for name in ("tune", "test"):
-            for i in range(min(5, count_lines(self.tok("val" if name == "tune" else "test", "de")))):
+        for name, s in self.out_sets():
+            for i in range(min(5, count_lines(self.tok(s, "de")))):
                 with gzip.open(self.grammar_file(name, i), "rt", encoding="utf-8") as fh:
                     for line in fh:
                         fields = line.split(" ||| ")
@@ -541,17 +616,17 @@ class Builder:
 
     def step_system(self) -> dict:
         files = {}
-        for name, s, out in (("tune", "val", "dev"), ("test", "test", "test")):
+        for name, s in self.out_sets():
             src = read_lines(self.tok(s, "de"))
             refs = read_lines(self.tok(s, "en"))
             segs = [
                 f'<seg id="{i}" grammar="{self.grammar_file(name, i)}"> {line} </seg>' for i, line in enumerate(src)
             ]
-            write_lines_atomic(self.out / f"{out}.de", segs)
-            write_lines_atomic(self.out / f"{out}.en", refs)
-            if out == "dev":
-                write_lines_atomic(self.out / "dev.devset", [f"{g} ||| {r}" for g, r in zip(segs, refs)])
-            files[out] = len(segs)
+            write_lines_atomic(self.out / f"{name}.de", segs)
+            write_lines_atomic(self.out / f"{name}.en", refs)
+            if name in ("tune", "dev"):
+                write_lines_atomic(self.out / f"{name}.devset", [f"{g} ||| {r}" for g, r in zip(segs, refs)])
+            files[name] = len(segs)
         ini = [
             "formalism=scfg",
             "add_pass_through_rules=true",
@@ -585,10 +660,28 @@ class Builder:
         if self.nice and shutil.which("nice") is None:
             raise BuildError("nice is not on PATH (use --nice 0)")
 
+    def check_layout(self) -> None:
+        """Refuse to resume a folder whose filter step was made with another dev size."""
+        record = self.steps.get("filter")
+        built = (self.data / "train.bitext").exists() or (self.out / "cdec.ini").exists()
+        if record is None and not built:
+            return
+        want = self.args.dev_size
+        if record is None:
+            what = "no record of its filter step in logs/steps.json"
+        elif "dev_size" not in record:
+            what = "the old layout (dev.* = the tuning set, no dev set)"
+        elif record["dev_size"] != want:
+            what = f"--dev-size {record['dev_size']}"
+        else:
+            return
+        raise BuildError(f"{self.out} was built with {what}, not --dev-size {want}; use a fresh --out")
+
     def build(self) -> dict:
         self.check_inputs()
         self.logs.mkdir(parents=True, exist_ok=True)
         self.load_state()
+        self.check_layout()
         t0 = time.perf_counter()
         tok_done = all(self.tok(s, lang).exists() for s in SETS for lang in LANGS)
         raw_done = all(self.raw(s, lang).exists() for s in SETS for lang in LANGS)
@@ -597,12 +690,12 @@ class Builder:
         self.step("filter", (self.data / "train.bitext").exists(), self.step_filter)
         self.step("align", (self.align / "sym.align").exists(), self.step_align)
         self.step("sacompile", (self.sa / "extract.ini").exists(), self.step_sacompile)
-        self.step(
-            "extract_tune", (self.grammars / "tune").is_dir(), lambda: self.step_extract("tune", self.tok("val", "de"))
-        )
-        self.step(
-            "extract_test", (self.grammars / "test").is_dir(), lambda: self.step_extract("test", self.tok("test", "de"))
-        )
+        for name, s in self.out_sets():
+            self.step(
+                f"extract_{name}",
+                (self.grammars / name).is_dir(),
+                lambda name=name, s=s: self.step_extract(name, self.tok(s, "de")),
+            )
         self.step("lm", (self.out / "lm.klm").exists(), self.step_lm)
         self.step("system", (self.out / "cdec.ini").exists(), self.step_system)
         prov = self.provenance(time.perf_counter() - t0)
@@ -626,8 +719,19 @@ class Builder:
                 "citation": "Elliott et al. 2016, Multi30K (task 1, test2016)",
                 **self.steps.get("data", {}),
             },
-            "sets": {"tune": "val", "test": "test (test2016)", "train": "train, filtered"},
+            "sets": {
+                "tune": "val",
+                "dev": (
+                    f"train: the last {self.args.dev_size} pairs left by the filter (not in the training "
+                    "corpus nor the LM, nor any training pair sharing a German or English line with them)"
+                    if self.args.dev_size
+                    else "none (--dev-size 0)"
+                ),
+                "test": "test (test2016)",
+                "train": "train, filtered, minus the dev pairs and the pairs sharing a line with them",
+            },
             "options": {
+                "dev_size": self.args.dev_size,
                 "lm_order": self.args.lm_order,
                 "jobs": self.args.jobs,
                 "nice": self.args.nice,
@@ -644,18 +748,23 @@ def summary(prov: dict) -> str:
     f = st.get("filter", {})
     lm = st.get("lm", {})
     lines = [f"system: {prov['system']}"]
+    sentences = st.get("system", {}).get("sentences", {})
     lines.append(
-        "lines: train {} -> {} kept (dropped {}: {}), tune {}, test {}".format(
+        "lines: train {} -> {} kept, dev {} (dropped {}: {}), tune {}, dev {}, test {}".format(
             f.get("train_in"),
             f.get("train_kept"),
+            f.get("dev_pairs"),
             f.get("dropped_total"),
             ", ".join(f"{k} {v}" for k, v in f.get("dropped", {}).items()),
-            st.get("system", {}).get("sentences", {}).get("dev"),
-            st.get("system", {}).get("sentences", {}).get("test"),
+            sentences.get("tune"),
+            sentences.get("dev", 0),
+            sentences.get("test"),
         )
     )
-    for name in ("tune", "test"):
-        g = st.get(f"extract_{name}", {})
+    for name in ("tune", "dev", "test"):
+        if f"extract_{name}" not in st:
+            continue
+        g = st[f"extract_{name}"]
         lines.append(
             f"grammars {name}: {g.get('sentences')} files, {g.get('rules_total')} rules "
             f"(mean {g.get('rules_mean')}, max {g.get('rules_max')}), {g.get('gz_bytes')} bytes gz"
@@ -686,6 +795,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     src.add_argument("--data-git", metavar="GIT_DIR", help="git directory of OpenNMT/OpenNMT-py (holds --commit)")
     src.add_argument("--data", metavar="FOLDER", help="folder with train/val/test .de/.en (raw, one sentence a line)")
     ap.add_argument("--commit", default=DEFAULT_COMMIT, help="commit holding data/multi30k/ (default: %(default)s)")
+    ap.add_argument(
+        "--dev-size",
+        type=int,
+        default=500,
+        metavar="N",
+        help="the last N filtered training pairs become the dev set, out of training and LM; 0 = none "
+        "(default: %(default)s)",
+    )
     ap.add_argument("--lm-order", type=int, default=4, help="n-gram order of the LM (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=2, help="extractor threads / parallel aligners (default: %(default)s)")
     ap.add_argument(
@@ -696,6 +813,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ap.error("--jobs must be at least 1")
     if args.lm_order < 1:
         ap.error("--lm-order must be at least 1")
+    if args.dev_size < 0:
+        ap.error("--dev-size must be 0 or more")
     return args
 
 
