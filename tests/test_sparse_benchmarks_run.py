@@ -159,6 +159,34 @@ def _tiny_pools(root, rng, dense=None):
         (root / f"{name}.kbest").write_text("".join(lines))
 
 
+@pytest.mark.parametrize("seg", [False, True])
+def test_pool_decoding_numbers_sentences_by_input_line(tmp_path, seg):
+    # cdec numbers each process's lines from 0, or from a <seg id="N"> line's N (the
+    # Multi30k system's per-sentence grammars); the pools number them by input line
+    from benchmarks.reproductions.make_galley_pools import kbest
+
+    fake = tmp_path / "cdec"
+    fake.write_text("import re, sys\n"
+                    "n = -1\n"
+                    "for line in sys.stdin:\n"
+                    "    n += 1\n"
+                    "    m = re.match(r'<seg id=\"(\\d+)\"', line)\n"
+                    "    n = int(m.group(1)) if m else n\n"
+                    "    words = re.sub(r'<[^>]*>', '', line).split()\n"
+                    "    for k in range(2):\n"
+                    "        print(f'{n} ||| {words[0]} {k} ||| F={k} ||| 0')\n")
+    lines = [f"w{i} x" for i in range(7)]
+    if seg:
+        lines = [f'<seg id="{i}" grammar="/g/grammar.{i}.gz"> {text} </seg>' for i, text in enumerate(lines)]
+    src = tmp_path / "src"
+    src.write_text("".join(x + "\n" for x in lines))
+    out = tmp_path / "out.kbest"
+    kbest([sys.executable, str(fake)], src, out, 3, tmp_path / "log")
+    got = [line.split(" ||| ")[:2] for line in out.read_text().splitlines()]
+    assert got == [[str(i), f"w{i} {k}"] for i in range(7) for k in range(2)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cdec", "log", "out.kbest", "src"]
+
+
 def test_pools_of_another_system_name_their_dense_features(tmp_path):
     # a second system's extractor features (Multi30k's) are its dense set, read from the
     # pools' provenance; pools without one are the first system's

@@ -39,6 +39,8 @@ import sys
 import time
 from pathlib import Path
 
+from mtplug.decoders.cdec import expected_ids
+
 MTPLUG = [sys.executable, "-m", "mtplug"]
 SETS = ("tune", "dev", "test")
 
@@ -57,7 +59,8 @@ def run(cmd: list[str], log: Path) -> float:
 
 def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[list[str], float]:
     """Unique k-best of ``src`` (``jobs`` processes on contiguous shards) into ``out``, the
-    sentence ids renumbered to the 0-based input line; the shard commands and wall time."""
+    sentence ids renumbered to the 0-based input line (plain lines or ``<seg id="N" ...>``
+    lines with per-sentence grammars); the shard commands and wall time."""
     t0 = time.perf_counter()
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
     jobs = max(1, min(jobs, len(lines)))
@@ -78,9 +81,11 @@ def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[
     with open(out, "w", encoding="utf-8") as fh:
         for j in range(jobs):
             part_out = Path(f"{out}.part{j}")
+            # cdec counts each process's lines from 0, or from a <seg id="N"> line's N
+            position = {sid: cut[j] + i for i, sid in enumerate(expected_ids(lines[cut[j]:cut[j + 1]]))}
             for line in part_out.read_text(encoding="utf-8").splitlines(keepends=True):
                 sid, rest = line.split(" ||| ", 1)
-                fh.write(f"{int(sid) + cut[j]} ||| {rest}")
+                fh.write(f"{position[int(sid)]} ||| {rest}")
             part_out.unlink()
             out.with_name(f"{out.name}.part{j}.in").unlink()
     return cmds, time.perf_counter() - t0
