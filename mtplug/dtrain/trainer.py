@@ -92,6 +92,7 @@ class EpochStats:
     batch_loss: float = 0.0
     onebest_stats: np.ndarray = field(default_factory=lambda: np.zeros(N_STATS, np.int64))
     seconds: float = 0.0
+    decode_seconds: float = 0.0  # in the decoder's calls, summed over shards
 
     def add_sentence(self, st: SentenceStats) -> None:
         """Add one sentence's update counts (pairs, updates, errors, whether its loss did not grow)."""
@@ -104,7 +105,8 @@ class EpochStats:
     def merge(self, other: EpochStats) -> None:
         """Add the sums of ``other`` (another shard's, same epoch) to these, in place."""
         for name in ("sentences", "score_sum", "model_sum", "pairs", "updates", "rank_errors",
-                     "margin_violations", "loss_improved", "list_size", "feature_count", "batch_loss"):
+                     "margin_violations", "loss_improved", "list_size", "feature_count", "batch_loss",
+                     "decode_seconds"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.onebest_stats = self.onebest_stats + other.onebest_stats
 
@@ -116,8 +118,9 @@ class EpochStats:
     def summary(self, epoch: int, nonzero: int) -> dict:
         """The epoch's JSON record: averages per sentence, ``avg_score`` (the scorer's
         per-sentence score of the 1-best) and ``bleu`` (corpus BLEU of the 1-bests) on the
-        0-100 scale of every mtplug score, ``nonzero`` (weights that are not 0) and
-        seconds, for epoch number ``epoch``."""
+        0-100 scale of every mtplug score, ``nonzero`` (weights that are not 0), the
+        epoch's seconds and the seconds spent in the decoder (summed over shards, so
+        above the epoch's wall time when shards decode at once), for epoch number ``epoch``."""
         n = max(self.sentences, 1)
         return {
             "epoch": epoch,
@@ -135,6 +138,7 @@ class EpochStats:
             "nonzero_weights": nonzero,
             "sentences": self.sentences,
             "seconds": self.seconds,
+            "decode_seconds": self.decode_seconds,
         }
 
 
@@ -197,8 +201,10 @@ class ShardTrainer:
             pos = self.positions[a:a + chunk]
             learner.grow(len(self.space.names))
             w_dec = learner.w.copy()
+            t_dec = time.perf_counter()
             kbs = self.decoder.decode([self.inputs[i] for i in pos], [self.refs[i] for i in pos],
                                       self.names(), w_dec, self.words, self.space)
+            es.decode_seconds += time.perf_counter() - t_dec
             learner.grow(len(self.space.names))
             w_dec = np.concatenate([w_dec, np.zeros(len(learner.w) - len(w_dec))])
             if self._unchecked:
@@ -433,6 +439,6 @@ def _log_epoch(log: Log, cfg, s: dict, prev: float, weights: dict) -> None:
         f"per sentence: {s['avg_pairs']:.1f} pairs, {s['avg_updates']:.1f} updates, "
         f"{s['avg_rank_errors']:.1f} rank errors, {s['avg_margin_violations']:.1f} margin violations; "
         f"k-best loss not worse for {100 * s['kbest_loss_improved']:.0f}%; "
-        f"{s['nonzero_weights']} non-zero weights; {s['seconds']:.2f} s")
+        f"{s['nonzero_weights']} non-zero weights; {s['seconds']:.2f} s ({s['decode_seconds']:.2f} s decoding)")
     for name in cfg.print_weight_names:
         log(f"  {name} = {weights.get(name, 0.0):.17g}")

@@ -54,6 +54,10 @@ def test_tuning_bleu_improves(toy, dtrain_ini, standin_command, pool_corpus, tmp
     assert 10 < result["score"] == result["epochs"][-1]["avg_score"] < 100
     assert f"corpus BLEU of the 1-bests {per_epoch[-1]:.3f}," in captured.err
     assert final > TOY_START_BLEU + 0.05
+    # where an epoch's time goes: the decoder's calls, the rest is scoring and updates
+    for e in result["epochs"]:
+        assert 0 < e["decode_seconds"] <= e["seconds"]
+    assert f"({result['epochs'][-1]['decode_seconds']:.2f} s decoding)" in captured.err
     assert open(out).readline().startswith("# mtplug") and "seed=0" in open(out).readline()
 
 
