@@ -49,6 +49,15 @@ from real_systems import Cdec, bleu
 
 NAMES = {"hope": "M-C", "lu": "LU", "fear": "M+C", "mc": "MC", "pb": "PB"}
 EPOCH_BLEU = re.compile(r"^epoch (\d+)/\d+: .*corpus BLEU of the 1-bests ([0-9.]+)", re.MULTILINE)
+EPOCH_SECONDS = re.compile(r"^epoch \d+/\d+: .*; ([0-9.]+) s \(([0-9.]+) s decoding\)$", re.MULTILINE)
+
+
+def decoder_share(log: Path) -> float | None:
+    """The fraction of a dtrain run's epoch seconds spent in the decoder's calls, from its
+    log (None for a log written before dtrain reported it)."""
+    found = EPOCH_SECONDS.findall(log.read_text()) if log.exists() else []
+    total = sum(float(t) for t, _ in found)
+    return round(sum(float(d) for _, d in found) / total, 4) if found and total > 0 else None
 
 
 def label(selection: str, shards: int = 1) -> str:
@@ -138,7 +147,8 @@ def summary(a, rows: list[dict], report: dict, system: Cdec) -> dict:
             entry = {"optimizer": "mtplug dtrain --update mira", "seeded": True, "selection": label(selection, shards),
                      "options": {"hope": hope, "fear": fear, "shards": shards},
                      "runs": [{"seed": r["seed"], "test": r["test_bleu"], "dev": r["dev_bleu"],
-                               "seconds": r["seconds"], "one_best_bleu_per_epoch": r["prediction_bleu_per_epoch"]}
+                               "seconds": r["seconds"], "one_best_bleu_per_epoch": r["prediction_bleu_per_epoch"],
+                               "decoder_share": decoder_share(Path(a.out) / r["run"] / "dtrain.log")}
                               for r in runs]}
             if stem != first:
                 c = scores[stem]
@@ -163,12 +173,19 @@ def _mean_sd(values: list[float]) -> str:
     return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0.0:.2f}"
 
 
+def _share(runs: list[dict]) -> str:
+    shares = [r.get("decoder_share") for r in runs]
+    known = [x for x in shares if x is not None]
+    return f"{100 * sum(known) / len(known):.0f}% ({len(known)} of {len(runs)} runs)" if known else "–"
+
+
 def table(name: str) -> str:
     """results/NAME.json (a loop results file) as the page shows it
     (benchmarks/generated_tables.py): per configuration its runs' test and tuning-set BLEU,
     p against the file's baseline, the mean 1-best BLEU of the tuning set after each
-    epoch (the line of the paper's figures) and the largest change of a run's curve
-    between two consecutive epochs (claims.py's swing)."""
+    epoch (the line of the paper's figures), the largest change of a run's curve
+    between two consecutive epochs (claims.py's swing), and where the time went (the
+    decoder's share of the epochs' seconds, for runs whose dtrain logged it)."""
     import numpy as np
     from claims import swings
     from galley_rerank import not_run_yet
@@ -182,7 +199,7 @@ def table(name: str) -> str:
             f"{settings['epochs']} epochs, {settings['nbest']}-best, C = {settings['mira_c']}, {settings['scorer']}.*")
     columns = ["configuration", "runs", "test BLEU (mean ± sd)", "tuning-set BLEU", f"p vs {study['baseline']}",
                "tuning-set 1-best BLEU after each epoch (mean)", "largest change between epochs (mean ± sd)",
-               "seconds a run"]
+               "seconds a run", "decoder's share of the epochs"]
     lines = [head, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for system in study["systems"].values():
         for method, m in sorted(system["methods"].items()):
@@ -193,7 +210,7 @@ def table(name: str) -> str:
                      f"{np.mean([r['dev'] for r in runs]):.2f}",
                      "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)",
                      ", ".join(f"{x:.2f}" for x in curve), _mean_sd(swings(runs)),
-                     f"{np.mean([r['seconds'] for r in runs]):.0f}"]
+                     f"{np.mean([r['seconds'] for r in runs]):.0f}", _share(runs)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -82,7 +82,10 @@ def test_eidelman_loop_study(toy, tmp_path, monkeypatch, capsys):
     mean = sum(r["test"] for r in runs) / 2
     assert f"| mira-hope-fear (M-C/M+C) | 2 | {mean:.2f} ± " in text and "| mira-lu-fear (LU/M+C) | 2 |" in text
     assert "| p vs mira-lu-fear |" in text and "| – |" in text
-    assert all(line.count("|") == 9 for line in text.splitlines() if line.startswith("|"))
+    assert all(line.count("|") == 10 for line in text.splitlines() if line.startswith("|"))
+    # each run's decoder share from its dtrain log's epoch lines
+    share = methods["mira-hope-fear"]["runs"][0]["decoder_share"]
+    assert 0 < share <= 1 and text.rstrip().endswith("(2 of 2 runs) |")
     assert "Not run yet" in loop["table"]("none")
 
 
