@@ -237,6 +237,16 @@ def history(name: str, wd: Path) -> list | None:
     return None
 
 
+def timing(wd: Path) -> dict:
+    """Where an ``mtplug tune`` run's time went: the seconds of its iterations' decoding and
+    optimizing, summed from state.json (empty for another tool's run)."""
+    state = wd / "state.json"
+    if not state.exists():
+        return {}
+    entries = json.loads(state.read_text())["history"]
+    return {k: round(sum(h.get(k, 0.0) for h in entries), 1) for k in ("decode_seconds", "optimize_seconds")}
+
+
 def main_run(args, system) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -269,7 +279,7 @@ def main_run(args, system) -> None:
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "seconds": round(seconds, 1),
                       "iterations": int(options.get("iterations", args.iterations)), "nbest": args.nbest,
                       "jobs": args.jobs,
-                      "history": history(name, wd), **evaluate(system, name, wd, log)}
+                      "history": history(name, wd), **timing(wd), **evaluate(system, name, wd, log)}
         except Exception as exc:   # noqa: BLE001 - a failed run is a result too
             record = {"run": name, "tool": tool, "command": shlex.join(cmd), "error": str(exc)}
         with open(results, "a") as fh:

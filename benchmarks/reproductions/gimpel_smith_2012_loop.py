@@ -121,6 +121,7 @@ def collect(a, out: Path) -> dict[tuple[str, int, int], dict]:
         rows[(method, p, seed)] = {
             "point": p, "seed": seed, "test": round(100 * r["test_bleu"], 4), "dev": round(100 * r["dev_bleu"], 4),
             "seconds": r["seconds"], "iterations": len(r["history"] or []),
+            **{k: r[k] for k in ("decode_seconds", "optimize_seconds") if k in r},
             "tune_per_iteration": [round(100 * b, 2) for b in r["history"] or []],
             "weights": read_weights(Path(r["final_weights"])), "test_hyps": str(out / f"p{p}" / name / "final.test.hyp")}
     return rows

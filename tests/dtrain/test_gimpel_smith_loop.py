@@ -49,6 +49,8 @@ def test_gimpel_smith_loop_study(toy, tmp_path, monkeypatch):
     assert methods["rampion-ramp3"]["options"]["iterations"] == "2"
     for m in methods.values():
         assert all(0 < r["test"] <= 100 and r["iterations"] <= 2 and len(r["weights"]) == 8 for r in m["runs"])
+        # where each run's time went, from its state.json
+        assert all(0 < r["decode_seconds"] and 0 <= r["optimize_seconds"] < r["seconds"] for r in m["runs"])
     assert methods["mert"]["compared"]["replicas"] == 2 and methods["mert"]["compared"]["per_point"]
     monkeypatch.setattr(claims, "RESULTS", results.parent)
     draw = claims.load_draw(results.stem, "dense", "pro", "rampion-ramp3")
