@@ -100,21 +100,22 @@ def test_a_spread_claim_compares_each_runs_deviation_from_its_start_points_media
         claims.load_draw("draw1", "dense", "mert", "pro")
 
 
-def test_a_swing_claim_compares_each_runs_largest_jump_between_iterations(tmp_path, monkeypatch):
+def test_a_fall_claim_compares_each_runs_largest_drop_between_iterations(tmp_path, monkeypatch):
     monkeypatch.setattr(claims, "RESULTS", tmp_path)
+    # both climb from their start; one drops back by up to 2 BLEU, the other levels off
     jumpy = [{"seed": s, "test": 27.0, "one_best_bleu_per_epoch": c}
-             for s, c in enumerate(([30.0, 32.1, 30.2, 31.0], [29.0, 31.5, 31.0], [30.0, 28.2, 30.0]))]
-    smooth = [{"seed": s, "test": 27.5, "one_best_bleu_per_epoch": c, "other": [0.0, 5.0]}
-              for s, c in enumerate(([30.0, 30.3, 30.4, 30.4], [29.9, 30.1, 30.2], [30.0, 29.8, 30.0]))]
+             for s, c in enumerate(([20.0, 32.1, 30.2, 31.0], [19.0, 31.5, 29.0], [22.0, 30.0, 28.2, 30.0]))]
+    smooth = [{"seed": s, "test": 27.5, "one_best_bleu_per_epoch": c, "other": [5.0, 0.0]}
+              for s, c in enumerate(([15.0, 30.3, 30.4, 30.4], [18.9, 30.1, 29.9], [21.0, 29.8, 30.0]))]
     (tmp_path / "loop.json").write_text(json.dumps({"baseline": "other", "systems": {"dense": {"methods": {
         "lu-mc": {"runs": jumpy}, "hope-fear": {"runs": smooth}}}}}))
-    d = claims.load_draw("loop", "dense", "lu-mc", "hope-fear", "swing")
-    assert d.method == pytest.approx([2.1, 2.5, 1.8]) and d.baseline == pytest.approx([0.3, 0.2, 0.2])
+    d = claims.load_draw("loop", "dense", "lu-mc", "hope-fear", "fall")
+    assert d.method == pytest.approx([1.9, 2.5, 1.8]) and d.baseline == pytest.approx([0.0, 0.2, 0.0])
     assert d.p == pytest.approx(claims.welch_p(d.method, d.baseline)) and d.p < 0.05
-    assert noise([d]) == pytest.approx(float(__import__("numpy").std([2.1, 2.5, 1.8], ddof=1)))
-    assert verdict("better", [d]) == "reproduced"                       # larger jumps, as "unstable" reads
-    assert claims.swings([{"c": [31.0]}], "c") == [0.0]                 # one iteration: nothing jumps
-    other = claims.load_draw("loop", "dense", "hope-fear", "hope-fear", "swing", curve="other")
+    assert noise([d]) == pytest.approx(float(__import__("numpy").std([1.9, 2.5, 1.8], ddof=1)))
+    assert verdict("better", [d]) == "reproduced"                       # larger falls, as "unstable" reads
+    assert claims.falls([{"c": [31.0]}], "c") == [0.0]                  # one iteration: nothing falls
+    other = claims.load_draw("loop", "dense", "hope-fear", "hope-fear", "fall", curve="other")
     assert other.method == [5.0, 5.0, 5.0]                              # a claim may name another curve
 
 

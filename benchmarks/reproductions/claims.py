@@ -12,10 +12,11 @@ files under ``results/`` (one per independent pool draw or system; ``draws``), t
 what the paper found of the method against the baseline (``expect``: better, worse or
 comparable). ``measure: tune`` compares tuning BLEU instead of test BLEU (a paper's "finds
 higher BLEU on the tuning data"); ``measure: spread`` compares how much test BLEU varies
-over seeds (a paper's "shows larger variation across random seeds"); ``measure: swing``
-compares how much a run's per-iteration curve jumps (a paper's "unstable, oscillating up
-to 2 BLEU points between iterations"): the curve is the run's list ``curve`` (default
-``one_best_bleu_per_epoch``, the tuning set's 1-best BLEU after each epoch of a loop run).
+over seeds (a paper's "shows larger variation across random seeds"); ``measure: fall``
+compares how far a run's per-iteration curve falls back (a paper's "unstable, oscillating
+up to 2 BLEU points between iterations", against "stable and smooth"): the curve is the
+run's list ``curve`` (default ``one_best_bleu_per_epoch``, the tuning set's 1-best BLEU
+after each epoch of a loop run).
 
 The verdict rule (docs/reproductions/method.md):
 
@@ -29,9 +30,11 @@ The verdict rule (docs/reproductions/method.md):
   seed alone moved), d is the difference of the mean deviations and p Welch's t-test
   between them (the Brown–Forsythe test of equal spread, without its equal-variance
   assumption); the noise below is then taken over those deviations; with ``measure:
-  swing``, each run counts as the largest absolute change of its curve between two
-  consecutive iterations, d is the difference of the mean swings and p Welch's t-test
-  between them, the noise taken over the swings;
+  fall``, each run counts as the largest fall of its curve between two consecutive
+  iterations (0 for a curve that never falls: a learner climbing from its start and
+  levelling off is stable, one that climbs and drops back oscillates), d is the
+  difference of the mean falls and p Welch's t-test between them, the noise taken over
+  the falls;
 * the noise is the largest run-to-run spread of identical settings measured: the standard
   deviation of either method's independent runs in any draw and, with two or more draws,
   how far either method's mean moved between draws;
@@ -65,8 +68,8 @@ HERE = Path(__file__).resolve().parent
 CLAIMS = HERE / "claims"
 RESULTS = HERE / "results"
 EXPECTATIONS = ("better", "worse", "comparable")
-MEASURES = ("test", "tune", "spread", "swing")
-#: the per-iteration curve ``measure: swing`` reads unless a claim names another
+MEASURES = ("test", "tune", "spread", "fall")
+#: the per-iteration curve ``measure: fall`` reads unless a claim names another
 CURVE = "one_best_bleu_per_epoch"
 ALPHA = 0.05
 
@@ -109,17 +112,17 @@ def seed_deviations(runs: list[dict]) -> list[float]:
     return [abs(r["test"] - float(np.median(groups[r.get("point")]))) for r in runs]
 
 
-def swings(runs: list[dict], curve: str = CURVE) -> list[float]:
-    """Each run's largest absolute change of its ``curve`` between consecutive iterations
-    (0 for a curve of one point)."""
-    return [float(np.max(np.abs(np.diff(r[curve])), initial=0.0)) for r in runs]
+def falls(runs: list[dict], curve: str = CURVE) -> list[float]:
+    """Each run's largest fall of its ``curve`` from one iteration to the next (0 for a
+    curve that never falls, or of one point)."""
+    return [float(np.max(-np.diff(r[curve]), initial=0.0)) for r in runs]
 
 
 def load_draw(file: str, system: str, method: str, baseline: str, measure: str = "test",
               curve: str = CURVE) -> Draw | None:
     """The comparison in results/FILE.json (None while the file does not exist, or holds no
     runs of ``system`` or of either method: a study may run part of a draw only);
-    ``curve``: the runs' per-iteration list ``measure: swing`` reads."""
+    ``curve``: the runs' per-iteration list ``measure: fall`` reads."""
     if measure not in MEASURES:
         raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
     path = RESULTS / f"{file}.json"
@@ -131,9 +134,9 @@ def load_draw(file: str, system: str, method: str, baseline: str, measure: str =
     methods = study["systems"][system]["methods"]
     if method not in methods or baseline not in methods:
         return None
-    if measure in ("spread", "swing"):
+    if measure in ("spread", "fall"):
         mine, theirs = ((seed_deviations(methods[m]["runs"]) if measure == "spread" else
-                         swings(methods[m]["runs"], curve)) for m in (method, baseline))
+                         falls(methods[m]["runs"], curve)) for m in (method, baseline))
         return Draw(file, mine, theirs, welch_p(mine, theirs), min(len(mine), len(theirs)))
     mine = [r[measure] for r in methods[method]["runs"]]
     theirs = [r[measure] for r in methods[baseline]["runs"]]
@@ -196,7 +199,7 @@ def ours(claim: dict) -> tuple[str, str]:
     if not found:
         return "", "not run yet"
     what = {"test": "", "tune": "tuning BLEU ", "spread": "mean deviation over seeds ",
-            "swing": "mean largest change between iterations "}[measure]
+            "fall": "mean largest fall between iterations "}[measure]
     runs = "paired runs" if measure == "test" else "runs each side at least, Welch's t-test"
     parts = [f"{dr.name}: {what}{c['method']} {np.mean(dr.method):.2f} against {c['baseline']} "
              f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} {runs})" for dr in found]

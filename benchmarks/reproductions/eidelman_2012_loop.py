@@ -183,11 +183,11 @@ def table(name: str) -> str:
     """results/NAME.json (a loop results file) as the page shows it
     (benchmarks/generated_tables.py): per configuration its runs' test and tuning-set BLEU,
     p against the file's baseline, the mean 1-best BLEU of the tuning set after each
-    epoch (the line of the paper's figures), the largest change of a run's curve
-    between two consecutive epochs (claims.py's swing), and where the time went (the
+    epoch (the line of the paper's figures), the largest fall of a run's curve
+    between two consecutive epochs (claims.py's fall), and where the time went (the
     decoder's share of the epochs' seconds, for runs whose dtrain logged it)."""
     import numpy as np
-    from claims import swings
+    from claims import falls
     from galley_rerank import not_run_yet
 
     path = RESULTS / f"{name}.json"
@@ -198,7 +198,7 @@ def table(name: str) -> str:
     head = (f"*{name}: commit {study['commit']}, {study['date']}; seeds {', '.join(map(str, study['seeds']))}; "
             f"{settings['epochs']} epochs, {settings['nbest']}-best, C = {settings['mira_c']}, {settings['scorer']}.*")
     columns = ["configuration", "runs", "test BLEU (mean ± sd)", "tuning-set BLEU", f"p vs {study['baseline']}",
-               "tuning-set 1-best BLEU after each epoch (mean)", "largest change between epochs (mean ± sd)",
+               "tuning-set 1-best BLEU after each epoch (mean)", "largest fall between epochs (mean ± sd)",
                "seconds a run", "decoder's share of the epochs"]
     lines = [head, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for system in study["systems"].values():
@@ -209,7 +209,7 @@ def table(name: str) -> str:
             cells = [f"{method} ({m['selection']})", str(len(runs)), _mean_sd([r["test"] for r in runs]),
                      f"{np.mean([r['dev'] for r in runs]):.2f}",
                      "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)",
-                     ", ".join(f"{x:.2f}" for x in curve), _mean_sd(swings(runs)),
+                     ", ".join(f"{x:.2f}" for x in curve), _mean_sd(falls(runs)),
                      f"{np.mean([r['seconds'] for r in runs]):.0f}", _share(runs)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
