@@ -176,7 +176,7 @@ def _mean_sd(values: list[float]) -> str:
 def _share(runs: list[dict]) -> str:
     shares = [r.get("decoder_share") for r in runs]
     known = [x for x in shares if x is not None]
-    return f"{100 * sum(known) / len(known):.0f}% ({len(known)} of {len(runs)} runs)" if known else "–"
+    return f"{100 * sum(known) / len(known):.1f}% ({len(known)} of {len(runs)} runs)" if known else "–"
 
 
 def table(name: str) -> str:
