@@ -63,6 +63,20 @@ def _script(*args: str | Path) -> subprocess.CompletedProcess:
     )
 
 
+
+def _decode(cdec, out: Path, source: str) -> list[str]:
+    """The 1-best lines of the built system's cdec on OUT/SOURCE at the start weights."""
+    with open(out / source, "rb") as fin:
+        dec = subprocess.run(
+            [str(Path(cdec) / "decoder" / "cdec"), "-c", str(out / "cdec.ini"), "-w", str(out / "weights.start")],
+            stdin=fin,
+            capture_output=True,
+            check=False,
+            timeout=300,
+        )
+    assert dec.returncode == 0, dec.stderr.decode(errors="replace")[-2000:]
+    return dec.stdout.decode().splitlines()
+
 def test_missing_data_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     _write_corpus(tmp_path / "data")
     (tmp_path / "data" / "val.en").unlink()
@@ -157,30 +171,12 @@ def test_builds_a_system_that_cdec_decodes(tmp_path: Path) -> None:
     assert filt["train_in"] == filt["train_kept"] + filt["dev_pairs"] + filt["dropped_total"]
     assert set(prov["sets"]) == {"tune", "dev", "test", "train"}
 
-    with open(out / "tune.de", "rb") as fin:
-        dec = subprocess.run(
-            [str(Path(cdec) / "decoder" / "cdec"), "-c", str(out / "cdec.ini"), "-w", str(out / "weights.start")],
-            stdin=fin,
-            capture_output=True,
-            check=False,
-            timeout=300,
-        )
-    assert dec.returncode == 0, dec.stderr.decode(errors="replace")[-2000:]
-    hyps = dec.stdout.decode().splitlines()
+    hyps = _decode(cdec, out, "tune.de")
     assert len(hyps) == 5 and all(hyps)
     # the invented corpus is word for word: the system should get most words right
     refs = (out / "tune.en").read_text(encoding="utf-8").split()
     assert len(set(" ".join(hyps).split()) & set(refs)) >= len(set(refs)) // 2
-    with open(out / "dev.de", "rb") as fin:
-        dec = subprocess.run(
-            [str(Path(cdec) / "decoder" / "cdec"), "-c", str(out / "cdec.ini"), "-w", str(out / "weights.start")],
-            stdin=fin,
-            capture_output=True,
-            check=False,
-            timeout=300,
-        )
-    assert dec.returncode == 0, dec.stderr.decode(errors="replace")[-2000:]
-    assert len(dec.stdout.decode().splitlines()) == 10
+    assert len(_decode(cdec, out, "dev.de")) == 10
 
     again = _script("--cdec", cdec, "--data", tmp_path / "data", "--out", out, *opts)
     assert again.returncode == 0, again.stderr
