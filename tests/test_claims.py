@@ -138,6 +138,15 @@ def test_a_threshold_claim_needs_every_replica_on_one_side_and_five_of_them(tmp_
     assert claims.threshold(rule)[1] == "inconclusive"
     write([0.996] * 4)                                                   # 4 seeds: p = 0.0625
     assert claims.threshold(rule)[1] == "inconclusive"
+    # a claim that it stays below ("standard MERT fails to recover w*")
+    below = {**{k: v for k, v in rule.items() if k != "above"}, "below": 0.999}
+    write([0.41, 0.42, 0.40, 0.43, 0.999])                               # at the value is not below
+    text, found = claims.threshold(below)
+    assert found == "inconclusive" and "4 below 0.999" in text
+    write([0.41, 0.42, 0.40, 0.43, 0.44])
+    assert claims.threshold(below)[1] == "reproduced"
+    write([0.9995] * 5)
+    assert claims.threshold(below)[1] == "contradicted"
 
 
 @pytest.mark.parametrize("paper", PAPERS)

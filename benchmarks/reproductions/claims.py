@@ -46,9 +46,10 @@ The verdict rule (docs/reproductions/method.md):
 A claim that a measurement stays above a threshold (``threshold``, e.g. Galley's "cosine
 > 0.999 at D = 1,000") names a results file whose ``entries`` are independent replicas
 (data seeds), the entries it is about (``select``: field -> value), the ``field`` and the
-``above`` value. Its verdict: *reproduced* when every entry is above, *contradicted* when
-every entry is at or below, each only with the one-sided sign test's p = 0.5^n < 0.05 (at
-least 5 entries); else *inconclusive*.
+``above`` value (or ``below``, for a claim that it stays below: "fails to recover w*").
+Its verdict: *reproduced* when every entry is on the claimed side, *contradicted* when
+every entry is on the other (or at the value), each only with the one-sided sign test's
+p = 0.5^n < 0.05 (at least 5 entries); else *inconclusive*.
 
 The study scripts write the results files (pool_study.py's ``--results``): ``systems ->
 SYSTEM -> methods -> NAME -> runs`` (each independent run's ``test`` BLEU) and
@@ -210,7 +211,8 @@ def ours(claim: dict) -> tuple[str, str]:
 
 
 def threshold(t: dict) -> tuple[str, str]:
-    """(our numbers, the verdict) of a threshold claim (module docstring)."""
+    """(our numbers, the verdict) of a threshold claim (module docstring): ``above`` or
+    ``below`` its value."""
     path = RESULTS / f"{t['file']}.json"
     if not path.exists():
         return "", "not run yet"
@@ -218,13 +220,15 @@ def threshold(t: dict) -> tuple[str, str]:
                if all(e.get(k) == v for k, v in t["select"].items())]
     if not entries:
         return "", "not run yet"
+    side = "above" if "above" in t else "below"
+    limit = float(t[side])
     values = sorted(float(e[t["field"]]) for e in entries)
-    above = sum(v > t["above"] for v in values)
+    hits = sum((v > limit) if side == "above" else (v < limit) for v in values)
     p = 0.5 ** len(values)
     text = (f"{t['file']}: {t['field']} {', '.join(f'{v:.4f}' for v in values)} over {len(values)} "
-            f"independent entries; {above} above {t['above']:g} (sign test p = {p:.3f})")
-    if p < ALPHA and above in (0, len(values)):
-        return text, "reproduced" if above else "contradicted"
+            f"independent entries; {hits} {side} {limit:g} (sign test p = {p:.3f})")
+    if p < ALPHA and hits in (0, len(values)):
+        return text, "reproduced" if hits else "contradicted"
     return text, "inconclusive"
 
 
