@@ -365,6 +365,19 @@ def read_features(path: str, space) -> dict:
     return out
 
 
+def read_blocks(path: str, scores: bool, space=None) -> dict:
+    """One features.dat (``scores`` False; names interned into ``space``) or scores.dat in
+    file order, blocks kept: the arrays of :func:`read_features` or ``stats`` int32
+    [n, k], plus ``blocks`` int64 [b, 3] (per block in file order: its sentence id, its
+    rows, a duplicate flag) and, for scores, ``sctype``. Moses's pro reads files so."""
+    f = _scan(path, scores, space)
+    if scores:
+        out = f.scanner.finish()
+        out["sctype"] = f.sctype
+        return out
+    return _features_of(f, space)
+
+
 def read_scores(path: str) -> tuple[np.ndarray, np.ndarray, str]:
     """Read a scores.dat (text or binary blocks): ``(sent_ids int32 [n], stats int32 [n, k],
     sctype)``, where sctype is the Moses scorer named in the headers (``BLEU``: k = 9;

@@ -1,4 +1,4 @@
-"""The Moses ``pro`` program streams the files sentence block by sentence block; its
+"""The Moses ``pro`` program with ``--mtplug-sampler`` streams the files sentence block by sentence block; its
 pro.data is byte for byte what sampling the whole store writes (the pairs of
 optimizers.pro.sample_pairs, the lines of formats.pro_data), and its errors are those of
 reading the files whole."""
@@ -25,7 +25,8 @@ def whole_store_pro_data(ffiles, sfiles, path, seed, variant="moses-sentence-ble
 
 
 def run_pro(ffiles, sfiles, *extra):
-    argv = [str(a) for a in extra]
+    """mtplug's own sampler (--mtplug-sampler): the one that streams block by block."""
+    argv = ["--mtplug-sampler"] + [str(a) for a in extra]
     for f, s in zip(ffiles, sfiles):
         argv += ["--ffile", f, "--scfile", s]
     return main(argv)

@@ -32,6 +32,7 @@ import numpy as np
 from ... import validation
 from ..._ext import _pro
 from .common import MosesArgumentParser, Timer, load_mert_data, log, moses_scorer, run_program, split_list
+from .moses_pro import MOSES_VARIANTS, NotBleu, moses_pro_data
 
 PROG = "pro"
 
@@ -65,6 +66,9 @@ def build_parser() -> MosesArgumentParser:
                         "or a comma list")
     x.add_argument("--scconfig", action="append", metavar="KEY:VAL,...",
                    help="an interpolation's weights:W1+W2 (equal weights by default, as Moses)")
+    x.add_argument("--mtplug-sampler", action="store_true",
+                   help="mtplug's own sampler (one seeded stream per sentence, hypotheses de-duplicated, "
+                        "reads the files block by block) instead of Moses's draws")
     x.add_argument("--sentence-metric", default=None, metavar="VARIANT",
                    help="sentence-BLEU variant (default moses-sentence-bleu, or nakov with -b); any of "
                         "mtplug.metrics.bleu.SENTENCE_BLEU_VARIANTS")
@@ -106,12 +110,20 @@ def sample(args) -> int:
                          "(--scfile); expected one scores file per features file")
     target = args.output_file or _stdout_copy()
     try:
-        try:
-            with atomic_output(target, "wb") as out:
-                done = _stream(args, ffiles, scfiles, seed, metric, out)
-        except NotStreamable:
-            with atomic_output(target, "wb") as out:
-                done = _whole(args, ffiles, scfiles, seed, metric, out)
+        done = None
+        if not args.mtplug_sampler and args.sctype is None and not args.scconfig and metric in MOSES_VARIANTS:
+            try:
+                with atomic_output(target, "wb") as out:
+                    done = _moses(args, ffiles, scfiles, seed, metric, out)
+            except NotBleu:
+                pass      # another scorer's statistics: mtplug's sampler ranks by it
+        if done is None:
+            try:
+                with atomic_output(target, "wb") as out:
+                    done = _stream(args, ffiles, scfiles, seed, metric, out)
+            except NotStreamable:
+                with atomic_output(target, "wb") as out:
+                    done = _whole(args, ffiles, scfiles, seed, metric, out)
         if not args.output_file:
             with open(target, "rb") as fh:
                 shutil.copyfileobj(fh, sys.stdout.buffer)
@@ -123,6 +135,15 @@ def sample(args) -> int:
     log(f"{PROG}: {n_pairs} pairs ({2 * n_pairs} lines) from {n_hyp} hypotheses of {n_sent} sentences, "
         f"metric {name} (sentence BLEU: {metric}), seed {seed}, in {t}")
     return 0
+
+
+def _moses(args, ffiles, scfiles, seed: int, variant: str, out):
+    """Moses's own sampler and draws (mtplug.integrations.moses.moses_pro); (pairs,
+    hypotheses, sentences, metric name)."""
+    text, n_pairs, n_hyp, n_sent = moses_pro_data(ffiles, scfiles, seed, MOSES_VARIANTS[variant], args.gamma,
+                                                  args.xi, args.beta)
+    out.write(text)
+    return n_pairs, n_hyp, n_sent, "BLEU"
 
 
 def _stdout_copy() -> str:
