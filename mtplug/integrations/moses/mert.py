@@ -99,10 +99,18 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
     g.add_argument("--threads", "-T", type=validation.threads, default=None, metavar="N",
                    help="threads (default: all cores; the result does not depend on it)")
     p.add_ignored("--verbose", "-v", nargs=1, why="mtplug logs the same at every level", group=g)
-    p.add_unsupported("--positive", "-P", why="positivity constraints are not provided", allowed=("",), group=g)
+    g.add_argument("--positive", "-P", default="", metavar="NAMES",
+                   help="features whose weight must stay positive (comma list of names; Moses's -P)")
     p.add_unsupported("--shard-count", why="sharded MERT is not provided", allowed=("0",), group=g)
     p.add_unsupported("--shard-size", why="sharded MERT is not provided", allowed=("0",), group=g)
 
+    x = p.add_argument_group("mtplug extras")
+    x.add_argument("--mtplug-mert", action="store_true",
+                   help="mtplug's MERT (float64, its own search and restarts) instead of Moses's optimizer "
+                        "step for step; also chosen by any option of mtplug's MERT below")
+    x.add_argument("--fix-slopes", action="store_true",
+                   help="with -o: take line-search slopes over the optimised features only (Moses adds the fixed "
+                        "weights' part, so its lines are searched off course; docs/mert-moses.md)")
     overrides = {"directions": {"default": None, "help": _DIRECTIONS_HELP}} if algorithm == "mert" else None
     add_algorithm_options(p, algorithm, "mert", MOSES_MAPPED if algorithm == "mert" else (), overrides)
     return p
@@ -176,6 +184,13 @@ def optimize(args, algorithm: str) -> int:
     from ...optimizers.registry import get_optimizer
 
     check_output(WEIGHTS_FILE, "weights")      # before any work (a full disk comes later)
+    if _moses_exact(args, algorithm):
+        from .moses_mert import NotMoses
+
+        try:
+            return _optimize_as_moses(args)
+        except NotMoses as why:
+            log(f"{PROG}: note: {why}: Moses's optimizer is not reproduced for it; mtplug's MERT runs")
     seed = 0 if args.rseed is None else args.rseed
     log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.rseed is None else ""))
@@ -258,6 +273,49 @@ def optimize(args, algorithm: str) -> int:
     _write_weights(point)
     log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
     log(f"Best point: {point} => {format_g6(score)}")
+    return 0
+
+
+def _moses_exact(args, algorithm: str) -> bool:
+    """Whether to run Moses's optimizer step for step (moses_mert.py): MERT with Moses's
+    own flags only (no --mtplug-mert, --directions or other mtplug MERT option changed)."""
+    from ...optimizers.registry import get_optimizer
+
+    if algorithm != "mert" or args.mtplug_mert or args.directions or args.type not in ("powell", "random",
+                                                                                         "random-direction"):
+        return False
+    for name, kwargs in get_optimizer("mert").options.items():
+        if name in MOSES_MAPPED or name == "directions":
+            continue
+        if getattr(args, name, kwargs.get("default")) != kwargs.get("default"):
+            return False
+    return True
+
+
+def _optimize_as_moses(args) -> int:
+    """Moses's mert step for step (mtplug.integrations.moses.moses_mert): weights.txt and
+    the log lines as Moses writes them."""
+    from .moses_mert import format_point, moses_mert
+
+    seed = 0 if args.rseed is None else args.rseed
+    log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
+                                                 if args.rseed is None else ""))
+    ffiles = split_list(args.ffile) or ["features.data"]
+    scfiles = split_list(args.scfile) or ["statscore.data"]
+    if len(ffiles) != len(scfiles):
+        from ...errors import InputError
+
+        raise InputError("Error: there is a different number of previous score and feature files")
+    for ff, sf in zip(ffiles, scfiles):
+        log(f"Loading Data from: {sf} and {ff}")
+    config = ",".join(args.scconfig or [])
+    weights, score = moses_mert(ffiles, scfiles, split_list(args.ifile), args.pdim, seed=seed, ntry=args.ntry,
+                                nrandom=args.nrandom, opt_type=args.type, sctype=args.sctype, scconfig=config,
+                                optimize=split_list(args.optimize, blanks=True), positive=split_list(args.positive),
+                                sparse_weights=args.sparse_weights, fix_slopes=args.fix_slopes)
+    point = format_point(weights)
+    log(f"Best point: {point} => {format_point([score]).strip()}")
+    _write_weights(point)
     return 0
 
 
