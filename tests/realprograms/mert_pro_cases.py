@@ -44,9 +44,20 @@ def _bleu_stats(rng: np.random.Generator, length: int, reflen: int) -> list[int]
     return out + [reflen]
 
 
-def write_case(folder: Path, rng: np.random.Generator) -> dict:
-    """Write the files of one random case into ``folder``; returns its shape (runs,
-    dense, sparse)."""
+def _other_stats(rng: np.random.Generator, sctype: str, length: int, reflen: int) -> list[int]:
+    """Integer statistics of a TER, PER, WER or CDER scores file (as Moses's extractor
+    writes them: TER's hundredths, counts for the others)."""
+    if sctype == "TER":
+        edits = int(rng.integers(0, length + reflen + 1))
+        return [edits * 100, reflen * 100, int(100 * edits / max(reflen, 1))]
+    if sctype == "PER":
+        return [int(rng.integers(0, min(length, reflen) + 1)), length, reflen]
+    return [int(rng.integers(0, length + reflen + 1)), reflen]
+
+
+def write_case(folder: Path, rng: np.random.Generator, sctype: str = "BLEU") -> dict:
+    """Write the files of one random case into ``folder`` (``sctype``: the scorer of the
+    scores files); returns its shape (runs, dense, sparse, names)."""
     folder.mkdir(parents=True, exist_ok=True)
     n_sent = int(rng.integers(1, 25))
     dense = int(rng.integers(1, 9))
@@ -70,13 +81,16 @@ def write_case(folder: Path, rng: np.random.Generator) -> dict:
                     for name in rng.choice(SPARSE_POOL, size=int(rng.integers(0, 4)), replace=False):
                         feats.append(f"{name}={_num(rng, coarse)}")
                 length = 0 if rng.random() < 0.03 else int(rng.integers(1, 35))
-                row = (" ".join(feats), " ".join(map(str, _bleu_stats(rng, length, int(reflens[s])))))
+                stats = (_bleu_stats(rng, length, int(reflens[s])) if sctype == "BLEU"
+                         else _other_stats(rng, sctype, length, int(reflens[s])))
+                row = (" ".join(feats), " ".join(map(str, stats)))
                 rows.append(row)
                 pool[s].append(row)
             ftext.append(f"FEATURES_TXT_BEGIN_0 {s} {len(rows)} {dense} {names}\n")
             ftext += [f + "\n" for f, _ in rows]
             ftext.append("FEATURES_TXT_END_0\n")
-            stext.append(f"SCORES_TXT_BEGIN_0 {s} {len(rows)} 9 BLEU\n")
+            width = {"BLEU": 9, "TER": 3, "PER": 3}.get(sctype, 2)
+            stext.append(f"SCORES_TXT_BEGIN_0 {s} {len(rows)} {width} {sctype}\n")
             stext += [sc + "\n" for _, sc in rows]
             stext.append("SCORES_TXT_END_0\n")
         (folder / f"run{k}.features.dat").write_text("".join(ftext))
@@ -85,7 +99,15 @@ def write_case(folder: Path, rng: np.random.Generator) -> dict:
     lo = [f"{float(v):g}" for v in rng.choice([-1.0, -0.5, 0.0], size=dense)]
     hi = [f"{float(v):g}" for v in rng.choice([0.5, 1.0, 2.0], size=dense)]
     (folder / "init.opt").write_text(" ".join(start) + "\n" + " ".join(lo) + "\n" + " ".join(hi) + "\n")
-    return {"runs": runs, "dense": dense, "sparse": sparse, "sentences": n_sent}
+    # a later start point (mert-moses.pl --historic-bests) and the init of -p (one more value)
+    (folder / "init2.opt").write_text(" ".join(f"{float(v):.6f}" for v in rng.uniform(-1, 1, size=dense)) + "\n")
+    (folder / "initp.opt").write_text(" ".join(start + ["0.5"]) + "\n" + " ".join(lo + ["-1"]) + "\n"
+                                      + " ".join(hi + ["1"]) + "\n")
+    if sparse:
+        chosen = rng.choice(SPARSE_POOL + ["unseen_x"], size=int(rng.integers(1, 5)), replace=False)
+        (folder / "sparse.weights").write_text("".join(f"{n} {float(rng.normal()):.4g}\n" for n in chosen))
+    return {"runs": runs, "dense": dense, "sparse": sparse, "sentences": n_sent, "sctype": sctype,
+            "names": names.split()}
 
 
 def pro_args(rng: np.random.Generator, shape: dict) -> list[str]:
@@ -110,10 +132,24 @@ def mert_args(rng: np.random.Generator, shape: dict) -> list[str]:
     runs = list(range(1, shape["runs"] + 1))
     if rng.random() < 0.5:
         runs = runs[-int(rng.integers(1, len(runs) + 1)):]
+    sparse_w = shape["sparse"] and rng.random() < 0.5
+    init = "initp.opt" if sparse_w else ("init.opt,init2.opt" if rng.random() < 0.2 else "init.opt")
     args = ["-d", str(shape["dense"]),
             "--ffile", ",".join(f"run{k}.features.dat" for k in runs),
             "--scfile", ",".join(f"run{k}.scores.dat" for k in runs),
-            "--ifile", "init.opt", "-r", str(int(rng.integers(0, 100000)))]
+            "--ifile", init, "-r", str(int(rng.integers(0, 100000)))]
+    if sparse_w:
+        args += ["-p", "sparse.weights"]
+    if shape["sctype"] != "BLEU" or rng.random() < 0.1:
+        args += ["--sctype", shape["sctype"]]
+    if rng.random() < 0.15:
+        args += ["--scconfig", f"regtype:{rng.choice(['average', 'min'])},regwin:{int(rng.integers(1, 4))}"]
+    names = shape["names"]
+    if rng.random() < 0.2 and not sparse_w:
+        chosen = rng.choice(names, size=int(rng.integers(1, len(names) + 1)), replace=False)
+        args += ["-o", ",".join(chosen)]
+    if rng.random() < 0.15:
+        args += ["-P", ",".join(rng.choice(names, size=int(rng.integers(1, len(names) + 1)), replace=False))]
     args += ["-n", str(int(rng.choice([0, 0, 1, 2, 5])))]
     kind = rng.choice(["powell", "powell", "random-direction", "random"])
     if kind != "powell" or rng.random() < 0.3:
@@ -125,13 +161,24 @@ def mert_args(rng: np.random.Generator, shape: dict) -> list[str]:
     return args
 
 
+def moses_threads_race(args: list[str]) -> bool:
+    """Whether Moses's mert result depends on thread timing for these flags: more than one
+    thread and random numbers drawn inside the tasks (-t random, random-direction, or
+    powell with -m > 0); docs/mert-moses.md."""
+    def value(flag, default):
+        return args[args.index(flag) + 1] if flag in args else default
+    return (int(value("--threads", "1")) > 1
+            and (value("-t", "powell") != "powell" or int(value("-m", "0")) > 0))
+
+
 PROGRAMS = {"pro": (pro_args, ["pro.data"]), "mert": (mert_args, ["weights.txt"])}
 
 
-def run_pair(program: str, folder: Path, args: list[str], moses_bin: Path, python: str, timeout: float = 120):
+def run_pair(program: str, folder: Path, args: list[str], moses_bin: Path, python: str, timeout: float = 30):
     """Run Moses's ``program`` and mtplug's on the case in ``folder`` (each in a copy);
     returns (same, details): same when the outputs, the exit statuses and (mert) the
-    ``Best point:`` line are equal."""
+    ``Best point:`` line are equal, or when both run longer than ``timeout`` seconds
+    (Moses's random-direction search with -o can go on for ever: docs/mert-moses.md)."""
     outs = {}
     for who in ("moses", "mtplug"):
         work = folder / who
@@ -147,7 +194,11 @@ def run_pair(program: str, folder: Path, args: list[str], moses_bin: Path, pytho
         else:
             cmd = [python, "-m", "mtplug.integrations.moses", program, *args]
             env = dict(os.environ, OMP_NUM_THREADS="1")
-        p = subprocess.run(cmd, check=False, cwd=work, capture_output=True, timeout=timeout, env=env)
+        try:
+            p = subprocess.run(cmd, check=False, cwd=work, capture_output=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired:
+            outs[who] = ("timeout", {}, [])
+            continue
         files = {}
         for name in PROGRAMS[program][1]:
             path = work / name
@@ -167,15 +218,22 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the folders of matching cases too")
     a = ap.parse_args(argv)
     make_args = PROGRAMS[a.program][0]
-    bad = 0
+    bad = races = hangs = 0
     for i in range(a.cases):
         rng = np.random.default_rng([a.seed, i])
         folder = Path(a.work) / f"{a.program}-{a.seed}-{i}"
         if folder.exists():
             shutil.rmtree(folder)
-        shape = write_case(folder, rng)
+        sctype = "BLEU" if a.program == "pro" or rng.random() < 0.7 else str(rng.choice(["TER", "PER", "CDER", "WER"]))
+        shape = write_case(folder, rng, sctype)
         args = make_args(rng, shape)
         same, outs = run_pair(a.program, folder, args, Path(a.moses_bin), sys.executable)
+        if not same and a.program == "mert" and moses_threads_race(args):
+            # Moses's tasks share one rand() stream across threads: compare with its one-thread run
+            one = [("1" if i and args[i - 1] == "--threads" else x) for i, x in enumerate(args)]
+            same, outs = run_pair(a.program, folder, one, Path(a.moses_bin), sys.executable)
+            races += 1
+        hangs += outs["moses"][0] == "timeout"
         if not same:
             bad += 1
             print(f"MISMATCH case {i}: {a.program} {' '.join(args)} in {folder}", flush=True)
@@ -183,7 +241,9 @@ def main(argv=None) -> int:
             print(f"  mtplug rc={outs['mtplug'][0]} best={outs['mtplug'][2]}", flush=True)
         elif not a.keep:
             shutil.rmtree(folder)
-    print(f"{a.program}: {a.cases - bad} of {a.cases} cases byte-identical, {bad} differ (seed {a.seed})")
+    print(f"{a.program}: {a.cases - bad} of {a.cases} cases byte-identical, {bad} differ (seed {a.seed}; "
+          f"{races} with Moses's thread race compared with its one-thread run, {hangs} where Moses runs "
+          f"for ever)")
     return 1 if bad else 0
 
 
