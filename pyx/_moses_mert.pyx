@@ -89,7 +89,11 @@ cdef struct Ctx:
     const uint8_t* positive   # [dim]
     const float* mins         # [dim]
     const float* maxs
-    int scorer
+    int n_sub                 # scorers: one, or the parts of an interpolation
+    const int32_t* sub_kind   # [n_sub] SCORER_*
+    const int32_t* sub_col0   # [n_sub] first statistic of each part
+    const float* sub_weight   # [n_sub] (interpolation only)
+    bint interpolated
     int reg_type
     Py_ssize_t reg_window
     bint slopes_with_fixed
@@ -113,11 +117,11 @@ cdef inline float model_score(Ctx* c, const float* p, const float* f, bint with_
     return <float>prod
 
 
-cdef float calc_score(Ctx* c, const float* t) noexcept nogil:
-    """calculateScore of the statistics totals t (float32), as the scorer computes it."""
+cdef float calc_score(int kind, const float* t) noexcept nogil:
+    """calculateScore of the statistics totals t (float32), as scorer ``kind`` computes it."""
     cdef float logbleu, brevity, num, denom
     cdef int i
-    if c.scorer == 0:
+    if kind == 0:
         logbleu = 0.0
         for i in range(4):
             if t[2 * i] == 0:
@@ -128,13 +132,13 @@ cdef float calc_score(Ctx* c, const float* t) noexcept nogil:
         if brevity < 0.0:
             logbleu += brevity
         return expf(logbleu)
-    if c.scorer == 1:
+    if kind == 1:
         denom = <float>(1.0 * <double>t[1])
         num = <float>(-1.0 * <double>t[0])
         if denom == 0:
             return 1.0
         return <float>(1.0 + <double>(num / denom))
-    if c.scorer == 2:
+    if kind == 2:
         denom = t[2]
         num = t[0] - (t[1] - t[2] if t[1] - t[2] > 0.0 else <float>0.0)
         if denom == 0:
@@ -145,35 +149,11 @@ cdef float calc_score(Ctx* c, const float* t) noexcept nogil:
     return <float>1.0 - (t[0] / t[1])
 
 
-cdef void score_candidates(Ctx* c, vector[uint32_t]& first, vector[DiffList]& diffs,
-                           vector[float]& scores) noexcept nogil:
-    """StatisticsBasedScorer::score: the score of the 1-bests ``first`` then of each list of
-    changes in ``diffs`` applied in turn; regularised over a window if configured."""
-    cdef vector[float] totals = vector[float](c.n_stats, 0.0)
-    cdef vector[uint32_t] last = first
+cdef void regularise(Ctx* c, vector[float]& scores) noexcept nogil:
+    """The --scconfig regtype/regwin window (average or minimum of the neighbours)."""
     cdef vector[float] raw
-    cdef Py_ssize_t i, j, k, sid, nid, lo, hi, start, end
-    cdef const float* a
-    cdef const float* b
-    cdef int d
+    cdef Py_ssize_t i, j, start, end
     cdef float total, mn
-    scores.clear()
-    for i in range(c.S):
-        a = c.stats + (c.offsets[i] + first[i]) * c.n_stats
-        for k in range(c.n_stats):
-            totals[k] += a[k]
-    scores.push_back(calc_score(c, totals.data()))
-    for i in range(<Py_ssize_t>diffs.size()):
-        for j in range(<Py_ssize_t>diffs[i].size()):
-            sid = diffs[i][j].first
-            nid = diffs[i][j].second
-            a = c.stats + (c.offsets[sid] + nid) * c.n_stats
-            b = c.stats + (c.offsets[sid] + last[sid]) * c.n_stats
-            for k in range(c.n_stats):
-                d = <int>(a[k] - b[k])         # Moses keeps the difference as an int
-                totals[k] += <float>d
-            last[sid] = nid
-        scores.push_back(calc_score(c, totals.data()))
     if c.reg_type == 0 or c.reg_window <= 0:
         return
     raw = scores
@@ -193,6 +173,49 @@ cdef void score_candidates(Ctx* c, vector[uint32_t]& first, vector[DiffList]& di
                 if raw[j] < mn:
                     mn = raw[j]
             scores[i] = mn
+
+
+cdef void score_candidates(Ctx* c, vector[uint32_t]& first, vector[DiffList]& diffs,
+                           vector[float]& scores) noexcept nogil:
+    """StatisticsBasedScorer::score: the score of the 1-bests ``first`` then of each list of
+    changes in ``diffs`` applied in turn, each part of an interpolation regularised over
+    its own window, then weighted and summed in order (InterpolatedScorer::score)."""
+    cdef vector[float] totals = vector[float](c.n_stats, 0.0)
+    cdef vector[uint32_t] last = first
+    cdef vector[vector[float]] part = vector[vector[float]](c.n_sub)
+    cdef Py_ssize_t i, j, k, sid, nid, q
+    cdef const float* a
+    cdef const float* b
+    cdef int d
+    scores.clear()
+    for i in range(c.S):
+        a = c.stats + (c.offsets[i] + first[i]) * c.n_stats
+        for k in range(c.n_stats):
+            totals[k] += a[k]
+    for q in range(c.n_sub):
+        part[q].push_back(calc_score(c.sub_kind[q], totals.data() + c.sub_col0[q]))
+    for i in range(<Py_ssize_t>diffs.size()):
+        for j in range(<Py_ssize_t>diffs[i].size()):
+            sid = diffs[i][j].first
+            nid = diffs[i][j].second
+            a = c.stats + (c.offsets[sid] + nid) * c.n_stats
+            b = c.stats + (c.offsets[sid] + last[sid]) * c.n_stats
+            for k in range(c.n_stats):
+                d = <int>(a[k] - b[k])         # Moses keeps the difference as an int
+                totals[k] += <float>d
+            last[sid] = nid
+        for q in range(c.n_sub):
+            part[q].push_back(calc_score(c.sub_kind[q], totals.data() + c.sub_col0[q]))
+    for q in range(c.n_sub):
+        regularise(c, part[q])
+    if not c.interpolated:
+        scores.swap(part[0])
+        return
+    for i in range(<Py_ssize_t>part[0].size()):
+        scores.push_back(c.sub_weight[0] * part[0][i])
+    for q in range(1, c.n_sub):
+        for i in range(<Py_ssize_t>part[q].size()):
+            scores[i] += c.sub_weight[q] * part[q][i]
 
 
 cdef float stat_score(Ctx* c, const float* p) noexcept nogil:
@@ -432,7 +455,7 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
                const float[:, ::1] starts, Py_ssize_t ntry, const float[::1] mins, const float[::1] maxs,
                const int32_t[::1] opt_idx, const int32_t[::1] fixed_idx, const float[::1] fixed_w,
                positive, int opt_type, Py_ssize_t nrandom, seed, int scorer=0, int reg_type=0,
-               Py_ssize_t reg_window=0, bint slopes_with_fixed=True):
+               Py_ssize_t reg_window=0, bint slopes_with_fixed=True, parts=None):
     """Moses's mert tasks (header comment), one per start point, run in order.
 
     feats float32 [n, pdim] and stats float32 [n, k]: the de-duplicated hypotheses, sentence
@@ -444,7 +467,10 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
     positive: None or uint8 [dim] (1: the weight must stay > 0). opt_type: OPT_*; nrandom:
     -m; seed: srand's (mod 2**32); scorer: SCORER_*; reg_type/reg_window: REG_* and the
     window of --scconfig regtype/regwin; slopes_with_fixed: Moses's slopes (True) or the
-    fixed ones (header comment). Returns (scores float32 [m + ntry], points float32
+    fixed ones (header comment); parts: None, or an interpolation (InterpolatedScorer) as
+    (kinds int32 [m], first statistic of each int32 [m], weights float32 [m]), whose
+    statistics must be those Moses's parts hold (mert.cpp hands them over before it
+    removes duplicates). Returns (scores float32 [m + ntry], points float32
     [m + ntry, dim]) in task order.
     """
     cdef Ctx c
@@ -482,11 +508,21 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
         c.positive = &pos[0] if dim else NULL
     c.mins = &mins[0] if dim else NULL
     c.maxs = &maxs[0] if dim else NULL
-    c.scorer = scorer
+    cdef int32_t one_kind = scorer, one_col0 = 0
+    cdef float one_weight = 1
+    cdef const int32_t[::1] kinds, col0
+    cdef const float[::1] pw
+    if parts is None:
+        c.n_sub, c.sub_kind, c.sub_col0, c.sub_weight, c.interpolated = 1, &one_kind, &one_col0, &one_weight, False
+    else:
+        kinds, col0, pw = parts
+        if kinds.shape[0] < 1 or col0.shape[0] != kinds.shape[0] or pw.shape[0] != kinds.shape[0]:
+            raise ValueError("parts: kinds, first statistics and weights of one length >= 1")
+        c.n_sub, c.sub_kind, c.sub_col0, c.sub_weight, c.interpolated = kinds.shape[0], &kinds[0], &col0[0], &pw[0], True
     c.reg_type = reg_type
     c.reg_window = reg_window
     c.slopes_with_fixed = slopes_with_fixed
-    if scorer == 0 and c.n_stats != 9:
+    if parts is None and scorer == 0 and c.n_stats != 9:
         raise ValueError("BLEU statistics have 9 columns")
     glibc_srand(&c.rng, <uint32_t>(int(seed) & 0xFFFFFFFF))
     points = np.empty((n_tasks, dim), dtype=np.float32)

@@ -31,6 +31,7 @@ def moses_mert(
     reg_type: int = 0,  # REG_*
     reg_window: int = 0,
     slopes_with_fixed: bool = True,  # Moses's line slopes include the fixed weights (False: fixed)
+    parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,  # interpolation: kinds, first stats, weights
 ) -> tuple[np.ndarray, np.ndarray]: ...  # (scores float32 [m + ntry], points float32 [m + ntry, dim])
 
 def moses_dedup(

@@ -95,7 +95,7 @@ def test_pro_sampler_refuses_an_empty_sentence():
 def mert_problem(draw, scorer=None):
     """A small de-duplicable store: rows on a coarse grid (ties and repeats), statistics
     of the chosen scorer, start point and ranges."""
-    scorer = draw(st.sampled_from([0, 1, 2, 3])) if scorer is None else scorer
+    scorer = draw(st.sampled_from([0, 1, 2, 3, 4])) if scorer is None else scorer      # 4: BLEU,TER
     dim = draw(st.integers(1, 3))
     sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=5))
     n = sum(sizes)
@@ -103,6 +103,9 @@ def mert_problem(draw, scorer=None):
     feats = np.array([[draw(grid) for _ in range(dim)] for _ in range(n)], dtype=np.float32).reshape(n, dim)
     if scorer == 0:
         stats = _bleu_stats(draw, n).astype(np.float32)
+    elif scorer == 4:
+        ter = np.array([[draw(st.integers(0, 20)) for _ in range(3)] for _ in range(n)], dtype=np.float32)
+        stats = np.ascontiguousarray(np.column_stack([_bleu_stats(draw, n).astype(np.float32), ter.reshape(n, 3)]))
     else:
         width = {1: 3, 2: 3, 3: 2}[scorer]
         stats = np.array([[draw(st.integers(0, 20)) for _ in range(width)] for _ in range(n)],
@@ -143,8 +146,12 @@ def test_mert_kernel_is_the_reference(problem, seed, opt_type, nrandom, ntry, fi
     starts = np.ascontiguousarray(start[opt_idx].reshape(1, dim))
     mins, maxs = np.full(dim, -1, np.float32), np.full(dim, 1, np.float32)
     pos = np.array([1] + [0] * (dim - 1), dtype=np.uint8) if positive else None
+    parts = None
+    if scorer == 4:
+        parts = (np.array([0, 1], np.int32), np.array([0, 9], np.int32), np.array([0.6, 0.4], np.float32))
+        scorer = 0
     args = (feats, stats, offs, starts, ntry, mins, maxs, opt_idx, fixed_idx, fixed_w, pos, opt_type, nrandom, seed,
-            scorer, *reg, moses_slopes)
+            scorer, *reg, moses_slopes, parts)
     got = _moses_mert.moses_mert(*args)
     want = ref.moses_mert(*args)
     assert got[0].view(np.uint32).tolist() == want[0].view(np.uint32).tolist()

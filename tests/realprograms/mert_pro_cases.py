@@ -81,15 +81,17 @@ def write_case(folder: Path, rng: np.random.Generator, sctype: str = "BLEU") -> 
                     for name in rng.choice(SPARSE_POOL, size=int(rng.integers(0, 4)), replace=False):
                         feats.append(f"{name}={_num(rng, coarse)}")
                 length = 0 if rng.random() < 0.03 else int(rng.integers(1, 35))
-                stats = (_bleu_stats(rng, length, int(reflens[s])) if sctype == "BLEU"
-                         else _other_stats(rng, sctype, length, int(reflens[s])))
+                stats = []
+                for part in sctype.split(","):
+                    stats += (_bleu_stats(rng, length, int(reflens[s])) if part == "BLEU"
+                              else _other_stats(rng, part, length, int(reflens[s])))
                 row = (" ".join(feats), " ".join(map(str, stats)))
                 rows.append(row)
                 pool[s].append(row)
             ftext.append(f"FEATURES_TXT_BEGIN_0 {s} {len(rows)} {dense} {names}\n")
             ftext += [f + "\n" for f, _ in rows]
             ftext.append("FEATURES_TXT_END_0\n")
-            width = {"BLEU": 9, "TER": 3, "PER": 3}.get(sctype, 2)
+            width = sum({"BLEU": 9, "TER": 3, "PER": 3}.get(part, 2) for part in sctype.split(","))
             stext.append(f"SCORES_TXT_BEGIN_0 {s} {len(rows)} {width} {sctype}\n")
             stext += [sc + "\n" for _, sc in rows]
             stext.append("SCORES_TXT_END_0\n")
@@ -142,8 +144,14 @@ def mert_args(rng: np.random.Generator, shape: dict) -> list[str]:
         args += ["-p", "sparse.weights"]
     if shape["sctype"] != "BLEU" or rng.random() < 0.1:
         args += ["--sctype", shape["sctype"]]
+    config = []
     if rng.random() < 0.15:
-        args += ["--scconfig", f"regtype:{rng.choice(['average', 'min'])},regwin:{int(rng.integers(1, 4))}"]
+        config += [f"regtype:{rng.choice(['average', 'min'])}", f"regwin:{int(rng.integers(1, 4))}"]
+    if "," in shape["sctype"] and rng.random() < 0.6:
+        k = len(shape["sctype"].split(","))
+        config.append("weights:" + "+".join(f"{float(w):.3g}" for w in rng.uniform(0.1, 2, size=k)))
+    if config:
+        args += ["--scconfig", ",".join(config)]
     names = shape["names"]
     if rng.random() < 0.2 and not sparse_w:
         chosen = rng.choice(names, size=int(rng.integers(1, len(names) + 1)), replace=False)
@@ -170,6 +178,9 @@ def moses_threads_race(args: list[str]) -> bool:
     return (int(value("--threads", "1")) > 1
             and (value("-t", "powell") != "powell" or int(value("-m", "0")) > 0))
 
+
+#: scorers of mert's cases besides BLEU (interpolations too)
+SCTYPES = ["TER", "PER", "CDER", "WER", "BLEU,TER", "BLEU,PER", "TER,BLEU,WER"]
 
 PROGRAMS = {"pro": (pro_args, ["pro.data"]), "mert": (mert_args, ["weights.txt"])}
 
@@ -224,7 +235,7 @@ def main(argv=None) -> int:
         folder = Path(a.work) / f"{a.program}-{a.seed}-{i}"
         if folder.exists():
             shutil.rmtree(folder)
-        sctype = "BLEU" if a.program == "pro" or rng.random() < 0.7 else str(rng.choice(["TER", "PER", "CDER", "WER"]))
+        sctype = "BLEU" if a.program == "pro" or rng.random() < 0.7 else str(rng.choice(SCTYPES))
         shape = write_case(folder, rng, sctype)
         args = make_args(rng, shape)
         same, outs = run_pair(a.program, folder, args, Path(a.moses_bin), sys.executable)

@@ -46,15 +46,18 @@ CASES = {
                                                  "PER", "--scconfig", "regtype:average,regwin:2"]),
     "mert-wer-reg-min": ("mert", 30, "WER", ["-d", "{D}", *FILES1, *INIT, "-r", "1", "-n", "1", "--sctype", "WER",
                                              "--scconfig", "regtype:min,regwin:1"]),
+    "mert-bleu-ter-weights": ("mert", 32, "BLEU,TER", ["-d", "{D}", *FILES1, *INIT, "-r", "3", "-n", "2",
+                                                       "--sctype", "BLEU,TER", "--scconfig", "weights:0.7+0.5"]),
     "mert-historic-bests": ("mert", 31, "BLEU", ["-d", "{D}", *FILES, "--ifile", "init.opt,init2.opt", "-r", "12",
                                                  "-n", "2"]),
 }
 
 
 def make(moses_bin: Path) -> None:
-    if GOLDEN.exists():
-        shutil.rmtree(GOLDEN)
-    GOLDEN.mkdir(parents=True)
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    for old in GOLDEN.iterdir():          # the case folders; README.md stays
+        if old.is_dir():
+            shutil.rmtree(old)
     for name, (program, seed, sctype, args) in CASES.items():
         folder = GOLDEN / name
         for k in range(1000):

@@ -15,7 +15,7 @@ import pytest
 
 from tests.integrations.test_moses_mert_pro_golden import CASES, GOLDEN, OUTPUTS
 
-from .mert_pro_cases import PROGRAMS, moses_threads_race, run_pair, write_case
+from .mert_pro_cases import PROGRAMS, SCTYPES, moses_threads_race, run_pair, write_case
 
 N_CASES = 40
 
@@ -26,7 +26,7 @@ def test_random_cases_byte_for_byte(moses_dir, tmp_path, program):
     differ = []
     for i in range(N_CASES):
         rng = np.random.default_rng([20261207, i])
-        sctype = "BLEU" if program == "pro" or rng.random() < 0.7 else str(rng.choice(["TER", "PER", "CDER", "WER"]))
+        sctype = "BLEU" if program == "pro" or rng.random() < 0.7 else str(rng.choice(SCTYPES))
         folder = tmp_path / f"case{i}"
         shape = write_case(folder, rng, sctype)
         args = make_args(rng, shape)

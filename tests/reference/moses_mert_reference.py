@@ -63,33 +63,49 @@ def calc_score(scorer: int, t) -> np.float32:
     return f32(1) if t[1] == 0 else f32(f32(1) - f32(t[0] / t[1]))
 
 
-def score_candidates(ctx, first, diffs) -> list:
-    """StatisticsBasedScorer::score (with the regularisation window)."""
-    stats, offsets = ctx["stats"], ctx["offsets"]
-    totals = np.zeros(stats.shape[1], dtype=np.float32)
-    for s, j in enumerate(first):
-        totals = (totals + stats[offsets[s] + j]).astype(np.float32)
-    scores = [calc_score(ctx["scorer"], totals)]
-    last = list(first)
-    for changes in diffs:
-        for sid, nid in changes:
-            d = stats[offsets[sid] + nid].astype(np.float32) - stats[offsets[sid] + last[sid]].astype(np.float32)
-            totals = (totals + np.trunc(d).astype(np.int64).astype(np.float32)).astype(np.float32)
-            last[sid] = nid
-        scores.append(calc_score(ctx["scorer"], totals))
+def _regularise(ctx, scores: list) -> list:
     reg, win = ctx["reg"], ctx["window"]
     if reg == 0 or win <= 0:
         return scores
-    raw = list(scores)
+    raw, out = list(scores), list(scores)
     for i in range(len(scores)):
         lo, hi = max(0, i - win), min(len(scores), i + win + 1)
         if reg == 1:
             total = f32(0)
             for j in range(lo, hi):
                 total = f32(total + raw[j])
-            scores[i] = f32(total / f32(hi - lo))
+            out[i] = f32(total / f32(hi - lo))
         else:
-            scores[i] = min([MAX_FLOAT] + raw[lo:hi])
+            out[i] = min([MAX_FLOAT] + raw[lo:hi])
+    return out
+
+
+def score_candidates(ctx, first, diffs) -> list:
+    """StatisticsBasedScorer::score (with the regularisation window); an interpolation
+    (ctx["parts"]: kinds, first statistics, weights) scores each part on its columns,
+    regularises each, then sums weight x score in order."""
+    stats, offsets = ctx["stats"], ctx["offsets"]
+    parts = ctx["parts"]
+    kinds, col0 = ([ctx["scorer"]], [0]) if parts is None else (list(parts[0]), list(parts[1]))
+    totals = np.zeros(stats.shape[1], dtype=np.float32)
+    for s, j in enumerate(first):
+        totals = (totals + stats[offsets[s] + j]).astype(np.float32)
+    per = [[calc_score(k, totals[c0:])] for k, c0 in zip(kinds, col0)]
+    last = list(first)
+    for changes in diffs:
+        for sid, nid in changes:
+            d = stats[offsets[sid] + nid].astype(np.float32) - stats[offsets[sid] + last[sid]].astype(np.float32)
+            totals = (totals + np.trunc(d).astype(np.int64).astype(np.float32)).astype(np.float32)
+            last[sid] = nid
+        for q, (k, c0) in enumerate(zip(kinds, col0)):
+            per[q].append(calc_score(k, totals[c0:]))
+    per = [_regularise(ctx, p) for p in per]
+    if parts is None:
+        return per[0]
+    weights = list(parts[2])
+    scores = [f32(weights[0] * v) for v in per[0]]
+    for q in range(1, len(per)):
+        scores = [f32(a + f32(weights[q] * v)) for a, v in zip(scores, per[q])]
     return scores
 
 
@@ -265,12 +281,12 @@ def run_task(ctx, gen, P, opt_type: int, nrandom: int):
 
 
 def moses_mert(feats, stats, offsets, starts, ntry, mins, maxs, opt_idx, fixed_idx, fixed_w, positive, opt_type,
-               nrandom, seed, scorer=0, reg_type=0, reg_window=0, slopes_with_fixed=True):
+               nrandom, seed, scorer=0, reg_type=0, reg_window=0, slopes_with_fixed=True, parts=None):
     """The reference of _moses_mert.moses_mert (same arguments and results)."""
     ctx = {"feats": feats, "stats": stats, "offsets": [int(x) for x in offsets], "dim": len(opt_idx),
            "opt_idx": list(opt_idx), "fixed_idx": list(fixed_idx), "fixed_w": list(fixed_w), "positive": positive,
            "mins": mins, "maxs": maxs, "scorer": scorer, "reg": reg_type, "window": reg_window,
-           "slopes_with_fixed": slopes_with_fixed}
+           "slopes_with_fixed": slopes_with_fixed, "parts": parts}
     gen = GlibcRand(seed)
     points = [np.array(s, dtype=np.float32) for s in starts]
     for _ in range(ntry):

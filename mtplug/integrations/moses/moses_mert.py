@@ -44,6 +44,41 @@ def parse_scconfig(text: str | None) -> dict:
     return out
 
 
+def _interpolation(name: str, config: dict):
+    """InterpolatedScorer's parts of ``name`` (``BLEU,TER``): (kinds int32, first statistic
+    int32, weights float32); weights from ``weights:W1+W2`` (atof each, float32, divided by
+    their float32 sum unless it is 1) or 1/m each."""
+    from ...metrics.moses_scores_format import N_STATS
+
+    names = name.split(",")
+    kinds = np.array([MOSES_SCORERS[n] for n in names], dtype=np.int32)
+    col0 = np.concatenate([[0], np.cumsum([N_STATS[n] for n in names[:-1]])]).astype(np.int32)
+    text = config.get("weights", "")
+    if not text:
+        weights = np.full(len(names), np.float32(1.0 / len(names)), dtype=np.float32)
+    else:
+        weights = np.array([_atof(w) for w in text.split("+")], dtype=np.float32)
+        total = np.float32(0)
+        for w in weights:
+            total = np.float32(total + w)
+        if total != np.float32(1):
+            weights = (weights / total).astype(np.float32)
+        if len(weights) != len(names):
+            raise InputError("The number of weights does not equal the number of scorers!")
+    zero = np.flatnonzero(weights == 0)
+    if len(zero):
+        raise InputError(f"No weights for scorer{int(zero[0])}")
+    return kinds, col0, weights
+
+
+def _atof(text: str) -> float:
+    """C's atof: the longest leading number, 0 if none."""
+    import re
+
+    m = re.match(r"\s*[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?)", text)
+    return float(m.group(0)) if m else 0.0
+
+
 def read_moses_data(ffiles, scfiles, sparse_weights: str | None):
     """The hypotheses as Moses's mert holds them before de-duplication: (feats float32
     [n, pdim], stats float32 [n, k], offsets int64 [S + 1], dense names, sctype)."""
@@ -164,11 +199,12 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
     # Moses's default is BLEU whatever the files hold (another scorer's statistics then stop
     # it); mtplug takes the files' scorer
     name = sctype or file_sctype
-    if name not in MOSES_SCORERS:
+    if any(part not in MOSES_SCORERS for part in name.split(",")):
         raise NotMoses(name)
     if name != file_sctype:
         raise NotMoses(f"{name} on {file_sctype} statistics")
     config = parse_scconfig(scconfig)
+    parts = _interpolation(name, config) if "," in name else None
     reg = config.get("regtype", "none")
     if reg not in _REG:
         raise InputError(f"Unknown scorer regularisation strategy: {reg}")
@@ -209,12 +245,19 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
         pos = np.ascontiguousarray(flags[:dim])       # Moses indexes m_positive by optimised position
 
     rows, dd_offsets = _moses_mert.moses_dedup(feats, stats, offsets)
-    feats, stats = np.ascontiguousarray(feats[rows]), np.ascontiguousarray(stats[rows])
+    if parts is not None:
+        # Moses hands an interpolation's parts their statistics before it removes duplicates:
+        # they keep reading the rows by their places before (docs/mert-moses.md)
+        kept = np.diff(dd_offsets)
+        stats = np.concatenate([stats[offsets[s]: offsets[s] + kept[s]] for s in range(len(kept))])
+    else:
+        stats = stats[rows]
+    feats, stats = np.ascontiguousarray(feats[rows]), np.ascontiguousarray(stats)
     p_starts = np.ascontiguousarray(starts[:, proj])
     scores, points = _moses_mert.moses_mert(
         feats, stats, dd_offsets, p_starts, max(0, ntry), np.ascontiguousarray(mins[proj]),
         np.ascontiguousarray(maxs[proj]), opt_idx, fixed_idx, fixed_w, pos, MOSES_OPTIMIZERS[opt_type],
-        max(0, nrandom), seed, MOSES_SCORERS[name], _REG[reg], window, not fix_slopes)
+        max(0, nrandom), seed, MOSES_SCORERS.get(name, 0), _REG[reg], window, not fix_slopes, parts)
 
     # mert.cpp: the first task with the highest score above 0; totals start at +0
     f32 = np.float32
