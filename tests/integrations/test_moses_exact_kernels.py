@@ -179,3 +179,39 @@ def test_merge_sparse_kernel_sums_in_the_weights_order(data):
         for k, v in entries:
             total = np.float32(total + np.float32(weights[k] * v))
         assert got[r].view(np.uint32) == total.view(np.uint32)
+
+
+def _true_score(folder, weights):
+    """The BLEU of ``weights`` (float32 [D]) on a golden case's run1 files: 1-bests as
+    Moses's Get1bests picks them on the de-duplicated rows (the reference's stat_score)."""
+    from mtplug.integrations.moses.moses_mert import read_moses_data
+
+    feats, stats, offsets, _, _ = read_moses_data([str(folder / "run1.features.dat")],
+                                                  [str(folder / "run1.scores.dat")], None)
+    rows, offs = _moses_mert.moses_dedup(feats, stats, offsets)
+    ctx = {"feats": feats[rows], "stats": stats[rows], "offsets": [int(x) for x in offs], "dim": len(weights),
+           "opt_idx": list(range(len(weights))), "fixed_idx": [], "fixed_w": [], "scorer": 0, "reg": 0, "window": 0,
+           "parts": None}
+    return ref.stat_score(ctx, np.asarray(weights, dtype=np.float32))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fix_slopes_reports_the_score_of_the_weights_it_writes(seed):
+    """Moses's -o line search (slopes with the fixed weights' part) reports scores its
+    weights do not have; with fix_slopes the reported score is the written weights'."""
+    from pathlib import Path
+
+    from mtplug.integrations.moses.moses_mert import moses_mert
+
+    folder = Path(__file__).resolve().parents[1] / "golden" / "moses-mert-pro" / "mert-o-subset"
+    files = dict(ffiles=[str(folder / "run1.features.dat")], scfiles=[str(folder / "run1.scores.dat")],
+                 init_files=[str(folder / "init.opt")], pdim=5)
+    flags = dict(seed=seed, ntry=1, nrandom=0, opt_type="powell", sctype=None, scconfig="", optimize=["LM0_0", "F2_0"],
+                 positive=[], sparse_weights=None)
+    moses_w, moses_s = moses_mert(**files, **flags)
+    fixed_w, fixed_s = moses_mert(**files, **flags, fix_slopes=True)
+    assert fixed_s == _true_score(folder, fixed_w)
+    assert moses_s > _true_score(folder, moses_w)          # the defect, on this case
+    start = np.loadtxt(folder / "init.opt", max_rows=1, dtype=np.float32)
+    for w in (moses_w, fixed_w):                           # features left out of -o keep their start
+        assert w[[1, 3, 4]].tolist() == start[[1, 3, 4]].tolist()

@@ -226,13 +226,11 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
     else:
         opt_idx = np.arange(full_dim, dtype=np.int32)
     dim = len(opt_idx)
-    if dim == full_dim:
-        # Moses then takes the init values and the features in file order (Point, OptimizeAll)
-        proj = np.arange(full_dim)
-        fixed_idx = np.zeros(0, dtype=np.int32)
-    else:
-        proj = opt_idx
-        fixed_idx = np.array([i for i in range(full_dim) if i not in set(opt_idx.tolist())], dtype=np.int32)
+    # dim == full_dim: Moses takes the init values and the features in file order (Point,
+    # OptimizeAll), whatever the order -o names them in
+    proj: np.ndarray = np.arange(full_dim) if dim == full_dim else opt_idx
+    fixed_idx = np.array([i for i in range(full_dim) if i not in set(opt_idx.tolist())] if dim < full_dim else [],
+                         dtype=np.int32)
     fixed_w = starts[0, fixed_idx].astype(np.float32)
     pos = None
     if positive:
