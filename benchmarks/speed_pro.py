@@ -4,7 +4,7 @@ Moses's own features.dat/scores.dat, the same flags and seed.
     python benchmarks/speed_pro.py --data /work/bench/synth-2000x1000 --work /work/bench/pro \\
         --moses-bin /work/moses/bin [--sentences N] [--repeat R] [--reference FILE]
 
-Runs ``pro -r 1 --ffile F --scfile S -o pro.data`` (Moses: its pair sampling, written as
+Runs ``pro -r 1 --ffile F --scfile S -o pro.data`` (with ``--mtplug-sampler`` for mtplug; Moses: its pair sampling, written as
 pro.data; mtplug: the same, streamed sentence block by block) under /usr/bin/time,
 alternately R times (best of R). Target: peak memory <= 50 MB, faster than Moses's pro,
 and the pro.data bytes of sampling the whole store (mtplug before streaming): the
@@ -107,8 +107,10 @@ def measure(ctx: SpeedContext, repeat: int = 1, reference: str | None = None) ->
     ff, sf, _ = mert_files(ctx)
     ours_out = os.path.join(ctx.work, "mtplug.pro.data")
     moses_out = os.path.join(ctx.work, "moses.pro.data")
+    # --mtplug-sampler: mtplug's streamed sampler (Moses's flags alone draw Moses's pairs from
+    # the files read whole: docs/mert-moses.md)
     ours = [sys.executable, "-m", "mtplug.integrations.moses", "pro", "--ffile", ff, "--scfile", sf,
-            "-r", str(SEED), "-o", ours_out]
+            "-r", str(SEED), "-o", ours_out, "--mtplug-sampler"]
     anchor = [os.path.join(ctx.moses_bin, "pro"), "--ffile", ff, "--scfile", sf, "-r", str(SEED),
               "-o", moses_out] if ctx.moses_bin else None
     (a_s, a_mb), (o_s, o_mb) = best_of(repeat, anchor, ours)

@@ -185,7 +185,7 @@ SCTYPES = ["TER", "PER", "CDER", "WER", "BLEU,TER", "BLEU,PER", "TER,BLEU,WER"]
 PROGRAMS = {"pro": (pro_args, ["pro.data"]), "mert": (mert_args, ["weights.txt"])}
 
 
-def run_pair(program: str, folder: Path, args: list[str], moses_bin: Path, python: str, timeout: float = 30):
+def run_pair(program: str, folder: Path, args: list[str], moses_bin: Path, python: str, timeout: float = 120):
     """Run Moses's ``program`` and mtplug's on the case in ``folder`` (each in a copy);
     returns (same, details): same when the outputs, the exit statuses and (mert) the
     ``Best point:`` line are equal, or when both run longer than ``timeout`` seconds
