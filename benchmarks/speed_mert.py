@@ -91,8 +91,8 @@ def measure_mert(ctx: SpeedContext, moses_mert_restarts: int = TARGET_RESTARTS,
         extra["moses_weights"], extra["moses_bleu"] = _best_point(p.stderr)
     wd = os.path.join(ctx.work, "mtplug-mert")
     os.makedirs(wd, exist_ok=True)
-    # --mtplug-mert: mtplug's own MERT (Moses's flags alone run Moses's optimizer step for step,
-    # at Moses's speed: docs/mert-moses.md)
+    # --mtplug-mert: mtplug's own MERT (Moses's flags alone run Moses's optimizer step for step:
+    # docs/mert-moses.md)
     ours_s, ours_mb, p = run_measured([sys.executable, "-m", "mtplug.integrations.moses", "mert", *flags,
                                        "-n", str(restarts), "--mtplug-mert"], cwd=wd)
     extra["mtplug_weights"], extra["mtplug_bleu"] = _best_point(p.stderr)

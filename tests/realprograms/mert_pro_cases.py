@@ -227,10 +227,15 @@ def main(argv=None) -> int:
     ap.add_argument("--moses-bin", default=os.path.join(os.environ.get("MTPLUG_MOSES_DIR", "/work/moses/src"), "bin"))
     ap.add_argument("--work", default="/tmp/mert_pro_cases")
     ap.add_argument("--keep", action="store_true", help="keep the folders of matching cases too")
+    ap.add_argument("--timeout", type=float, default=120, help="seconds each program may run (default 120)")
+    ap.add_argument("--only", type=int, nargs="*", help="run only these case numbers")
     a = ap.parse_args(argv)
     make_args = PROGRAMS[a.program][0]
-    bad = races = hangs = 0
+    bad = races = hangs = n_run = 0
     for i in range(a.cases):
+        if a.only is not None and i not in a.only:
+            continue
+        n_run += 1
         rng = np.random.default_rng([a.seed, i])
         folder = Path(a.work) / f"{a.program}-{a.seed}-{i}"
         if folder.exists():
@@ -238,13 +243,15 @@ def main(argv=None) -> int:
         sctype = "BLEU" if a.program == "pro" or rng.random() < 0.7 else str(rng.choice(SCTYPES))
         shape = write_case(folder, rng, sctype)
         args = make_args(rng, shape)
-        same, outs = run_pair(a.program, folder, args, Path(a.moses_bin), sys.executable)
+        same, outs = run_pair(a.program, folder, args, Path(a.moses_bin), sys.executable, a.timeout)
         if not same and a.program == "mert" and moses_threads_race(args):
             # Moses's tasks share one rand() stream across threads: compare with its one-thread run
             one = [("1" if i and args[i - 1] == "--threads" else x) for i, x in enumerate(args)]
-            same, outs = run_pair(a.program, folder, one, Path(a.moses_bin), sys.executable)
+            same, outs = run_pair(a.program, folder, one, Path(a.moses_bin), sys.executable, a.timeout)
             races += 1
-        hangs += outs["moses"][0] == "timeout"
+        if outs["moses"][0] == "timeout" and outs["mtplug"][0] == "timeout":
+            hangs += 1          # not compared: neither program ended within the timeout
+            continue
         if not same:
             bad += 1
             print(f"MISMATCH case {i}: {a.program} {' '.join(args)} in {folder}", flush=True)
@@ -252,9 +259,9 @@ def main(argv=None) -> int:
             print(f"  mtplug rc={outs['mtplug'][0]} best={outs['mtplug'][2]}", flush=True)
         elif not a.keep:
             shutil.rmtree(folder)
-    print(f"{a.program}: {a.cases - bad} of {a.cases} cases byte-identical, {bad} differ (seed {a.seed}; "
-          f"{races} with Moses's thread race compared with its one-thread run, {hangs} where Moses runs "
-          f"for ever)")
+    print(f"{a.program}: {n_run - bad - hangs} of {n_run} cases byte-identical, {bad} differ, {hangs} not "
+          f"compared (neither program ended within {a.timeout:g} s) (seed {a.seed}; {races} with Moses's "
+          f"thread race compared with its one-thread run)")
     return 1 if bad else 0
 
 

@@ -1,5 +1,12 @@
 """``mert``: Moses's mert program over features/scores files, run by mtplug's optimizers.
 
+With Moses's own flags only, Moses's optimizer runs step for step
+(:mod:`.moses_mert`: float32 arithmetic, Moses's de-duplication, its powell /
+random-direction / random optimizers and glibc ``rand()`` draws), so weights.txt and the
+``Best point:`` line are the bytes Moses's mert writes; ``--mtplug-mert`` or any option of
+mtplug's MERT below runs mtplug's float64 MERT instead (what the rest of this docstring
+describes).
+
 Flags of Moses's ``mert/mert.cpp``; writes ``weights.txt`` (the best point, L1-normalised
 when every feature is optimised) in the working directory and the log line
 ``Best point: w1 w2 ... wD  => SCORE`` on stderr, which mert-moses.pl parses. The score
@@ -191,6 +198,9 @@ def optimize(args, algorithm: str) -> int:
             return _optimize_as_moses(args)
         except NotMoses as why:
             log(f"{PROG}: note: {why}: Moses's optimizer is not reproduced for it; mtplug's MERT runs")
+    for flag, given in (("-P/--positive", args.positive), ("--fix-slopes", args.fix_slopes)):
+        if given:
+            raise InputError(f"{flag} applies to Moses's optimizer, not to mtplug's MERT or another --algorithm")
     seed = 0 if args.rseed is None else args.rseed
     log(f"Seeding random numbers with {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.rseed is None else ""))

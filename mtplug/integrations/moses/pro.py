@@ -4,16 +4,21 @@ Flags of Moses's ``mert/pro.cpp``: per sentence Γ = 5000 random pairs, pairs wh
 sentence BLEU (Moses's smoothed sentence BLEU; ``-b``: with Nakov et al.'s smoothed
 brevity penalty) differs by less than β = 0.05 dropped, the Ξ = 50 with the largest
 difference kept, each written twice (label 1: better − worse, label 0: the mirror) in
-Moses's byte layout (:mod:`mtplug.formats.pro_data`). The draws are mtplug's seeded
-stream (``-r``), so the pairs are not Moses's, but the sampling rule is. The pro.data
-then goes to ``megam_i686.opt`` (mtplug's stands in for megam).
+Moses's byte layout (:mod:`mtplug.formats.pro_data`). With BLEU scores files and
+Moses's flags the pairs are Moses's own, draw for draw (:mod:`.moses_pro`: glibc's
+``rand()`` after ``srand(-r)``, every hypothesis kept, float32 sentence BLEU), so the
+pro.data is the bytes Moses's pro writes. The pro.data then goes to ``megam_i686.opt``
+(mtplug's stands in for megam).
 
 Scores files of another Moses scorer (``extractor --sctype TER``, ``BLEU,TER``, ...) are
 ranked by its sentence-level score (BLEU parts with the sentence-BLEU variant): Moses's
 pro reads every scores file as BLEU and has no ``--sctype``; mtplug takes the scorer the
 files name, or ``--sctype``/``--scconfig`` when given (an interpolation's weights).
 
-Like Moses's, the program streams: it reads the files a block of sentences at a time
+With ``--mtplug-sampler`` (or ``--sctype``/``--scconfig``, or scores of another scorer)
+mtplug's own sampler runs: each sentence draws from its own seeded stream over the
+de-duplicated store, so the pairs are not Moses's, but the sampling rule is. It streams:
+it reads the files a block of sentences at a time
 (all files side by side, merged and de-duplicated as the whole store would be), samples
 and writes those sentences' pairs, and holds no more than a few blocks, so memory does
 not grow with the n-best lists. The pairs and bytes are those of sampling the whole
