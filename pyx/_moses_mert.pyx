@@ -34,7 +34,7 @@
 # tests/reference/moses_mert_reference.py is the slow pure-Python port this kernel is
 # tested against.
 
-from libc.math cimport expf, fabsf, isfinite, logf
+from libc.math cimport expf, fabsf, floor, isfinite, logf
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from cython.operator cimport dereference as deref
 from cython.operator cimport preincrement as inc
@@ -455,7 +455,8 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
                const float[:, ::1] starts, Py_ssize_t ntry, const float[::1] mins, const float[::1] maxs,
                const int32_t[::1] opt_idx, const int32_t[::1] fixed_idx, const float[::1] fixed_w,
                positive, int opt_type, Py_ssize_t nrandom, seed, int scorer=0, int reg_type=0,
-               Py_ssize_t reg_window=0, bint slopes_with_fixed=True, parts=None):
+               Py_ssize_t reg_window=0, bint slopes_with_fixed=True, parts=None, Py_ssize_t shard_count=0,
+               float shard_size=0):
     """Moses's mert tasks (header comment), one per start point, run in order.
 
     feats float32 [n, pdim] and stats float32 [n, k]: the de-duplicated hypotheses, sentence
@@ -470,8 +471,10 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
     fixed ones (header comment); parts: None, or an interpolation (InterpolatedScorer) as
     (kinds int32 [m], first statistic of each int32 [m], weights float32 [m]), whose
     statistics must be those Moses's parts hold (mert.cpp hands them over before it
-    removes duplicates). Returns (scores float32 [m + ntry], points float32
-    [m + ntry, dim]) in task order.
+    removes duplicates); shard_count > 0: the tasks run on each of that many shards of the
+    sentences (--shard-count, --shard-size; drawn after the start points). Returns
+    (scores float32 [shards, m + ntry], points float32 [shards, m + ntry, dim]) in task
+    order (one shard without sharding).
     """
     cdef Ctx c
     cdef Py_ssize_t m = starts.shape[0], t, i, S = offsets.shape[0] - 1
@@ -525,21 +528,71 @@ def moses_mert(const float[:, ::1] feats, const float[:, ::1] stats, const int64
     if parts is None and scorer == 0 and c.n_stats != 9:
         raise ValueError("BLEU statistics have 9 columns")
     glibc_srand(&c.rng, <uint32_t>(int(seed) & 0xFFFFFFFF))
-    points = np.empty((n_tasks, dim), dtype=np.float32)
-    scores = np.empty(n_tasks, dtype=np.float32)
-    cdef float[:, ::1] P = points
-    cdef float[::1] sc = scores
+    starts_all = np.empty((n_tasks, dim), dtype=np.float32)
+    cdef float[:, ::1] P0 = starts_all
     with nogil:
         for t in range(m):
             for i in range(dim):
-                P[t, i] = starts[t, i]
+                P0[t, i] = starts[t, i]
         for t in range(m, n_tasks):
             for i in range(dim):
-                P[t, i] = starts[0, i]
-            randomize(&c, &P[t, 0])
-        for t in range(n_tasks):
-            sc[t] = run_task(&c, &P[t, 0], opt_type, nrandom)
+                P0[t, i] = starts[0, i]
+            randomize(&c, &P0[t, 0])
+    shard_rows = _shards(&c, offsets, shard_count, shard_size) if shard_count > 0 else [None]
+    points = np.empty((len(shard_rows), n_tasks, dim), dtype=np.float32)
+    scores = np.empty((len(shard_rows), n_tasks), dtype=np.float32)
+    cdef float[:, :, ::1] P = points
+    cdef float[:, ::1] sc = scores
+    cdef const float[:, ::1] sh_feats
+    cdef const float[:, ::1] sh_stats
+    cdef const int64_t[::1] sh_off
+    cdef Py_ssize_t h
+    for h, picked in enumerate(shard_rows):
+        if picked is not None:
+            # this shard's sentences (Data::createShards): its own rows and sentence offsets
+            rows, sh_offsets = picked
+            sh_feats = np.ascontiguousarray(np.asarray(feats)[rows])
+            sh_stats = np.ascontiguousarray(np.asarray(stats)[rows])
+            sh_off = sh_offsets
+            c.feats, c.stats, c.offsets, c.S = &sh_feats[0, 0], &sh_stats[0, 0], &sh_off[0], sh_off.shape[0] - 1
+        with nogil:
+            for t in range(n_tasks):
+                for i in range(dim):
+                    P[h, t, i] = P0[t, i]       # every shard's tasks start from the same points
+                sc[h, t] = run_task(&c, &P[h, t, 0], opt_type, nrandom)
     return scores, points
+
+
+cdef list _shards(Ctx* c, const int64_t[::1] offsets, Py_ssize_t shard_count, float shard_size):
+    """Data::createShards: per shard, the sentences it holds — contiguous ranges
+    (shard_size 0) or floor(shard_size * S + 0.5) draws of rand() % S (float32 sizes, as
+    Moses) — as (rows int64, offsets int64): a sentence drawn again gets its rows appended
+    to its first place (FeatureData::add merges arrays of one sentence)."""
+    cdef Py_ssize_t S = offsets.shape[0] - 1, h, i, n_draw
+    cdef float size = shard_size * <float>S
+    cdef float coeff = <float>S / <float>shard_count
+    cdef size_t first, last
+    out = []
+    starts = np.asarray(offsets)
+    for h in range(shard_count):
+        if size == 0:
+            first = <size_t>floor(0.5 + <double>(<float>h * coeff))
+            last = <size_t>floor(0.5 + <double>(<float>(h + 1) * coeff))
+            picked = list(range(first, last))
+        else:
+            n_draw = <Py_ssize_t>floor(<double>size + 0.5)
+            picked = [int(glibc_rand(&c.rng) % <uint32_t>S) for i in range(n_draw)]
+        order: dict = {}
+        for sid in picked:
+            order.setdefault(sid, []).append(sid)      # repeats merge into the first place
+        pieces = [np.arange(starts[sid], starts[sid + 1]) for group in order.values() for sid in group]
+        sizes = [sum(int(starts[sid + 1] - starts[sid]) for sid in group) for group in order.values()]
+        rows = np.concatenate(pieces).astype(np.int64) if pieces else np.zeros(0, np.int64)
+        sh_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        if len(sh_off) < 2:
+            raise ValueError(f"shard {h} holds no sentence")
+        out.append((rows, sh_off))
+    return out
 
 
 def moses_dedup(const float[:, ::1] feats, const float[:, ::1] stats, const int64_t[::1] offsets):

@@ -32,7 +32,9 @@ def moses_mert(
     reg_window: int = 0,
     slopes_with_fixed: bool = True,  # Moses's line slopes include the fixed weights (False: fixed)
     parts: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,  # interpolation: kinds, first stats, weights
-) -> tuple[np.ndarray, np.ndarray]: ...  # (scores float32 [m + ntry], points float32 [m + ntry, dim])
+    shard_count: int = 0,  # --shard-count (0: no shards)
+    shard_size: float = 0,  # --shard-size
+) -> tuple[np.ndarray, np.ndarray]: ...  # (scores float32 [shards, m + ntry], points float32 [shards, m + ntry, dim])
 
 def moses_dedup(
     feats: np.ndarray,  # const float[:, ::1] [n, D]

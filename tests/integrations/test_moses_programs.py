@@ -201,7 +201,7 @@ def test_mert_errors_name_the_problem(toy, tmp_path, capfd, write):
         # Moses reads init.opt as one stream of numbers: 8 start weights fill lines 1-3
         (["-d", 8, *base, "--ifile", write("short.opt", "1 2 3\n0 0 0\n1 1 1\n")], "Too few minimum weights"),
         (["-d", 8, "--ffile", toy / "run1.features.dat", "--ifile", toy / "run1.init.opt"], "statscore.data: no such file"),
-        (["-d", 8, *base, "--ifile", toy / "run1.init.opt", "--shard-count", 2], "--shard-count"),
+        (["-d", 8, *base, "--ifile", toy / "run1.init.opt", "--shard-size", 0.5], "without shard-count"),
         (["-d", 8, *base, "--ifile", toy / "run1.init.opt", "--sctype", "TER"], "BLEU"),
         (["-d", 8, *base, "--ifile", toy / "run1.init.opt", "--frobnicate"], "unrecognized"),
         ([*base, "--ifile", toy / "run1.init.opt"], "--pdim"),

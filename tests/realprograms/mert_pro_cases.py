@@ -166,6 +166,12 @@ def mert_args(rng: np.random.Generator, shape: dict) -> list[str]:
         args += ["-m", str(int(rng.integers(0, 12)))]
     if rng.random() < 0.2:
         args += ["--threads", str(int(rng.integers(1, 3)))]
+    if rng.random() < 0.15 and "," not in shape["sctype"]:
+        # shards that hold at least one sentence (Moses stops on an empty one)
+        count = int(rng.integers(1, min(4, shape["sentences"]) + 1))
+        args += ["--shard-count", str(count)]
+        if rng.random() < 0.5:
+            args += ["--shard-size", f"{max(float(rng.uniform(0.1, 1)), 1.0 / shape['sentences']):.3g}"]
     return args
 
 

@@ -48,6 +48,8 @@ CASES = {
                                              "--scconfig", "regtype:min,regwin:1"]),
     "mert-bleu-ter-weights": ("mert", 32, "BLEU,TER", ["-d", "{D}", *FILES1, *INIT, "-r", "3", "-n", "2",
                                                        "--sctype", "BLEU,TER", "--scconfig", "weights:0.7+0.5"]),
+    "mert-shards": ("mert", 33, "BLEU", ["-d", "{D}", *FILES1, *INIT, "-r", "5", "-n", "2", "--shard-count", "3",
+                                         "--shard-size", "0.6", "-t", "random-direction", "-m", "3"]),
     "mert-historic-bests": ("mert", 31, "BLEU", ["-d", "{D}", *FILES, "--ifile", "init.opt,init2.opt", "-r", "12",
                                                  "-n", "2"]),
 }
@@ -68,7 +70,8 @@ def make(moses_bin: Path) -> None:
             shape = write_case(folder, rng, sctype)
             needs_two = any("run2" in a for a in args)
             if (needs_two and shape["runs"] < 2) or ("-p" in args and not shape["sparse"]) \
-                    or (("-o" in args or "-P" in args) and shape["dense"] < 3) or shape["sentences"] > 12:
+                    or (("-o" in args or "-P" in args) and shape["dense"] < 3) or shape["sentences"] > 12 \
+                    or ("--shard-count" in args and (shape["sentences"] < 4 or shape["dense"] < 3)):
                 continue
             break
         named = " ".join(args)

@@ -108,8 +108,11 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
     p.add_ignored("--verbose", "-v", nargs=1, why="mtplug logs the same at every level", group=g)
     g.add_argument("--positive", "-P", default="", metavar="NAMES",
                    help="features whose weight must stay positive (comma list of names; Moses's -P)")
-    p.add_unsupported("--shard-count", why="sharded MERT is not provided", allowed=("0",), group=g)
-    p.add_unsupported("--shard-size", why="sharded MERT is not provided", allowed=("0",), group=g)
+    g.add_argument("--shard-count", type=_c_float_count, default=0, metavar="N",
+                   help="split the sentences into N shards, optimise each and average the best points (Moses's)")
+    g.add_argument("--shard-size", type=float, default=0.0, metavar="P",
+                   help="shard size as a proportion of the sentences, drawn at random with repeats; 0: "
+                        "contiguous shards that do not overlap (default)")
 
     x = p.add_argument_group("mtplug extras")
     x.add_argument("--mtplug-mert", action="store_true",
@@ -121,6 +124,19 @@ def build_parser(algorithm: str = "mert") -> MosesArgumentParser:
     overrides = {"directions": {"default": None, "help": _DIRECTIONS_HELP}} if algorithm == "mert" else None
     add_algorithm_options(p, algorithm, "mert", MOSES_MAPPED if algorithm == "mert" else (), overrides)
     return p
+
+
+def _c_float_count(text: str) -> int:
+    """Moses reads --shard-count with strtof and keeps it as a size_t."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return int(value)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -198,7 +214,8 @@ def optimize(args, algorithm: str) -> int:
             return _optimize_as_moses(args)
         except NotMoses as why:
             log(f"{PROG}: note: {why}: Moses's optimizer is not reproduced for it; mtplug's MERT runs")
-    for flag, given in (("-P/--positive", args.positive), ("--fix-slopes", args.fix_slopes)):
+    for flag, given in (("-P/--positive", args.positive), ("--fix-slopes", args.fix_slopes),
+                        ("--shard-count", args.shard_count), ("--shard-size", args.shard_size)):
         if given:
             raise InputError(f"{flag} applies to Moses's optimizer, not to mtplug's MERT or another --algorithm")
     seed = 0 if args.rseed is None else args.rseed
@@ -322,7 +339,8 @@ def _optimize_as_moses(args) -> int:
     weights, score = moses_mert(ffiles, scfiles, split_list(args.ifile), args.pdim, seed=seed, ntry=args.ntry,
                                 nrandom=args.nrandom, opt_type=args.type, sctype=args.sctype, scconfig=config,
                                 optimize=split_list(args.optimize, blanks=True), positive=split_list(args.positive),
-                                sparse_weights=args.sparse_weights, fix_slopes=args.fix_slopes)
+                                sparse_weights=args.sparse_weights, fix_slopes=args.fix_slopes,
+                                shard_count=args.shard_count, shard_size=args.shard_size)
     point = format_point(weights)
     log(f"Best point: {point} => {format_point([score]).strip()}")
     _write_weights(point)

@@ -187,9 +187,12 @@ def read_init(files: list[str], pdim: int):
 
 def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, nrandom: int, opt_type: str,
                sctype: str | None, scconfig: str | None, optimize: list[str], positive: list[str],
-               sparse_weights: str | None, fix_slopes: bool = False):
+               sparse_weights: str | None, fix_slopes: bool = False, shard_count: int = 0,
+               shard_size: float = 0.0):
     """Moses's mert on these files and flags (module docstring); ``fix_slopes``: line
-    slopes without the fixed weights' part (Moses adds it; docs/mert-moses.md). Returns
+    slopes without the fixed weights' part (Moses adds it; docs/mert-moses.md);
+    ``shard_count``/``shard_size``: --shard-count/--shard-size (the best point of each
+    shard, averaged). Returns
     (weights float32 [pdim] as Moses prints them, final score float32)."""
     from ..._ext import _moses_mert
 
@@ -214,6 +217,13 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
         raise InputError(f"-d {pdim} but the features files hold {feats.shape[1] - (full_dim - pdim)} dense "
                          f"features ({' '.join(names)})", ffiles[0])
     starts, mins, maxs = read_init(init_files, full_dim)
+    if shard_size and not shard_count:
+        raise InputError("shard-size provided without shard-count")
+    if shard_size > 1 or shard_size < 0:
+        raise InputError("shard-size should be between 0 and 1")
+    if shard_count and parts is not None:
+        # Moses's shards hand an interpolation's parts empty statistics (and then stop)
+        raise InputError("--shard-count with an interpolated --sctype: Moses's shards cannot score it")
 
     if optimize:
         index = {n: i for i, n in enumerate(names)}
@@ -255,16 +265,22 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
     scores, points = _moses_mert.moses_mert(
         feats, stats, dd_offsets, p_starts, max(0, ntry), np.ascontiguousarray(mins[proj]),
         np.ascontiguousarray(maxs[proj]), opt_idx, fixed_idx, fixed_w, pos, MOSES_OPTIMIZERS[opt_type],
-        max(0, nrandom), seed, MOSES_SCORERS.get(name, 0), _REG[reg], window, not fix_slopes, parts)
+        max(0, nrandom), seed, MOSES_SCORERS.get(name, 0), _REG[reg], window, not fix_slopes, parts,
+        shard_count, np.float32(shard_size))
 
-    # mert.cpp: the first task with the highest score above 0; totals start at +0
+    # mert.cpp: per shard the first task with the highest score above 0 (else an all-zero
+    # point), summed over the shards from +0 in float32, then scaled by 1/shards
     f32 = np.float32
-    best, best_p = f32(0), np.zeros(dim, dtype=np.float32)
-    for t in range(len(scores)):
-        if scores[t] > best:
-            best, best_p = scores[t], points[t]
-    final_p = (np.zeros(dim, dtype=np.float32) + best_p).astype(np.float32)
-    final = f32(f32(0) + best)
+    total_p, total = np.zeros(dim, dtype=np.float32), f32(0)
+    for h in range(scores.shape[0]):
+        best, best_p = f32(0), np.zeros(dim, dtype=np.float32)
+        for t in range(scores.shape[1]):
+            if scores[h, t] > best:
+                best, best_p = scores[h, t], points[h, t]
+        total_p = (total_p + best_p).astype(np.float32)
+        total = f32(total + best)
+    final_p = (total_p * f32(1.0 / scores.shape[0])).astype(np.float32)
+    final = f32(total / f32(scores.shape[0]))
     if dim == full_dim:
         norm = f32(0)
         for v in final_p:
