@@ -9,7 +9,7 @@ import ctypes.util
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mtplug._ext import _moses_mert, _moses_pro
@@ -216,3 +216,28 @@ def test_fix_slopes_reports_the_score_of_the_weights_it_writes(seed):
     start = np.loadtxt(folder / "init.opt", max_rows=1, dtype=np.float32)
     for w in (moses_w, fixed_w):                           # features left out of -o keep their start
         assert w[[1, 3, 4]].tolist() == start[[1, 3, 4]].tolist()
+
+
+@given(problem=mert_problem(scorer=0), count=st.integers(1, 3))
+@settings(max_examples=30, deadline=None)
+def test_contiguous_shards_are_the_runs_on_their_sentences(problem, count):
+    """--shard-count without --shard-size: shard h holds sentences floor(0.5 + h * S / k)
+    onwards; with no random draws in the tasks (powell, -m 0) each shard's tasks are the
+    tasks run on those sentences alone."""
+    _, feats, stats, offsets, start = problem
+    S = len(offsets) - 1
+    assume(count <= S)
+    dim = feats.shape[1]
+    common = (np.ascontiguousarray(start.reshape(1, dim)), 0, np.full(dim, -1, np.float32), np.full(dim, 1, np.float32),
+              np.arange(dim, dtype=np.int32), np.zeros(0, np.int32), np.zeros(0, np.float32), None, 0, 0, 1)
+    scores, points = _moses_mert.moses_mert(feats, stats, offsets, *common, shard_count=count)
+    assert scores.shape == (count, 1)
+    coeff = np.float32(S) / np.float32(count)
+    for h in range(count):
+        lo = int(np.floor(0.5 + float(np.float32(h) * coeff)))
+        hi = int(np.floor(0.5 + float(np.float32(h + 1) * coeff)))
+        sub = slice(int(offsets[lo]), int(offsets[hi]))
+        one = _moses_mert.moses_mert(np.ascontiguousarray(feats[sub]), np.ascontiguousarray(stats[sub]),
+                                     (offsets[lo: hi + 1] - offsets[lo]).astype(np.int64), *common)
+        assert scores[h].view(np.uint32).tolist() == one[0][0].view(np.uint32).tolist()
+        assert points[h].view(np.uint32).tolist() == one[1][0].view(np.uint32).tolist()
