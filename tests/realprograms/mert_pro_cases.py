@@ -153,10 +153,14 @@ def mert_args(rng: np.random.Generator, shape: dict) -> list[str]:
     if config:
         args += ["--scconfig", ",".join(config)]
     names = shape["names"]
-    if rng.random() < 0.2 and not sparse_w:
+    if rng.random() < 0.1 and shape["dense"] > 1:
+        # a -d below the files' feature count: Moses optimises the first -d values of a row
+        args[1] = str(int(rng.integers(1, shape["dense"])))
+        names = []
+    if names and rng.random() < 0.2 and not sparse_w:
         chosen = rng.choice(names, size=int(rng.integers(1, len(names) + 1)), replace=False)
         args += ["-o", ",".join(chosen)]
-    if rng.random() < 0.15:
+    if names and rng.random() < 0.15:
         args += ["-P", ",".join(rng.choice(names, size=int(rng.integers(1, len(names) + 1)), replace=False))]
     args += ["-n", str(int(rng.choice([0, 0, 1, 2, 5])))]
     kind = rng.choice(["powell", "powell", "random-direction", "random"])

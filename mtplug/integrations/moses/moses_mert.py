@@ -213,9 +213,11 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
         raise InputError(f"Unknown scorer regularisation strategy: {reg}")
     window = int(config.get("regwin", "0") or 0)
     full_dim = pdim + (1 if sparse_weights else 0)
-    if feats.shape[1] != full_dim:
+    if feats.shape[1] < full_dim:
         raise InputError(f"-d {pdim} but the features files hold {feats.shape[1] - (full_dim - pdim)} dense "
                          f"features ({' '.join(names)})", ffiles[0])
+    # a smaller -d: Moses optimises the first full_dim values of each row (the merged sparse
+    # value stays last, so -p then weighs a dense feature instead), de-duplicating on all
     starts, mins, maxs = read_init(init_files, full_dim)
     if shard_size and not shard_count:
         raise InputError("shard-size provided without shard-count")
@@ -233,6 +235,8 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
         opt_idx = np.array([index[n] for n in optimize], dtype=np.int32)
         if len(opt_idx) > full_dim:
             raise InputError(f"-o names {len(opt_idx)} features; there are {full_dim}")
+        if opt_idx.max() >= full_dim:
+            raise InputError(f"-o names feature {names[int(opt_idx.max())]}, beyond the -d {pdim} optimised")
     else:
         opt_idx = np.arange(full_dim, dtype=np.int32)
     dim = len(opt_idx)
@@ -260,7 +264,7 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
         stats = np.concatenate([stats[offsets[s]: offsets[s] + kept[s]] for s in range(len(kept))])
     else:
         stats = stats[rows]
-    feats, stats = np.ascontiguousarray(feats[rows]), np.ascontiguousarray(stats)
+    feats, stats = np.ascontiguousarray(feats[rows][:, :full_dim]), np.ascontiguousarray(stats)
     p_starts = np.ascontiguousarray(starts[:, proj])
     scores, points = _moses_mert.moses_mert(
         feats, stats, dd_offsets, p_starts, max(0, ntry), np.ascontiguousarray(mins[proj]),
