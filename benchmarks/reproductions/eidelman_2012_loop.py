@@ -167,12 +167,6 @@ def summary(a, rows: list[dict], report: dict, system: Cdec) -> dict:
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _mean_sd(values: list[float]) -> str:
-    import numpy as np
-
-    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0.0:.2f}"
-
-
 def _share(runs: list[dict]) -> str:
     shares = [r.get("decoder_share") for r in runs]
     known = [x for x in shares if x is not None]
@@ -188,7 +182,7 @@ def table(name: str) -> str:
     decoder's share of the epochs' seconds, for runs whose dtrain logged it)."""
     import numpy as np
     from claims import falls
-    from galley_rerank import not_run_yet
+    from galley_rerank import mean_sd, not_run_yet
 
     path = RESULTS / f"{name}.json"
     if not path.exists():
@@ -206,10 +200,10 @@ def table(name: str) -> str:
             runs = m["runs"]
             curve = np.mean([r["one_best_bleu_per_epoch"] for r in runs], axis=0)
             c = m.get("compared")
-            cells = [f"{method} ({m['selection']})", str(len(runs)), _mean_sd([r["test"] for r in runs]),
+            cells = [f"{method} ({m['selection']})", str(len(runs)), mean_sd([r["test"] for r in runs]),
                      f"{np.mean([r['dev'] for r in runs]):.2f}",
                      "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)",
-                     ", ".join(f"{x:.2f}" for x in curve), _mean_sd(falls(runs)),
+                     ", ".join(f"{x:.2f}" for x in curve), mean_sd(falls(runs)),
                      f"{np.mean([r['seconds'] for r in runs]):.0f}", _share(runs)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
