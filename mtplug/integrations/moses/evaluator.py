@@ -64,7 +64,8 @@ def build_parser() -> MosesArgumentParser:
     p.add_argument("--bootstrap", "-b", type=int, default=0, metavar="N",
                    help="bootstrap resamplings for a 95%% interval (default 0: none)")
     p.add_argument("--rseed", "-r", type=validation.seed, default=None, metavar="SEED",
-                   help="seed of the resampling (default 0: mtplug is deterministic)")
+                   help="seed of the resampling (default: the clock, as Moses's evaluator, whose samples a "
+                        "seed reproduces)")
     p.add_unsupported("--factors", "-f", why="factored hypotheses are not split by mtplug", allowed=("",))
     p.add_unsupported("--filter", "-l", why="pre-processing filters are not run by mtplug", allowed=("",))
     return p
@@ -156,7 +157,7 @@ def moses_bootstrap(gen, stats, metric, samples: int) -> tuple[float, float, flo
         scores = np.array([metric.objective(t) for t in totals], dtype=f32)
     mean = f32(np.cumsum(scores, dtype=f32)[-1] / f32(samples))
     scores = np.sort(scores)
-    half = f32(f32(0.05) / f32(2))
+    half = f32(f32(ALPHA) / f32(2))     # Moses: g_alpha / 2, a float
     lo = scores[int(f32(f32(samples) * half))]
     hi = scores[int(f32(f32(samples) * f32(f32(1) - half)))]
     return float(mean), float(lo), float(hi)

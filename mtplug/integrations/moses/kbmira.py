@@ -57,7 +57,8 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g.add_argument("--scfile", "-S", action="append", metavar="FILE", help="scores files (repeated)")
     g.add_argument("--ffile", "-F", action="append", metavar="FILE", help="features files (repeated)")
     g.add_argument("--random-seed", "-r", type=validation.seed, default=None, metavar="SEED",
-                   help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
+                   help="random seed (default: the clock, as Moses's kbmira, whose shuffles a seed reproduces; 0 "
+                        "with --keep-all-hypotheses, --algorithm or a non-BLEU --sctype)")
     g.add_argument("--output-file", "-o", default=None, metavar="FILE", help="weights file (default stdout)")
     # None = not given: the optimizer's default holds (kbmira's are Moses's: 0.01, 0.999, 60)
     g.add_argument("--cparam", "-C", type=float, default=None, metavar="C",

@@ -49,11 +49,19 @@ def _err(text: str) -> None:
     sys.stderr.flush()
 
 
-def _weights_text(w: np.ndarray, n_dense: int, names: list) -> str:
-    """kbmira.cpp's weight lines for the averaged float32 weights ``w`` [F]."""
-    lines = [f"F{i} {g(v)}\n" for i, v in enumerate(w[:n_dense].tolist())]
-    sparse = np.flatnonzero(np.abs(w[n_dense:]) > 1e-8)
-    lines += [f"{names[k]} {g(w[n_dense + k])}\n" for k in sparse.tolist()]
+def _weights_text(w: np.ndarray, n_init: int, names: list) -> str:
+    """kbmira.cpp's weight lines for the averaged float32 weights ``w`` [F]: ``F<i>`` for
+    the ``n_init`` dense-init weights, then SparseVector's name of id ``i - n_init`` for
+    every other weight above 1e-8 in magnitude."""
+    from ...errors import InputError
+
+    lines = [f"F{i} {g(v)}\n" for i, v in enumerate(w[:n_init].tolist())]
+    sparse = np.flatnonzero(np.abs(w[n_init:]) > 1e-8)
+    if len(sparse) and sparse[-1] >= len(names):
+        # Moses would read past its table of names here (undefined behaviour)
+        raise InputError(f"weight {n_init + int(sparse[-1])} has no feature name: the --dense-init file has "
+                         f"{n_init} values, fewer than the features files' dense features")
+    lines += [f"{names[k]} {g(w[n_init + k])}\n" for k in sparse.tolist()]
     return "".join(lines)
 
 
@@ -99,13 +107,16 @@ def run(args) -> int:
     rows = read_moses_nbest(split_list(args.ffile), split_list(args.scfile), encoded)
     if rows.sctype != "BLEU":
         raise InputError(f"the scores files hold {rows.sctype}; this path is Moses's BLEU kbmira")
-    if len(init) != rows.n_dense:
-        raise InputError(f"{len(init)} dense start weights for {rows.n_dense} dense features", args.dense_init)
-    start = np.zeros(rows.n_weights, dtype=np.float64)
-    start[: rows.n_dense] = init
+    # Moses's weight vector: the dense-init values, then one weight per SparseVector id
+    # after them (the sparse-init ones); the data's sparse features sit at D + id, D the
+    # data's dense count. With as many init values as dense features these agree; Moses
+    # runs on when they differ (and names weights by the shifted ids), and so does this.
+    n_init = len(init)
+    start = np.zeros(max(n_init, rows.n_dense) + len(rows.names), dtype=np.float64)
+    start[:n_init] = init
     index = {name: k for k, name in enumerate(rows.names)}
     for name, value in sparse_init:
-        start[rows.n_dense + index[name]] = F32(value)
+        start[n_init + index[name]] = F32(value)
     dots = rows.n_sentences // 100    # the enumerator prints one per 100 sentences it steps over
     if not streaming:
         _err("." * dots)
@@ -117,7 +128,7 @@ def run(args) -> int:
     flow = _Log(streaming, dots, args.streaming_out)
 
     def improved(w):
-        text = _weights_text(w.astype(F32), rows.n_dense, rows.names)
+        text = _weights_text(w.astype(F32), n_init, rows.names)
         if args.output_file:
             with open(args.output_file, "w") as fh:    # Moses rewrites the file in place
                 fh.write(text)
