@@ -153,6 +153,24 @@ def gen_text(rng) -> dict:
     return {"refs": refs, "nbest": nbest}
 
 
+def gen_prev(rng, text: dict) -> dict:
+    """Earlier features/scores files for ``text``'s n-best list (its dense layout and
+    sentences), some rows copied from the list so that the merge finds duplicates."""
+    rows0 = text["nbest"][0][0][1]
+    names = [f"{lab}_{k}" for lab, values in rows0.items() for k in range(len(values))]
+    sents = []
+    for rows in text["nbest"]:
+        out = []
+        for _ in range(int(rng.integers(1, 6))):
+            if rng.random() < 0.3:
+                _, dense, sparse = rows[int(rng.integers(len(rows)))]
+                out.append(([v for vals in dense.values() for v in vals], list(sparse), _bleu_stats(rng)))
+            else:
+                out.append(([_number(rng) for _ in names], [], _bleu_stats(rng)))
+        sents.append(out)
+    return {"dense_names": names, "files": [sents]}
+
+
 def render_text(model: dict, where: Path) -> dict:
     """Write refs (ref.0, ref.1, ...), the n-best list (nbest.txt) and the candidates (each
     sentence's first hypothesis: cand.txt); their names."""
@@ -225,6 +243,10 @@ def gen_case(program: str, seed: int, index: int) -> dict:
     case = {"program": program, "seed": seed, "index": index, "flags": gen_flags(program, rng)}
     if program in ("extractor", "evaluator", "sentence-bleu"):
         case["text"] = gen_text(rng)
+        flags = dict(case["flags"])
+        if program == "extractor" and flags.get("--sctype") == "BLEU" and "--binary" not in flags \
+                and "--scconfig" not in flags and rng.random() < 0.3:
+            case["prev"] = gen_prev(rng, case["text"])      # an earlier iteration's files to merge
     else:
         case["data"] = gen_mertdata(rng)
         if program == "kbmira":
@@ -248,6 +270,9 @@ def command(case: dict, where: Path) -> tuple[list, str | None, list]:
     if program in ("extractor", "evaluator", "sentence-bleu"):
         t = render_text(case["text"], where)
         if program == "extractor":
+            if case.get("prev"):
+                ff, sf = render_mertdata(case["prev"], where)
+                args += ["--prev-ffile", ff[0], "--prev-scfile", sf[0]]
             return args + ["--scfile", "out.scores.dat", "--ffile", "out.features.dat", "-r", ",".join(t["refs"]),
                            "-n", t["nbest"]], None, ["out.scores.dat", "out.features.dat"]
         if program == "evaluator":
@@ -371,6 +396,10 @@ def _smaller(case: dict):
         c = copy.deepcopy(case)
         del c["flags"][i]
         yield c
+    if case.get("prev"):
+        c = copy.deepcopy(case)
+        del c["prev"]
+        yield c
     if "data" in case:
         files = case["data"]["files"]
         if len(files) > 1:
@@ -409,6 +438,8 @@ def _smaller(case: dict):
                 del c["text"]["nbest"][s]
                 for ref in c["text"]["refs"]:
                     del ref[s]
+                if c.get("prev"):
+                    del c["prev"]["files"][0][s]
                 yield c
         if len(text["refs"]) > 1:
             for k in range(len(text["refs"])):
