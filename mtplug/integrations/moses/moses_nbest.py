@@ -55,10 +55,12 @@ class MosesRows:
 
     @property
     def n_dense(self) -> int:
+        """D, the dense features of the files."""
         return self.dense.shape[1]
 
     @property
     def n_sentences(self) -> int:
+        """S, the blocks (sentences) of the first features file."""
         return len(self.offsets) - 1
 
     @property
