@@ -187,6 +187,42 @@ def test_pool_decoding_numbers_sentences_by_input_line(tmp_path, seg):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cdec", "log", "out.kbest", "src"]
 
 
+def test_pool_decoding_continues_a_killed_shard(tmp_path):
+    # a decoder killed mid-set left its shard's output with finished sentences and a last one
+    # cut short: with <seg id> inputs the next call decodes only the rest (the cut sentence
+    # again), and the pool equals one decoded in one go; plain lines start again
+    from pathlib import Path
+
+    from benchmarks.reproductions.make_galley_pools import finished_prefix, kbest
+
+    fake = tmp_path / "cdec"
+    fake.write_text("import re, sys\n"
+                    "for line in sys.stdin:\n"
+                    "    n = int(re.match(r'<seg id=\"(\\d+)\"', line).group(1))\n"
+                    "    print(f'DECODED {n}', file=sys.stderr)\n"
+                    "    for k in range(3):\n"
+                    "        print(f'{n} ||| w{n} {k} ||| F={k} ||| 0')\n")
+    lines = [f'<seg id="{i}"> w{i} x </seg>' for i in range(6)]
+    src = tmp_path / "src"
+    src.write_text("".join(x + "\n" for x in lines))
+    whole = tmp_path / "whole.kbest"
+    kbest([sys.executable, str(fake)], src, whole, 2, tmp_path / "log0")
+    out = tmp_path / "out.kbest"
+    # shard 0 (sentences 0-2): 0 finished, 1 cut after one line and a half; shard 1: nothing
+    Path(f"{out}.part0").write_text("0 ||| w0 0 ||| F=0 ||| 0\n0 ||| w0 1 ||| F=1 ||| 0\n"
+                                    "0 ||| w0 2 ||| F=2 ||| 0\n1 ||| w1 0 ||| F=0 ||| 0\n1 ||| w1")
+    kbest([sys.executable, str(fake)], src, out, 2, tmp_path / "log")
+    assert out.read_bytes() == whole.read_bytes()
+    decoded = [line for line in (tmp_path / "log").read_text().splitlines() if line.startswith("DECODED")]
+    assert decoded == [f"DECODED {i}" for i in (1, 2, 3, 4, 5)]
+    assert "continued after 1 finished sentences" in (tmp_path / "log").read_text()
+    # output of another input is not continued
+    other = tmp_path / "other"
+    other.write_text("5 ||| w5 0 ||| F=0 ||| 0\n6 ||| w6 0 ||| F=0 ||| 0\n")
+    assert finished_prefix(other, [0, 1, 2]) == 0 and other.read_bytes() == b""
+    assert finished_prefix(tmp_path / "missing", [0]) == 0
+
+
 def test_pools_of_another_system_name_their_dense_features(tmp_path):
     # a second system's extractor features (Multi30k's) are its dense set, read from the
     # pools' provenance; pools without one are the first system's
