@@ -14,8 +14,8 @@ One PRO step on the accumulated n-best lists:
    both (f_better - f_worse, +1) and (f_worse - f_better, -1)
    (:mod:`mtplug.optimizers.classifiers`; logistic regression by default), under the
    ℓ2 penalty ‖w‖²/(2C) and, with a finite ``c_start``, a pull toward the start,
-   ‖w - w_t‖²/(2·c_start) (cdec's ``mr_pro_reduce -C -y``; the default c_start = ∞ has
-   none, as cdec's pro.pl and mert-moses.pl): one Gaussian prior of precision
+   ‖w - w_t‖²/(2·c_start) (cdec's ``mr_pro_reduce -C -y``, which pro.pl uses; the
+   default c_start = ∞ has none, as mert-moses.pl): one Gaussian prior of precision
    1/C + 1/c_start centred on w_t / (1 + c_start/C). With the pull only, w_t is the start
    shrunk to a mean |w·x| of 1 over the sampled differences x when it ranks them with
    larger margins (a 1-best ranking ignores the scale of the weights; a pull does not);
@@ -194,7 +194,7 @@ class Pro(Optimizer):
     ranks the sampled pairs with a mean margin above 1 is first shrunk to 1; the default
     ``c_start=inf`` has no pull), and returns ``psi``·(classifier weights) + (1 − ``psi``)·
     (the start as given; with a pull, that shrunk start): the defaults (Ψ = 1, no pull)
-    return the classifier's weights, as cdec's pro.pl and mert-moses.pl; Hopkins & May's
+    return the classifier's weights, as mert-moses.pl (cdec's pro.pl adds a pull); Hopkins & May's
     PRO is ``psi=0.1, length_z=0``. Not normalised. Sampling is
     compiled and seeded per (seed, sentence): the pairs do not depend on the number of
     threads. With no pair at all, the start weights come back with a warning.
@@ -223,9 +223,9 @@ class Pro(Optimizer):
                         help="inverse strength of an ℓ2 pull toward the start weights: a finite value adds "
                              "‖w − start‖²/(2·c_start) to the classifier's objective, with the start shrunk to "
                              "a mean margin of 1 on the sampled pairs when larger (default inf: no pull, as "
-                             "cdec's pro.pl and mert-moses.pl; 0.001, the default before, ended lower on the "
-                             "tuning store on real cdec pools, dense and sparse: "
-                             "docs/reproductions/galley-2013.md#defaults; not with the perceptron)"),
+                             "mert-moses.pl; 0.001, the default before, ended lower on the tuning store on real "
+                             "cdec pools, dense and sparse: docs/reproductions/galley-2013.md#defaults; cdec's "
+                             "pro.pl is c 0.001, c_start 0.0001, psi 1; not with the perceptron)"),
         "length_z": dict(type=float, default=None, metavar="Z",
                          help="redraw candidate pairs whose hypothesis lengths differ by more than Z standard "
                               "deviations of the sentence's length differences (at least 2 words), as cdec's "
