@@ -581,3 +581,14 @@ def test_defaults_evidence_results(tmp_path, monkeypatch):
     assert "| dense | pro | 2 |" in page and page.count("| – |") == 4
     assert page.endswith((tmp_path / "out" / "defaults.md").read_text())
     assert "Not run yet" in defaults_evidence.table("defaults-none")
+
+
+def test_defaults_evidence_row_names():
+    # a row name's changes, a value holding "+" kept whole; MERT as run there draws nothing
+    from benchmarks.reproductions.defaults_evidence import OPTIMIZERS, deterministic, row_options
+
+    assert row_options("mira+sentence_metric=bleu+1") == ("mira", {"sentence_metric": "bleu+1"})
+    assert row_options("pro+psi=0.5+c_start=inf") == ("pro", {"psi": 0.5, "c_start": float("inf")})
+    assert deterministic(*row_options("mert")) and deterministic("apro", {}) and deterministic("rampion", {})
+    assert not deterministic(*row_options("mert+restarts=5")) and not deterministic("pro", {})
+    assert OPTIMIZERS["mert"] == {"restarts": 0, "directions": "expbleu"}

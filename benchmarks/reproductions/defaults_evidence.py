@@ -12,9 +12,9 @@ The sparse pools are those of make_galley_pools.py; the dense ones are the same 
 only the dense features kept (``POOLS/dense/``, written here when missing). Every
 optimizer tunes from w0 on the tune pool (its first ``--tune-nbest`` hypotheses per
 sentence) with its defaults and reranks the dev and test pools; each seed is an
-independent run (MERT runs with expected-BLEU directions and no random restarts, one start
-point, so its seeds only vary the directions' sampling; a deterministic optimizer's seeds
-would be one run, so it runs with the first seed only). ``--set pro.c_start=inf`` runs a changed option
+independent run (a deterministic optimizer's seeds would be one run, so it runs with the first seed
+only: APRO, RAMPION, and MERT as run here, with expected-BLEU directions and no random
+restarts, which draws nothing). ``--set pro.c_start=inf`` runs a changed option
 instead of the default, the row named with it (``pro+c_start=inf``); a value that is not a
 number or True/False is a word (``mira.start_scale=given``). Rows go to
 ``RESULTS/defaults.jsonl`` (a finished row is not run again); ``--results`` writes every
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -79,8 +80,24 @@ def parse_set(items: list[str]) -> dict[str, dict]:
     return out
 
 
-#: optimizers whose result does not depend on the seed (one run per system and setting)
-DETERMINISTIC = ("apro", "rampion")
+def deterministic(optimizer: str, options: dict) -> bool:
+    """Whether the optimizer's result does not depend on the seed with these options (one
+    run per system and setting): APRO and RAMPION always; MERT when it draws nothing (no
+    random restarts, no random walks, expected-BLEU directions)."""
+    if optimizer in ("apro", "rampion"):
+        return True
+    return optimizer == "mert" and options.get("restarts") == 0 and not options.get("random_walks") \
+        and options.get("directions") == "expbleu"
+
+
+#: the "+" before each OPTION=VALUE of a row name (a value may hold "+": bleu+1)
+_PARTS = re.compile(r"\+(?=\w+=)")
+
+
+def row_options(name: str) -> tuple[str, dict]:
+    """(optimizer, options) of a row name: OPTIMIZER or OPTIMIZER+OPTION=VALUE+..."""
+    optimizer, *changes = _PARTS.split(name)
+    return optimizer, {**OPTIMIZERS[optimizer], **parse_set([f"{optimizer}.{c}" for c in changes]).get(optimizer, {})}
 
 
 def results(rows: list[dict], a, pools: Path) -> dict:
@@ -91,10 +108,11 @@ def results(rows: list[dict], a, pools: Path) -> dict:
     provenance = pools / "provenance.json"
     systems: dict = {}
     for r in rows:
-        optimizer = r["name"].split("+")[0]
+        optimizer, options = row_options(r["name"])
+        if deterministic(optimizer, options) and r["seed"] != a.seeds[0]:
+            continue     # a copy of the first seed's run, from a call before it was known as one
         entry = systems.setdefault(r["system"], {"methods": {}})["methods"].setdefault(
-            r["name"], {"optimizer": optimizer, "changed": r["name"][len(optimizer) + 1:].split("+")
-                        if "+" in r["name"] else [], "runs": []})
+            r["name"], {"optimizer": optimizer, "changed": _PARTS.split(r["name"])[1:], "runs": []})
         entry["runs"].append({"seed": r["seed"], "seconds": r["seconds"],
                               **{k: round(100 * r[k], 4) for k in ("tune", "dev", "test")}})
     return {"script": Path(sys.argv[0]).name, "commit": commit, "date": time.strftime("%Y-%m-%d"),
@@ -171,7 +189,7 @@ def main() -> None:
             options = {**OPTIMIZERS[opt], **changed.get(opt, {})}
             name = opt + "".join(f"+{k}={v:g}" if isinstance(v, float) else f"+{k}={v}"
                                  for k, v in changed.get(opt, {}).items())
-            for seed in a.seeds[:1] if opt in DETERMINISTIC else a.seeds:
+            for seed in a.seeds[:1] if deterministic(opt, options) else a.seeds:
                 if (system, name, seed) in done:
                     continue
                 t = time.perf_counter()
