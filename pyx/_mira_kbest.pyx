@@ -173,21 +173,24 @@ cdef int _put(GrowBuf* out, const void* src, Py_ssize_t n) except -1:
     return 0
 
 
-def mira_block_text(bytes block, int pos):
+def mira_block_text(bytes block, int pos, dict fixes=None):
     """The hypotheses of one sentence's ``--mr_mira_compat`` block (the k lines after the
     count line; blank lines are skipped) as ordinary k-best lines with sentence id ``pos``.
 
-    Returns ``(text, texts, repaired, unresolved)``: ``text`` the lines (bytes, each
-    ``pos ||| hyp ||| name=%g ... ||| score\\n``), ``texts`` the hypothesis strings (str,
-    one per hypothesis), ``repaired`` the cut values restored from other lines,
-    ``unresolved`` the lines whose cut value could not be restored (``text`` is then
-    incomplete and must not be used). ValueError on a line that is not ``id ||| length |||
-    hyp ||| base64 ||| score`` or whose records do not parse.
+    ``fixes``: ``{hypothesis index: value}`` for cut values the caller restored (from the
+    score, :func:`mtplug.dtrain.persistent.fix_by_score`). Returns ``(text, texts,
+    repaired, unresolved)``: ``text`` the lines (bytes, each ``pos ||| hyp ||| name=%g ...
+    ||| score\n``), ``texts`` the hypothesis strings (str, one per hypothesis),
+    ``repaired`` the cut values restored from other lines, ``unresolved`` one tuple per
+    line whose cut value could not be restored, ``(hypothesis index, [(name, value), ...]
+    of its intact records, cut name, [16 candidate values], score bytes)`` (``text`` then
+    lacks those lines). ValueError on a line that is not ``id ||| length ||| hyp |||
+    base64 ||| score`` or whose records do not parse.
     """
     cdef const uint8_t* p = block
     cdef Py_ssize_t n = len(block), a = 0, b, s1, s2, s3, s4, m, q, r, i, nl = 0, nr = 0
     cdef Py_ssize_t raw_size = 0
-    cdef int tail, repaired = 0, unresolved = 0, numlen
+    cdef int tail, repaired = 0, numlen, low
     cdef char num[48]
     cdef Line* lines = NULL
     cdef Rec* recs = NULL
@@ -195,6 +198,7 @@ def mira_block_text(bytes block, int pos):
     cdef GrowBuf out
     cdef bytes head = b"%d ||| " % pos
     texts = []
+    unresolved = []
     out.data = NULL
     out.size = 0
     out.cap = 0
@@ -248,10 +252,18 @@ def mira_block_text(bytes block, int pos):
         for i in range(nl):
             texts.append(block[lines[i].hyp_a:lines[i].hyp_b].decode("utf-8", "replace").strip())
             if lines[i].cut_len >= 0:
-                if not _repair(&lines[i], lines, nl, recs, raw):
-                    unresolved += 1
+                if fixes is not None and i in fixes:
+                    lines[i].cut_value = fixes[i]
+                elif _repair(&lines[i], lines, nl, recs, raw):
+                    repaired += 1
+                else:
+                    unresolved.append((
+                        i, [(bytes(raw[recs[r].name:recs[r].name + recs[r].name_len]).decode("utf-8", "replace"),
+                             recs[r].value) for r in range(lines[i].rec_a, lines[i].rec_b)],
+                        bytes(raw[lines[i].cut_name:lines[i].cut_name + lines[i].cut_len]).decode("utf-8", "replace"),
+                        [_candidate(raw + lines[i].cut_bytes, lines[i].cut_nibble, low) for low in range(16)],
+                        block[lines[i].score_a:lines[i].score_b]))
                     continue
-                repaired += 1
             _put(&out, <const char*>head, len(head))
             _put(&out, p + lines[i].hyp_a, lines[i].hyp_b - lines[i].hyp_a)
             _put(&out, b" |||", 4)

@@ -155,7 +155,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     summary = {"command": "dtrain", "out": None if result.weights is None else cfg.output, "seed": cfg.seed,
                "select_weights": cfg.select_weights, "best_epoch": result.best_epoch,
                "score": last["avg_score"], "bleu": last["bleu"], "shards": result.shards,
-               "decoder_calls": result.decoder_calls, "decoder_starts": result.decoder_starts, "seconds": result.seconds, "epochs": result.epochs}
+               "decoder_calls": result.decoder_calls, "decoder_starts": result.decoder_starts,
+               "decoder": result.decoder_stats, "seconds": result.seconds, "epochs": result.epochs}
     line = json_line(summary)
     if cfg.output == "-" and result.weights is not None:
         if not getattr(args, "quiet", False):

@@ -38,7 +38,8 @@ the base64 records (the per-call list writes them as ``name=0``).
 
 cdec's base64 encoder drops the low four bits of the answer's last byte when the records
 take 2 bytes modulo 3 (:mod:`mtplug._ext._mira_kbest` repairs that value from the
-list's other lines); a call with a line it cannot repair is decoded again the per-call
+list's other lines; :func:`fix_by_score` from the line's score when no other line has
+the feature intact); a call with a line neither repairs is decoded again the per-call
 way (:class:`mtplug.dtrain.decoder.CdecCalls`), with the same weights.
 
 Faults: every answer must come within ``timeout`` seconds (the first one includes the
@@ -53,14 +54,13 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
-import re
 import select
 import shlex
 import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import BinaryIO
 
 import numpy as np
@@ -71,6 +71,8 @@ from ..errors import InputError
 from ..fileio import path_error
 from ..formats.nbest import scan_nbest
 from ..formats.references import References, encode_references
+from ..tuning.loop import _has_ended, _killed_with_us
+from ..tuning.loop import _stop as stop_groups
 from .decoder import CdecCalls
 from .kbest import Kbest, split_scan
 
@@ -79,7 +81,8 @@ DEFAULT_TIMEOUT = 86400.0
 #: the flag that makes cdec apply per-line weight deltas (and write base64 k-best lists)
 MIRA_FLAG = "--mr_mira_compat"
 
-_SEG_HAS_ID = re.compile(r"^<seg\b[^>]*?\bid\s*=")
+#: how often (seconds) a decoder that does not answer is looked at: has it ended?
+_LOOK_SECONDS = 0.5
 
 
 def exact_deltas(held: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,16 +98,18 @@ def exact_deltas(held: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.n
     d = t - h
     bad = (h + d).view(np.int64) != t.view(np.int64)
     if bad.any():
-        # h + d rounds to t for a d at most a couple of units in the last place away when one exists
+        # h + d rounds to t for a d at most a couple of units in the last place away when one
+        # exists (a step past the largest double is infinite and never fits)
         for step in (1, 2):
             for toward in (np.inf, -np.inf):
                 idx = np.flatnonzero(bad)
                 if not len(idx):
                     break
                 trial = d[idx]
-                for _ in range(step):
-                    trial = np.nextafter(trial, toward)
-                ok = (h[idx] + trial).view(np.int64) == t[idx].view(np.int64)
+                with np.errstate(over="ignore"):
+                    for _ in range(step):
+                        trial = np.nextafter(trial, toward)
+                    ok = (h[idx] + trial).view(np.int64) == t[idx].view(np.int64)
                 d[idx[ok]] = trial[ok]
                 bad[idx[ok]] = False
     return changed, d, changed[bad]
@@ -128,6 +133,31 @@ def with_delta(line: str, delta: str) -> str:
     if line.startswith("<seg") and ">" in line and (len(line) == 4 or line[4] in " \t>"):
         return "<seg" + attr + line[4:]
     return f"<seg{attr}>{line}</seg>"
+
+
+def fix_by_score(unresolved: list, weights: Mapping[str, float]) -> dict[int, float]:
+    """Cut values (lines :func:`mira_block_text` could not repair from other lines) told
+    apart by the line's score: cdec writes ``w·f`` under the weights it decoded with, 6
+    significant digits. ``unresolved``: mira_block_text's tuples; ``weights``: the weights
+    cdec holds, by name (a name not there weighs 0). A candidate is taken when it alone gives ``w·f`` within the score's
+    rounding (1e-5 relative) and every other candidate misses by a thousand times more;
+    returns ``{hypothesis index: value}`` of the lines so restored."""
+    fixes = {}
+    for index, recs, name, candidates, score_text in unresolved:
+        try:
+            score = float(score_text)
+        except ValueError:
+            continue
+        w = weights.get(name, 0.0)
+        if not np.isfinite(score) or w == 0.0:
+            continue
+        rest = float(sum(weights.get(n, 0.0) * v for n, v in recs))
+        tol = 1e-5 * max(1.0, abs(score))
+        fits = [c for c in candidates if np.isfinite(c) and c != 0.0 and abs(rest + w * c - score) <= tol]
+        near = [c for c in candidates if np.isfinite(c) and c != 0.0 and abs(rest + w * c - score) <= 1000 * tol]
+        if len(fits) == 1 and len(near) == 1:
+            fixes[index] = fits[0]
+    return fixes
 
 
 class DecoderFault(InputError):
@@ -174,8 +204,6 @@ class PersistentCdec:
         return [*cdec_argv(self.argv, self.decoder_config, weights_path, self.k, self.unique), MIRA_FLAG]
 
     def _start(self, names: Sequence[str], target: np.ndarray) -> None:
-        from ..tuning.loop import _killed_with_us
-
         wpath = os.path.join(self.workdir, f"weights.start.{id(self)}")
         write_scratch_weights(wpath, names, target)
         self._cmd = self.command_line(wpath)
@@ -199,15 +227,13 @@ class PersistentCdec:
 
     def _stop(self) -> None:
         """Kill the process group of the running decoder and reap it."""
-        from ..tuning.loop import _stop
-
         proc, self._proc = self._proc, None
         if proc is not None:
             for pipe in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
                     if pipe is not None:
                         pipe.close()
-            _stop([proc])
+            stop_groups([proc])   # its process group killed (SIGINT, SIGTERM held back meanwhile)
         if self._err is not None:
             self._err.close()
             self._err = None
@@ -237,12 +263,14 @@ class PersistentCdec:
         cmd = shlex.join(self._cmd)
         if what == "exited":
             assert proc is not None
-            try:
-                rc = proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                rc = None
+            # wait for its end without reaping it: its pid names its process group until _stop
+            deadline = time.monotonic() + 5
+            while not _has_ended(proc) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            ended = _has_ended(proc)
             tail = self._stderr_tail()
             self._stop()
+            rc = proc.returncode if ended else None
             if rc is None:
                 how = "closed its output"
             elif rc < 0:
@@ -271,7 +299,11 @@ class PersistentCdec:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._fault("timeout")
-            if not poller.poll(max(1, int(left * 1000) + 1)):
+            # a child of the decoder (a wrapper script's) may hold the pipe open after the
+            # decoder ended: look at the process too, not only for the end of its output
+            if not poller.poll(max(1, int(min(left, _LOOK_SECONDS) * 1000) + 1)):
+                if _has_ended(self._proc):
+                    raise self._fault("exited")
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
@@ -367,6 +399,7 @@ class PersistentCdec:
                 self._answer(with_delta("", first))
         texts: list[str] = []
         chunks: list[bytes] = []
+        by_name: dict[str, float] | None = None     # the weights by name, made when a line needs them
         unresolved = False
         for pos, line in enumerate(inputs):
             line = line.rstrip("\n")
@@ -378,10 +411,17 @@ class PersistentCdec:
                 continue
             try:
                 text, hyps, repaired, bad = mira_block_text(block, pos)
+                if bad:
+                    if by_name is None:
+                        by_name = dict(zip(names, target.tolist()))
+                    fixes = fix_by_score(bad, by_name)
+                    if len(fixes) == len(bad):
+                        text, hyps, more, bad = mira_block_text(block, pos, fixes)
+                        repaired += more + len(fixes)
             except ValueError as err:
                 raise self._fault(f"a malformed line ({err})") from None
             self.repaired += repaired
-            unresolved = unresolved or bad > 0
+            unresolved = unresolved or len(bad) > 0
             chunks.append(text)
             texts.extend(hyps)
         if unresolved:

@@ -270,6 +270,14 @@ def make_decoder(cfg, command, label: str = "shard 0") -> CdecCalls | Persistent
     return CdecCalls(command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq", timeout=cfg.decoder_timeout)
 
 
+def decoder_counts(decoder) -> dict[str, int]:
+    """A persistent decoder's counts (``weight_lines``, ``repaired``, ``fallbacks``:
+    :class:`PersistentCdec`); empty for a per-call one."""
+    if not isinstance(decoder, PersistentCdec):
+        return {}
+    return {"weight_lines": decoder.weight_lines, "repaired": decoder.repaired, "fallbacks": decoder.fallbacks}
+
+
 def _shard_epoch(cfg, decoder, inputs, refs, positions, start, progress, verbose):
     trainer = ShardTrainer(cfg, decoder, inputs, refs, positions, start, progress=progress, verbose=verbose)
     stats = trainer.run_epoch()
@@ -286,13 +294,13 @@ def _remote_shard_epoch(job) -> tuple:
     there (with ``decoder_process=persistent`` one process for the shard's epoch). job: (cfg,
     decoder argv, inputs, refs, positions, weights, verbose: bool[, shard]). Returns (weights,
     EpochStats, check lines, decoder calls, per-sentence lines: empty unless verbose,
-    decoder processes started)."""
+    decoder processes started, :func:`decoder_counts`)."""
     cfg, argv, inputs, refs, positions, weights, verbose, *rest = job
     decoder = make_decoder(cfg, argv, f"shard {rest[0] if rest else 0}")
     lines: list[str] = []
     try:
         out = _shard_epoch(cfg, decoder, inputs, refs, positions, weights, None, lines.append if verbose else None)
-        return (*out, decoder.calls, lines, getattr(decoder, "starts", decoder.calls))
+        return (*out, decoder.calls, lines, getattr(decoder, "starts", decoder.calls), decoder_counts(decoder))
     finally:
         decoder.close()
 
@@ -313,6 +321,7 @@ class DtrainResult:
     seconds: float
     last_weights: dict = field(default_factory=dict)
     decoder_starts: int = 0          # decoder processes started (per_call: one per call)
+    decoder_stats: dict = field(default_factory=dict)   # persistent decoders' counts, summed over shards
 
 
 class _Selector:
@@ -375,6 +384,7 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
         return decoders[index]
 
     remote_calls = remote_starts = 0
+    remote_stats: dict[str, int] = {}
     pool: ThreadPoolExecutor | None = None
     selector = _Selector(cfg.select_weights)
     summaries = []
@@ -418,6 +428,8 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
                                          for i, s in enumerate(shards)])
                     remote_calls += sum(r[3] for r in remote)
                     remote_starts += sum(r[5] for r in remote)
+                    for r in remote:
+                        remote_stats = {k: remote_stats.get(k, 0) + v for k, v in r[6].items()}
                     if verbose is not None:
                         for r in remote:
                             for line in r[4]:
@@ -457,8 +469,11 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
         chosen = None if cfg.noup else selector.result(weights, cfg.epochs)
         calls = remote_calls + sum(d.calls for d in decoders.values())
         starts = remote_starts + sum(getattr(d, "starts", d.calls) for d in decoders.values())
+        stats = dict(remote_stats)
+        for d in decoders.values():
+            stats = {k: stats.get(k, 0) + v for k, v in decoder_counts(d).items()}
         return DtrainResult(chosen, summaries, selector.best_epoch or 1, cfg.seed, len(shards), calls,
-                            time.perf_counter() - t_run, weights, decoder_starts=starts)
+                            time.perf_counter() - t_run, weights, decoder_starts=starts, decoder_stats=stats)
     finally:
         close_progress()
         for d in decoders.values():
