@@ -469,11 +469,11 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
         chosen = None if cfg.noup else selector.result(weights, cfg.epochs)
         calls = remote_calls + sum(d.calls for d in decoders.values())
         starts = remote_starts + sum(getattr(d, "starts", d.calls) for d in decoders.values())
-        stats = dict(remote_stats)
+        counts = dict(remote_stats)
         for d in decoders.values():
-            stats = {k: stats.get(k, 0) + v for k, v in decoder_counts(d).items()}
+            counts = {k: counts.get(k, 0) + v for k, v in decoder_counts(d).items()}
         return DtrainResult(chosen, summaries, selector.best_epoch or 1, cfg.seed, len(shards), calls,
-                            time.perf_counter() - t_run, weights, decoder_starts=starts, decoder_stats=stats)
+                            time.perf_counter() - t_run, weights, decoder_starts=starts, decoder_stats=counts)
     finally:
         close_progress()
         for d in decoders.values():
