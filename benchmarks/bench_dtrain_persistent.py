@@ -11,8 +11,10 @@ that takes its place in cdec.ini) this runs, one after the other in one invocati
 3. the same with ``decoder_process=per_call`` (one cdec process per sentence), unless
    ``--no-per-call``;
 
-and records each one's wall seconds (``time.perf_counter`` around the process), mtplug's
-decoder calls and starts, and how the persistent run's weights compare with the per-call
+and records each one's wall seconds (``time.perf_counter`` around the process) and CPU
+seconds (user + system of the process and its children, the decoders included:
+``RUSAGE_CHILDREN``; what a loaded machine changes least), mtplug's decoder calls, starts
+and counts (``decoder``), and how the persistent run's weights compare with the per-call
 run's (bit-identical, or how many differ and by how much). Results go to
 ``benchmarks/results/dtrain-persistent.json`` (one entry per ``--name``); ``table(name)``
 makes the table docs/speed.md shows (benchmarks/generated_tables.py).
@@ -27,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -87,14 +90,18 @@ def prepare(example: Path, lm: Path, work: Path, sentences: int, epochs: int, k:
     return work / "dtrain.ini"
 
 
-def timed(cmd: list[str], out: Path, cwd: Path, env: dict | None = None) -> float:
+def timed(cmd: list[str], out: Path, cwd: Path, env: dict | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process and every child it waited
+    for, the decoder processes included) of running ``cmd``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(out, "wb") as fh, open(out.with_suffix(".err"), "wb") as err:
         p = subprocess.run(cmd, stdout=fh, stderr=err, cwd=cwd, env=env, check=False)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {shlex.join(cmd)}; see {out.with_suffix('.err')}")
-    return seconds
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def run(a) -> dict:
@@ -107,16 +114,16 @@ def run(a) -> dict:
                    "load_at_start": round(load_avg, 2), "date": time.strftime("%Y-%m-%d"),
                    "mtplug_commit": subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
                                                    capture_output=True, text=True, check=False).stdout.strip()}
-    entry["cdec_dtrain_s"] = timed([str(cdec_dir / "training" / "dtrain" / "dtrain"), "-c", str(ini)],
-                                   work / "w.cdec", work)
+    entry["cdec_dtrain_s"], entry["cdec_dtrain_cpu_s"] = timed(
+        [str(cdec_dir / "training" / "dtrain" / "dtrain"), "-c", str(ini)], work / "w.cdec", work)
     modes = ["persistent"] + ([] if a.no_per_call else ["per_call"])
     for mode in modes:
         out = work / f"w.{mode}"
-        seconds = timed([sys.executable, "-m", "mtplug", "dtrain", "-c", str(ini), "--decoder-bin",
+        seconds, cpu = timed([sys.executable, "-m", "mtplug", "dtrain", "-c", str(ini), "--decoder-bin",
                          str(cdec_dir / "decoder" / "cdec"), "--decoder-process", mode, "-o", str(out)],
                         work / f"{mode}.json", work)
         summary = json.loads((work / f"{mode}.json").read_text())
-        entry[mode] = {"seconds": seconds, "decoder_calls": summary["decoder_calls"],
+        entry[mode] = {"seconds": seconds, "cpu_seconds": cpu, "decoder_calls": summary["decoder_calls"],
                        "decoder_starts": summary["decoder_starts"], "decoder": summary.get("decoder", {}),
                        "decode_seconds": sum(e["decode_seconds"] for e in summary["epochs"]),
                        "bleu": summary["bleu"]}
@@ -131,20 +138,25 @@ def table(name: str) -> str:
     """The page's table of entry ``name`` of the results file."""
     e = load()[name]
     base = e["cdec_dtrain_s"]
-    rows = ["| program | wall s | × cdec dtrain | decoder processes | decoder calls |", "|---|---|---|---|---|",
-            f"| cdec `dtrain` | {base:.1f} | 1.00 | 1 (linked in) | – |"]
+    cpu = e.get("cdec_dtrain_cpu_s")
+    rows = ["| program | wall s | × cdec dtrain | CPU s | × cdec dtrain | decoder processes | decoder calls |",
+            "|---|---|---|---|---|---|---|",
+            f"| cdec `dtrain` | {base:.1f} | 1.00 | {cpu:.1f} | 1.00 | 1 (linked in) | – |"]
     for mode, label in (("persistent", "`mtplug dtrain`, decoder_process=persistent"),
                         ("per_call", "`mtplug dtrain`, decoder_process=per_call")):
         if mode in e:
             m = e[mode]
-            rows.append(f"| {label} | {m['seconds']:.1f} | {m['seconds'] / base:.2f} | {m['decoder_starts']} | "
-                        f"{m['decoder_calls']} |")
+            rows.append(f"| {label} | {m['seconds']:.1f} | {m['seconds'] / base:.2f} | {m['cpu_seconds']:.1f} | "
+                        f"{m['cpu_seconds'] / cpu:.2f} | {m['decoder_starts']} | {m['decoder_calls']} |")
     cmp = e.get("persistent_vs_per_call")
     if cmp is not None:
         same = ("bit-identical" if cmp["bit_identical"] else
                 f"{cmp['differing']} of {cmp['features']} differ, by at most {cmp['max_abs_diff']:.3g}")
         rows.append("")
+        p = e["persistent"].get("decoder", {})
         rows.append(f"Weights of the persistent run against the per-call run's: {same}. "
+                    f"Cut base64 values restored: {p.get('repaired', '–')}, calls decoded again per call: "
+                    f"{p.get('fallbacks', '–')}, weights-only lines: {p.get('weight_lines', '–')}. "
                     f"{e['sentences']} sentences, {e['epochs']} epoch(s), k = {e['k']}, LM `{e['lm']}`, "
                     f"load average {e['load_at_start']} at the start, {e['date']}, mtplug {e['mtplug_commit']}.")
     return "\n".join(rows) + "\n"
