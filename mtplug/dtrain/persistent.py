@@ -168,7 +168,10 @@ class PersistentCdec:
     """One cdec process (or a stand-in with its command line) answering sentence after sentence.
 
     Same interface as :class:`mtplug.dtrain.decoder.CdecCalls` (:meth:`decode`,
-    :meth:`close`, ``calls``); ``timeout``: seconds allowed for each answer (the first
+    :meth:`close`, ``calls``), and the same arguments: ``command`` the program or a command
+    line, ``decoder_config`` the cdec.ini, ``k`` the k-best size, ``unique`` distinct strings
+    only (``-r``), ``workdir`` where its files go (default: a temporary folder, removed by
+    :meth:`close`); ``timeout``: seconds allowed for each answer (the first
     includes the decoder's start-up); ``label``: how messages name this decoder (``shard
     0``). ``starts`` counts the processes started, ``weight_lines`` the lines without text
     sent to set weights no single addition reaches, ``repaired`` the values cut by cdec's
