@@ -420,7 +420,7 @@ class PersistentCdec:
                     fixes = fix_by_score(bad, by_name)
                     if len(fixes) == len(bad):
                         text, hyps, more, bad = mira_block_text(block, pos, fixes)
-                        repaired += more + len(fixes)
+                        repaired = more + len(fixes)     # the witnesses' repairs again, and the score's
             except ValueError as err:
                 raise self._fault(f"a malformed line ({err})") from None
             self.repaired += repaired
