@@ -86,7 +86,7 @@ def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) 
            "--input", str(system.src), "--ref", str(system.ref), "--weights", str(system.start),
            "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--sentence-metric", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
-           "--shards", str(shards),
+           "--shards", str(shards), "--decoder-process", a.decoder_process,
            "--output", str(wd / "weights")]
     t0 = time.perf_counter()
     with open(log, "w") as fh:
@@ -226,6 +226,10 @@ def main() -> None:
                     help="parameter mixing over this many shards, one run set per value (default 1; "
                          "cdec's mira.py -j 2 runs 2)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
+    ap.add_argument("--decoder-process", choices=("per_call", "persistent"), default="per_call",
+                    help="dtrain's decoder: a cdec process per sentence (per_call, the default: the runs of "
+                         "the committed results were made so, and a persistent cdec can order tied "
+                         "hypotheses otherwise) or one per shard (persistent)")
     ap.add_argument("--tune-set", default="dev", metavar="STEM",
                     help="the tuning set's files in SYSTEM: STEM.de, STEM.en (default dev)")
     ap.add_argument("--report", default="evaluate",
