@@ -1,4 +1,4 @@
-# Moses's kbmira with the M2 scorer (mtplug.optimizers.kbmira_m2 says what and why): one
+# Moses's kbmira with the M2 scorer or BLEU (mtplug.optimizers.kbmira_m2 says what and why): one
 # training pass and one evaluation, in single precision where Moses's are (ValType,
 # ScoreStatsType and the weights are float in mosesdecoder's mert/). Every float operation
 # is stored in a float variable, so each rounds to float as Moses's does on x86-64 (SSE, no
@@ -7,10 +7,11 @@
 #
 # Features: dense float32 [n, D] (ids 0..D-1) plus CSR rows (ids >= D ascending, float32
 # values). Weights w, totals float32 [F]; last int64 [F] (the step count at each weight's
-# last update); state int64 [1] (steps). Statistics float32 [n, 4]: correct, proposed,
-# gold, source length. Background bg float32 [4].
+# last update); state int64 [1] (steps). Statistics float32 [n, k]: M2 (kind 0) k = 4:
+# correct, proposed, gold, source length; BLEU (kind 1) k = 9: matches and counts of
+# 1..4-grams interleaved, then the reference length. Background bg float32 [k].
 
-from libc.math cimport fabsf
+from libc.math cimport expf, fabsf, logf
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 
@@ -33,14 +34,39 @@ cdef inline float _f_beta(float c, float pr, float g, float bb) noexcept nogil:
     return <float>((1.0 + <double>bb) * <double>p * <double>r / <double>denom)
 
 
-cdef inline float _gain(const float[:, ::1] stats, int64_t h, const float* bg, float bb) noexcept nogil:
-    """calculateSentenceLevelBackgroundScore: F_beta(x + bg) * (x + bg)[3]."""
-    cdef float t0 = stats[h, 0] + bg[0]
-    cdef float t1 = stats[h, 1] + bg[1]
-    cdef float t2 = stats[h, 2] + bg[2]
-    cdef float t3 = stats[h, 3] + bg[3]
-    cdef float f = _f_beta(t0, t1, t2, bb)
-    return f * t3
+cdef inline float _bleu(const float* t) noexcept nogil:
+    """BleuScorer::calculateScore of float statistics t[0..8]: 0 when a match count is 0;
+    the log precisions summed in float (logf, as Moses's log of a float), times 0.25, the
+    brevity 1 - r/c in float added when negative, then expf."""
+    cdef float logbleu = 0.0, a, b, brevity
+    cdef int i
+    for i in range(4):
+        if t[2 * i] == 0:
+            return 0.0
+        a = logf(t[2 * i])
+        b = logf(t[2 * i + 1])
+        a = a - b
+        logbleu = logbleu + a
+    logbleu = logbleu * <float>0.25
+    brevity = t[8] / t[1]
+    brevity = <float>1.0 - brevity
+    if brevity < 0:
+        logbleu = logbleu + brevity
+    return expf(logbleu)
+
+
+cdef inline float _gain(int kind, const float[:, ::1] stats, int64_t h, const float* bg, float bb) noexcept nogil:
+    """Scorer::calculateSentenceLevelBackgroundScore: score(x + bg) * reference length of
+    (x + bg) (M2: F_beta times column 3, the source length; BLEU: times column 8)."""
+    cdef float t[9]
+    cdef int j
+    if kind == 0:
+        for j in range(4):
+            t[j] = stats[h, j] + bg[j]
+        return _f_beta(t[0], t[1], t[2], bb) * t[3]
+    for j in range(9):
+        t[j] = stats[h, j] + bg[j]
+    return _bleu(t) * t[8]
 
 
 cdef inline float _score(const float[:, ::1] dense, Py_ssize_t D, const int64_t[::1] indptr,
@@ -76,8 +102,26 @@ def m2_pass(const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[
     totals, last and state (steps); returns the pass's summed loss (a float, summed in
     float) as a Python float. Moses's NbestHopeFearDecoder::HopeFear and kbmira.cpp's
     update (mtplug.optimizers.kbmira_m2)."""
+    return _pass(0, dense, indptr, ids, vals, stats, sent_offsets, order, beta, C, decay, model_bg, safe_hope, bg,
+                 w, totals, last, state)
+
+
+def bleu_pass(const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[::1] ids, const float[::1] vals,
+              const float[:, ::1] stats, const int64_t[::1] sent_offsets, const int64_t[::1] order,
+              float C, float decay, bint model_bg, bint safe_hope, float[::1] bg, float[::1] w, float[::1] totals,
+              int64_t[::1] last, int64_t[::1] state):
+    """:func:`m2_pass` with Moses's BLEU (statistics float32 [n, 9], bg [9])."""
+    return _pass(1, dense, indptr, ids, vals, stats, sent_offsets, order, 0.0, C, decay, model_bg, safe_hope, bg,
+                 w, totals, last, state)
+
+
+cdef float _pass(int kind, const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[::1] ids,
+                 const float[::1] vals, const float[:, ::1] stats, const int64_t[::1] sent_offsets,
+                 const int64_t[::1] order, float beta, float C, float decay, bint model_bg, bint safe_hope,
+                 float[::1] bg, float[::1] w, float[::1] totals, int64_t[::1] last, int64_t[::1] state) except? -1:
+    """The pass of :func:`m2_pass` for ``kind`` 0 (M2) or 1 (BLEU)."""
     cdef Py_ssize_t D = dense.shape[1], oi, j
-    cdef Py_ssize_t S = sent_offsets.shape[0] - 1
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, K = stats.shape[1]
     cdef int64_t s, lo, hi, h, hope, fear, model, back, a, b, biggest = 1, nd, steps
     cdef float bb = beta * beta, hs, v, best, hope_bleu, hope_model, ratio, delta, ws, loss, sq, eta, d, prod
     cdef float total_loss = 0.0
@@ -106,7 +150,7 @@ def m2_pass(const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[
                 continue
             for h in range(lo, hi):
                 sc[h - lo] = _score(dense, D, indptr, ids, vals, &w[0], h)
-                g[h - lo] = _gain(stats, h, &bg[0], bb)
+                g[h - lo] = _gain(kind, stats, h, &bg[0], bb)
             fear = lo
             model = lo
             best = sc[0] - g[0]
@@ -198,7 +242,7 @@ def m2_pass(const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[
                     _touch(&w[0], &totals[0], &last[0], steps, di[j], prod)
                 total_loss = total_loss + loss
             back = model if model_bg else hope
-            for j in range(4):
+            for j in range(K):
                 v = bg[j] * decay
                 bg[j] = v + stats[back, j]
     free(sc)
@@ -243,3 +287,32 @@ def m2_evaluate(const float[:, ::1] dense, const int64_t[::1] indptr, const int6
             t1 = t1 + stats[best, 1]
             t2 = t2 + stats[best, 2]
     return _f_beta(t0, t1, t2, beta * beta)
+
+
+def bleu_evaluate(const float[:, ::1] dense, const int64_t[::1] indptr, const int64_t[::1] ids,
+                  const float[::1] vals, const float[:, ::1] stats, const int64_t[::1] sent_offsets,
+                  const float[::1] w):
+    """HopeFearDecoder::Evaluate with BLEU: BleuScorer::calculateScore (a float, as a Python
+    float) of each sentence's first highest-scoring row under ``w``, statistics [n, 9]
+    summed in float."""
+    cdef Py_ssize_t S = sent_offsets.shape[0] - 1, D = dense.shape[1], s
+    cdef int64_t h, best
+    cdef float top, v
+    cdef float t[9]
+    cdef int j
+    for j in range(9):
+        t[j] = 0.0
+    with nogil:
+        for s in range(S):
+            if sent_offsets[s + 1] <= sent_offsets[s]:
+                continue
+            best = sent_offsets[s]
+            top = _score(dense, D, indptr, ids, vals, &w[0], best)
+            for h in range(best + 1, sent_offsets[s + 1]):
+                v = _score(dense, D, indptr, ids, vals, &w[0], h)
+                if v > top:
+                    top = v
+                    best = h
+            for j in range(9):
+                t[j] = t[j] + stats[best, j]
+    return _bleu(t)

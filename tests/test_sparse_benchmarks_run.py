@@ -187,6 +187,42 @@ def test_pool_decoding_numbers_sentences_by_input_line(tmp_path, seg):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cdec", "log", "out.kbest", "src"]
 
 
+def test_pool_decoding_continues_a_killed_shard(tmp_path):
+    # a decoder killed mid-set left its shard's output with finished sentences and a last one
+    # cut short: with <seg id> inputs the next call decodes only the rest (the cut sentence
+    # again), and the pool equals one decoded in one go; plain lines start again
+    from pathlib import Path
+
+    from benchmarks.reproductions.make_galley_pools import finished_prefix, kbest
+
+    fake = tmp_path / "cdec"
+    fake.write_text("import re, sys\n"
+                    "for line in sys.stdin:\n"
+                    "    n = int(re.match(r'<seg id=\"(\\d+)\"', line).group(1))\n"
+                    "    print(f'DECODED {n}', file=sys.stderr)\n"
+                    "    for k in range(3):\n"
+                    "        print(f'{n} ||| w{n} {k} ||| F={k} ||| 0')\n")
+    lines = [f'<seg id="{i}"> w{i} x </seg>' for i in range(6)]
+    src = tmp_path / "src"
+    src.write_text("".join(x + "\n" for x in lines))
+    whole = tmp_path / "whole.kbest"
+    kbest([sys.executable, str(fake)], src, whole, 2, tmp_path / "log0")
+    out = tmp_path / "out.kbest"
+    # shard 0 (sentences 0-2): 0 finished, 1 cut after one line and a half; shard 1: nothing
+    Path(f"{out}.part0").write_text("0 ||| w0 0 ||| F=0 ||| 0\n0 ||| w0 1 ||| F=1 ||| 0\n"
+                                    "0 ||| w0 2 ||| F=2 ||| 0\n1 ||| w1 0 ||| F=0 ||| 0\n1 ||| w1")
+    kbest([sys.executable, str(fake)], src, out, 2, tmp_path / "log")
+    assert out.read_bytes() == whole.read_bytes()
+    decoded = [line for line in (tmp_path / "log").read_text().splitlines() if line.startswith("DECODED")]
+    assert decoded == [f"DECODED {i}" for i in (1, 2, 3, 4, 5)]
+    assert "continued after 1 finished sentences" in (tmp_path / "log").read_text()
+    # output of another input is not continued
+    other = tmp_path / "other"
+    other.write_text("5 ||| w5 0 ||| F=0 ||| 0\n6 ||| w6 0 ||| F=0 ||| 0\n")
+    assert finished_prefix(other, [0, 1, 2]) == 0 and other.read_bytes() == b""
+    assert finished_prefix(tmp_path / "missing", [0]) == 0
+
+
 def test_pools_of_another_system_name_their_dense_features(tmp_path):
     # a second system's extractor features (Multi30k's) are its dense set, read from the
     # pools' provenance; pools without one are the first system's
@@ -419,10 +455,11 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     results = tmp_path / "results"
     rows, argv = _pool_study("dreyer_dong_2015.py", tmp_path, monkeypatch, 7, "--start-points", "1", "--tune-nbest", "3",
                              "--systems", "dense", "--iterations", "2", "3", "--results", str(results / "dd-k3.json"))
-    # Table 2: PRO by start point and seed; APRO (deterministic) once per start point
+    # Table 2: PRO by start point and seed; APRO with Ψ = 0.1 (deterministic, keeps its start)
+    # once per start point; APRO with Ψ = 1 forgets its start and the seed: one run in all
     assert sorted((r["method"], r["point"], r["seed"]) for r in rows) == sorted(
         [(m, p, s) for m in ("pro-2", "pro-3") for p in (0, 1) for s in (1, 2)]
-        + [(m, p, 1) for m in ("apro", "apro-psi0.1-2") for p in (0, 1)])
+        + [("apro-psi0.1-2", p, 1) for p in (0, 1)] + [("apro", 0, 1)])
     # PRO as the paper ran it, iterated on the pool; APRO with Ψ = 1 runs once
     pro = next(r for r in rows if r["method"] == "pro-2")
     assert pro["options"] == {"gamma": 5000, "xi": 50, "beta": 0.05, "psi": 0.1, "c": 1.0, "c_start": float("inf"),
@@ -431,21 +468,25 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     assert next(r for r in rows if r["method"] == "apro")["options"] == {"c": 0.01, "psi": 1.0}
     assert all(0 < r["length_ratio"] < 3 for r in rows)
     table = (tmp_path / "out" / "table.md").read_text()
-    assert "| apro | 2 |" in table and "test length ratio" in table
+    assert "| apro | 1 |" in table and "test length ratio" in table
     summary = json.loads((results / "dd-k3.json").read_text())
     assert summary["baseline"] == "pro-2" and summary["tune_nbest"] == 3 and summary["iterations"] == [2, 3]
     methods = summary["systems"]["dense"]["methods"]
     assert methods["pro-3"]["options"]["steps"] == 3 and "length_ratio" in methods["apro"]["runs"][0]
-    assert [(r["point"], r["seed"]) for r in methods["apro"]["runs"]] == [(0, 1), (1, 1)]
-    # APRO against PRO on one run per start point: PRO's point 0 with seed 1, point 1 with seed 2
-    assert methods["apro"]["compared"] == {**methods["apro"]["compared"], "replicas": 2, "per_point": True}
+    assert [(r["point"], r["seed"]) for r in methods["apro"]["runs"]] == [(0, 1)]
+    assert [(r["point"], r["seed"]) for r in methods["apro-psi0.1-2"]["runs"]] == [(0, 1), (1, 1)]
+    # APRO (one run) against PRO's run of point 0 and seed 1; APRO with Ψ = 0.1 against PRO on
+    # one run per start point: PRO's point 0 with seed 1, point 1 with seed 2
+    assert methods["apro"]["compared"] == {**methods["apro"]["compared"], "replicas": 1, "level": "none"}
+    assert methods["apro-psi0.1-2"]["compared"] == {**methods["apro-psi0.1-2"]["compared"], "replicas": 2,
+                                                    "level": "point"}
     assert methods["pro-3"]["compared"]["replicas"] == 4
     # the same runs against PRO at convergence: nothing runs again, another results file
     _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
          [*argv, "--baseline", "pro-3", "--results", str(results / "dd-k3-conv.json")], monkeypatch)
     assert len((tmp_path / "out" / "runs.jsonl").read_text().splitlines()) == len(rows)
     monkeypatch.setattr(claims, "RESULTS", results)
-    assert claims.load_draw("dd-k3-conv", "dense", "apro", "pro-3").paired == 2
+    assert claims.load_draw("dd-k3-conv", "dense", "apro", "pro-3").paired == 1
     assert claims.load_draw("dd-k3", "dense", "pro-3", "pro-2").paired == 4
     # --methods: Figure 1's study cut to two of its methods runs those and its baseline only
     _run(os.path.join("reproductions", "dreyer_dong_2015.py"),
@@ -453,7 +494,11 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
           "apro-psi0.5-3"], monkeypatch)
     cut = json.loads((results / "dd-fig1-cut.json").read_text())["systems"]["dense"]["methods"]
     assert set(cut) == {"pro-3", "pro-3-psi1-g5000-xi50-b0.05", "apro-psi0.5-3"}
-    assert cut["pro-3-psi1-g5000-xi50-b0.05"]["compared"]["replicas"] == 4
+    # PRO with Ψ = 1 forgets its start: from point 1 it draws seed s + 1000, so its four runs
+    # are independent, not the two of point 0 again
+    psi1 = cut["pro-3-psi1-g5000-xi50-b0.05"]
+    assert [(r["point"], r["seed"]) for r in psi1["runs"]] == [(0, 1), (0, 2), (1, 1001), (1, 1002)]
+    assert psi1["compared"]["replicas"] == 4 and psi1["compared"]["level"] == "seed"
     with pytest.raises(SystemExit) as bad:
         _run(os.path.join("reproductions", "dreyer_dong_2015.py"), [*argv, "--methods", "pro-99"], monkeypatch)
     assert bad.value.code == 2
@@ -488,7 +533,7 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     monkeypatch.setattr(study, "LOOPS", [])
     monkeypatch.setattr(study, "FIGURE1", ["dd-fig1", "dd-none"])
     lengths = study.table("lengths")
-    assert "| dd-k3 | dense | apro | 2 |" in lengths and "| dd-k3 | dense | pro-3 | 4 |" in lengths
+    assert "| dd-k3 | dense | apro | 1 |" in lengths and "| dd-k3 | dense | pro-3 | 4 |" in lengths
     assert "| dd-none | | | | | not run yet |" in lengths
     assert "| dd-k3 | dense | 3 |" in study.table("runtime")
     figure = study.table("figure1")
@@ -496,3 +541,54 @@ def test_dreyer_dong_study(tmp_path, monkeypatch):
     assert "| dd-fig1 | dense | APRO | | | not run | 22.00 ± 0.00 | not run |" in figure
     assert "| dd-fig1 | dense | 8000 |" not in figure     # no Ψ of that setting ran
     assert all(line.count("|") == 9 for line in figure.splitlines())
+
+
+def test_defaults_evidence_results(tmp_path, monkeypatch):
+    # the defaults beside the ones they replaced: every row of defaults.jsonl in a results
+    # file, the page's table with each variant's tuning-store BLEU against its default
+    import numpy as np
+
+    from benchmarks.reproductions import defaults_evidence
+    from benchmarks.reproductions.galley_rerank import DENSE
+
+    _tiny_pools(tmp_path / "pools", np.random.default_rng(11))
+    (tmp_path / "w0").write_text("".join(f"{f} {-0.1 if i % 2 else 0.1}\n" for i, f in enumerate(DENSE)))
+    results = tmp_path / "results" / "defaults-toy.json"
+    argv = ["--pools", str(tmp_path / "pools"), "--w0", str(tmp_path / "w0"), "--out", str(tmp_path / "out"),
+            "--seeds", "1", "2", "--tune-nbest", "3", "--threads", "1", "--optimizers", "pro", "apro",
+            "--results", str(results)]
+    _run(os.path.join("reproductions", "defaults_evidence.py"), argv, monkeypatch)
+    _run(os.path.join("reproductions", "defaults_evidence.py"),
+         [*argv, "--set", "pro.c_start=inf", "pro.length_z=0", "apro.c=1"], monkeypatch)
+    rows = [json.loads(x) for x in (tmp_path / "out" / "defaults.jsonl").read_text().splitlines()]
+    # PRO by seed; APRO (deterministic) once per system and setting
+    assert sorted((r["system"], r["name"], r["seed"]) for r in rows) == sorted(
+        [(s, n, seed) for s in ("sparse", "dense") for n in ("pro", "pro+c_start=inf+length_z=0") for seed in (1, 2)]
+        + [(s, n, 1) for s in ("sparse", "dense") for n in ("apro", "apro+c=1")])
+    study = json.loads(results.read_text())
+    methods = study["systems"]["dense"]["methods"]
+    assert methods["pro+c_start=inf+length_z=0"]["changed"] == ["c_start=inf", "length_z=0"]
+    assert methods["pro"]["changed"] == [] and methods["apro+c=1"]["optimizer"] == "apro"
+    assert [r["seed"] for r in methods["pro"]["runs"]] == [1, 2]
+    assert all(0 <= r[k] <= 100 for m in methods.values() for r in m["runs"] for k in ("tune", "dev", "test"))
+    # the page's table from the results file alone
+    monkeypatch.setattr(defaults_evidence, "HERE", tmp_path)
+    (tmp_path / "results").mkdir(exist_ok=True)
+    page = defaults_evidence.table("defaults-toy")
+    gap = np.mean([r["tune"] for r in methods["pro"]["runs"]]) - np.mean(
+        [r["tune"] for r in methods["pro+c_start=inf+length_z=0"]["runs"]])
+    assert "| dense | pro+c_start=inf+length_z=0 | 2 |" in page and f"| {gap:+.2f} |" in page
+    assert "| dense | pro | 2 |" in page and page.count("| – |") == 4
+    assert page.endswith((tmp_path / "out" / "defaults.md").read_text())
+    assert "Not run yet" in defaults_evidence.table("defaults-none")
+
+
+def test_defaults_evidence_row_names():
+    # a row name's changes, a value holding "+" kept whole; MERT as run there draws nothing
+    from benchmarks.reproductions.defaults_evidence import OPTIMIZERS, deterministic, row_options
+
+    assert row_options("mira+sentence_metric=bleu+1") == ("mira", {"sentence_metric": "bleu+1"})
+    assert row_options("pro+psi=0.5+c_start=inf") == ("pro", {"psi": 0.5, "c_start": float("inf")})
+    assert deterministic(*row_options("mert")) and deterministic("apro", {}) and deterministic("rampion", {})
+    assert not deterministic(*row_options("mert+restarts=5")) and not deterministic("pro", {})
+    assert OPTIMIZERS["mert"] == {"restarts": 0, "directions": "expbleu"}

@@ -201,9 +201,13 @@ def ours(claim: dict) -> tuple[str, str]:
         return "", "not run yet"
     what = {"test": "", "tune": "tuning BLEU ", "spread": "mean deviation over seeds ",
             "fall": "mean largest fall between iterations "}[measure]
-    runs = "paired runs" if measure == "test" else "runs each side at least, Welch's t-test"
+    def runs(n: int) -> str:
+        if measure != "test":
+            return f"{n} runs each side at least, Welch's t-test"
+        return "1 paired run" if n == 1 else f"{n} paired runs"
+
     parts = [f"{dr.name}: {what}{c['method']} {np.mean(dr.method):.2f} against {c['baseline']} "
-             f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {dr.paired} {runs})" for dr in found]
+             f"{np.mean(dr.baseline):.2f} (d = {dr.d:+.2f}, p = {dr.p:.2f}, {runs(dr.paired)})" for dr in found]
     parts.append(f"noise {noise(found):.2f}")
     missing = len(draws) - len(found)
     text = "; ".join(parts) + (f"; {missing} draw(s) not run yet" if missing else "")

@@ -1,23 +1,33 @@
 #!/usr/bin/env python3
-"""Every optimizer at its defaults on the real cdec pools, dense and sparse, with the
-evidence of the synthetic set beside them (docs/reproductions/galley-2013.md, "Defaults").
+"""Every optimizer at its defaults on the real cdec pools, dense and sparse, beside the
+defaults they replaced: the evidence behind mtplug's defaults (docs/reproductions/
+galley-2013.md, "Defaults"). A default must not end lower on the tuning store than the one
+it replaces.
 
     python benchmarks/reproductions/defaults_evidence.py --pools OUT/pools --w0 OUT/weights.w0 \\
-        --out RESULTS [--seeds 1 2 3] [--tune-nbest 100] [--optimizers pro apro ...] [--set OPTION=VALUE ...]
+        --out RESULTS [--seeds 1 2 3] [--tune-nbest 100] [--optimizers pro apro ...] \\
+        [--set OPTIMIZER.OPTION=VALUE ...] [--results results/NAME.json]
 
 The sparse pools are those of make_galley_pools.py; the dense ones are the same lists with
-only the 12 dense features kept (``POOLS/{tune,dev,test}.dense.kbest``, written here when
-missing). Every optimizer tunes from w0 on the tune pool (its first ``--tune-nbest``
-hypotheses per sentence) with its defaults (MERT: one start point, so ``--seeds`` only
-vary the others' sampling), and reranks the dev and test pools. ``--set pro.c_start=inf``
-runs a changed option (the row is named with it). Rows go to ``RESULTS/defaults.jsonl``
-(a finished row is not run again) and ``RESULTS/defaults.md`` (mean test BLEU ± sd).
+only the dense features kept (``POOLS/dense/``, written here when missing). Every
+optimizer tunes from w0 on the tune pool (its first ``--tune-nbest`` hypotheses per
+sentence) with its defaults and reranks the dev and test pools; each seed is an
+independent run (a deterministic optimizer's seeds would be one run, so it runs with the first seed
+only: APRO, RAMPION, and MERT as run here, with expected-BLEU directions and no random
+restarts, which draws nothing). ``--set pro.c_start=inf`` runs a changed option
+instead of the default, the row named with it (``pro+c_start=inf``); a value that is not a
+number or True/False is a word (``mira.start_scale=given``). Rows go to
+``RESULTS/defaults.jsonl`` (a finished row is not run again); ``--results`` writes every
+row of that file as a results file (BLEU on 0-100), which ``table(NAME)`` shows on the
+page with each variant's tuning-store BLEU against its optimizer's default.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
+import subprocess
 import sys
 import time
 import warnings
@@ -55,12 +65,95 @@ def dense_pools(pools: Path) -> Path:
 
 
 def parse_set(items: list[str]) -> dict[str, dict]:
+    """``OPTIMIZER.OPTION=VALUE`` items as {optimizer: {option: value}}: a number as a float,
+    True/False as a bool, anything else as the word."""
     out: dict[str, dict] = {}
     for item in items:
-        key, _, value = item.partition("=")
+        key, _, text = item.partition("=")
         opt, _, name = key.partition(".")
-        out.setdefault(opt, {})[name] = float(value) if value not in ("True", "False") else value == "True"
+        value: object = text == "True" if text in ("True", "False") else text
+        try:
+            value = float(text)
+        except ValueError:
+            pass
+        out.setdefault(opt, {})[name] = value
     return out
+
+
+def deterministic(optimizer: str, options: dict) -> bool:
+    """Whether the optimizer's result does not depend on the seed with these options (one
+    run per system and setting): APRO and RAMPION always; MERT when it draws nothing (no
+    random restarts, no random walks, expected-BLEU directions)."""
+    if optimizer in ("apro", "rampion"):
+        return True
+    return optimizer == "mert" and options.get("restarts") == 0 and not options.get("random_walks") \
+        and options.get("directions") == "expbleu"
+
+
+#: the "+" before each OPTION=VALUE of a row name (a value may hold "+": bleu+1)
+_PARTS = re.compile(r"\+(?=\w+=)")
+
+
+def row_options(name: str) -> tuple[str, dict]:
+    """(optimizer, options) of a row name: OPTIMIZER or OPTIMIZER+OPTION=VALUE+..."""
+    optimizer, *changes = _PARTS.split(name)
+    return optimizer, {**OPTIMIZERS[optimizer], **parse_set([f"{optimizer}.{c}" for c in changes]).get(optimizer, {})}
+
+
+def results(rows: list[dict], a, pools: Path) -> dict:
+    """The rows of defaults.jsonl as a results file: per system and row name (an optimizer
+    at its defaults, or with ``+OPTION=VALUE`` changes) its independent runs, BLEU on 0-100."""
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"], check=False,
+                            capture_output=True, text=True).stdout.strip()
+    provenance = pools / "provenance.json"
+    systems: dict = {}
+    for r in rows:
+        optimizer, options = row_options(r["name"])
+        if deterministic(optimizer, options) and r["seed"] != a.seeds[0]:
+            continue     # a copy of the first seed's run, from a call before it was known as one
+        entry = systems.setdefault(r["system"], {"methods": {}})["methods"].setdefault(
+            r["name"], {"optimizer": optimizer, "changed": _PARTS.split(r["name"])[1:], "runs": []})
+        entry["runs"].append({"seed": r["seed"], "seconds": r["seconds"],
+                              **{k: round(100 * r[k], 4) for k in ("tune", "dev", "test")}})
+    return {"script": Path(sys.argv[0]).name, "commit": commit, "date": time.strftime("%Y-%m-%d"),
+            "tune_nbest": a.tune_nbest, "seeds": a.seeds,
+            "pools": json.loads(provenance.read_text()) if provenance.exists() else None, "systems": systems}
+
+
+def table(name: str) -> str:
+    """results/NAME.json as the page shows it (benchmarks/generated_tables.py): per system,
+    each optimizer's default and the variants run beside it, with their tuning-store BLEU,
+    the variant's difference from the default there (the rule: a default must not end
+    lower than the one it replaces), and dev and test BLEU."""
+    from galley_rerank import not_run_yet
+
+    path = HERE / "results" / f"{name}.json"
+    if not path.exists():
+        return not_run_yet(name)
+    study = json.loads(path.read_text())
+    return (f"*{name}: commit {study['commit']}, {study['date']}; tune pool's first {study['tune_nbest']} "
+            f"hypotheses; seeds {', '.join(map(str, study['seeds']))} (a deterministic optimizer once).*\n\n"
+            + render(study))
+
+
+def render(study: dict) -> str:
+    """The table of a results file's rows (:func:`table`; RESULTS/defaults.md)."""
+    from galley_rerank import mean_sd
+
+    lines = [("| system | optimizer | runs | tuning-store BLEU | default − this on the tuning store | dev BLEU "
+             "| test BLEU (mean ± sd) | seconds |"), "|---|---|---|---|---|---|---|---|"]
+    for system, entry in sorted(study["systems"].items()):
+        methods = entry["methods"]
+        for row_name, m in sorted(methods.items(), key=lambda kv: (kv[1]["optimizer"], kv[0])):
+            runs = m["runs"]
+            tune = float(np.mean([r["tune"] for r in runs]))
+            default = methods.get(m["optimizer"])
+            gap = "–" if not m["changed"] or default is None else \
+                f"{np.mean([r['tune'] for r in default['runs']]) - tune:+.2f}"
+            lines.append(f"| {system} | {row_name} | {len(runs)} | {tune:.2f} | {gap} | "
+                         f"{np.mean([r['dev'] for r in runs]):.2f} | {mean_sd([r['test'] for r in runs])} | "
+                         f"{np.mean([r['seconds'] for r in runs]):.1f} |")
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -74,6 +167,8 @@ def main() -> None:
     ap.add_argument("--tune-nbest", type=int, default=100)
     ap.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS), choices=list(OPTIMIZERS))
     ap.add_argument("--set", nargs="*", default=[], help="OPTIMIZER.option=value: a changed default")
+    ap.add_argument("--results", help="write every row of RESULTS/defaults.jsonl as a results file, e.g. "
+                                      "benchmarks/reproductions/results/defaults-k100-draw1.json")
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     out = Path(a.out)
@@ -94,7 +189,7 @@ def main() -> None:
             options = {**OPTIMIZERS[opt], **changed.get(opt, {})}
             name = opt + "".join(f"+{k}={v:g}" if isinstance(v, float) else f"+{k}={v}"
                                  for k, v in changed.get(opt, {}).items())
-            for seed in a.seeds:
+            for seed in a.seeds[:1] if deterministic(opt, options) else a.seeds:
                 if (system, name, seed) in done:
                     continue
                 t = time.perf_counter()
@@ -111,16 +206,13 @@ def main() -> None:
                     fh.write(json.dumps(row) + "\n")
                 done[(system, name, seed)] = row
                 print(json.dumps(row), flush=True)
-    lines = ["| system | optimizer | tune | dev | test (mean ± sd) | seconds |", "|---|---|---|---|---|---|"]
-    for system in ("sparse", "dense"):
-        for name in sorted({k[1] for k in done if k[0] == system}):
-            rows = [r for k, r in done.items() if k[0] == system and k[1] == name]
-            col = {f: np.array([r[f] for r in rows]) for f in ("tune", "dev", "test", "seconds")}
-            sd = col["test"].std(ddof=1) * 100 if len(rows) > 1 else 0.0
-            lines.append(f"| {system} | {name} | {col['tune'].mean() * 100:.2f} | {col['dev'].mean() * 100:.2f} | "
-                         f"{col['test'].mean() * 100:.2f} ± {sd:.2f} ({len(rows)}) | {col['seconds'].mean():.1f} |")
-    (out / "defaults.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    study = results(list(done.values()), a, pools)
+    (out / "defaults.md").write_text(render(study))
+    print(render(study))
+    if a.results:
+        path = Path(a.results)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(study, indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pool_study
+from galley_rerank import mean_sd
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: PRO as the paper ran it (Section 5.1; Hopkins & May's settings, docs/reproductions/method.md)
@@ -125,11 +126,6 @@ class Study(pool_study.PoolStudy):
         return {**super().summary(systems), "study": self.a.study, "iterations": list(self.a.iterations)}
 
 
-def _mean_sd(values: list[float], digits: int = 2) -> str:
-    sd = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
-    return f"{np.mean(values):.{digits}f} ± {sd:.{digits}f}"
-
-
 def _load(name: str) -> dict | None:
     path = RESULTS / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -141,7 +137,7 @@ def _runs(study: dict, system: str, method: str) -> list[dict]:
 
 def _test_cell(study: dict, system: str, method: str) -> str:
     runs = _runs(study, system, method)
-    return _mean_sd([r["test"] for r in runs]) if runs else "not run"
+    return mean_sd([r["test"] for r in runs]) if runs else "not run"
 
 
 def lengths_table() -> str:
@@ -161,7 +157,7 @@ def lengths_table() -> str:
                 if runs:
                     lines.append(f"| {name} | {system} | {method} | {len(runs)} | "
                                  f"{np.mean([r['test'] for r in runs]):.2f} | "
-                                 f"{_mean_sd([r['length_ratio'] for r in runs], 3)} |")
+                                 f"{mean_sd([r['length_ratio'] for r in runs], 3)} |")
     return "\n".join(lines)
 
 

@@ -86,7 +86,7 @@ def run_one(a, system: Cdec, selection: str, shards: int, seed: int, out: Path) 
            "--input", str(system.src), "--ref", str(system.ref), "--weights", str(system.start),
            "--epochs", str(a.epochs), "--nbest-size", str(a.nbest), "--sentence-metric", a.scorer, "--mira-c", str(a.mira_c),
            "--minibatch", str(a.minibatch), "--randomize", "--seed", str(seed), "--select-weights", "best",
-           "--shards", str(shards),
+           "--shards", str(shards), "--decoder-process", a.decoder_process,
            "--output", str(wd / "weights")]
     t0 = time.perf_counter()
     with open(log, "w") as fh:
@@ -167,12 +167,6 @@ def summary(a, rows: list[dict], report: dict, system: Cdec) -> dict:
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def _mean_sd(values: list[float]) -> str:
-    import numpy as np
-
-    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0.0:.2f}"
-
-
 def _share(runs: list[dict]) -> str:
     shares = [r.get("decoder_share") for r in runs]
     known = [x for x in shares if x is not None]
@@ -188,7 +182,7 @@ def table(name: str) -> str:
     decoder's share of the epochs' seconds, for runs whose dtrain logged it)."""
     import numpy as np
     from claims import falls
-    from galley_rerank import not_run_yet
+    from galley_rerank import mean_sd, not_run_yet
 
     path = RESULTS / f"{name}.json"
     if not path.exists():
@@ -206,10 +200,10 @@ def table(name: str) -> str:
             runs = m["runs"]
             curve = np.mean([r["one_best_bleu_per_epoch"] for r in runs], axis=0)
             c = m.get("compared")
-            cells = [f"{method} ({m['selection']})", str(len(runs)), _mean_sd([r["test"] for r in runs]),
+            cells = [f"{method} ({m['selection']})", str(len(runs)), mean_sd([r["test"] for r in runs]),
                      f"{np.mean([r['dev'] for r in runs]):.2f}",
                      "–" if c is None else f"{c['p']:.2f} ({c['replicas']} paired)",
-                     ", ".join(f"{x:.2f}" for x in curve), _mean_sd(falls(runs)),
+                     ", ".join(f"{x:.2f}" for x in curve), mean_sd(falls(runs)),
                      f"{np.mean([r['seconds'] for r in runs]):.0f}", _share(runs)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -232,6 +226,10 @@ def main() -> None:
                     help="parameter mixing over this many shards, one run set per value (default 1; "
                          "cdec's mira.py -j 2 runs 2)")
     ap.add_argument("--jobs", type=int, default=2, help="decoder processes for the dev and test decoding")
+    ap.add_argument("--decoder-process", choices=("per_call", "persistent"), default="per_call",
+                    help="dtrain's decoder: a cdec process per sentence (per_call, the default: the runs of "
+                         "the committed results were made so, and a persistent cdec can order tied "
+                         "hypotheses otherwise) or one per shard (persistent)")
     ap.add_argument("--tune-set", default="dev", metavar="STEM",
                     help="the tuning set's files in SYSTEM: STEM.de, STEM.en (default dev)")
     ap.add_argument("--report", default="evaluate",

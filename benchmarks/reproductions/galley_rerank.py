@@ -372,8 +372,10 @@ class Study:
         print((self.out / "table.md").read_text())
 
 
-def _mean_sd(values: list[float]) -> str:
-    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1) if len(values) > 1 else 0:.2f}"
+def mean_sd(values: list[float], digits: int = 2) -> str:
+    """"mean ± sd" of independent runs (sd 0 for one run), as the pages' tables print them."""
+    sd = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    return f"{np.mean(values):.{digits}f} ± {sd:.{digits}f}"
 
 
 def render(study: dict, also: dict[str, dict] | None = None) -> str:
@@ -396,7 +398,7 @@ def render(study: dict, also: dict[str, dict] | None = None) -> str:
         searched = study["search"].get(name)
         value = f"{searched['chosen']:g}" if searched else ""
         lines.append(f"| {name} | {len(runs)} | {value} | {np.mean(col['tune']):.2f} | {np.mean(col['dev']):.2f} | "
-                     f"{_mean_sd(col['test'])} | {np.mean(col['length_ratio']):.3f} | {p_of(study, name)} | "
+                     f"{mean_sd(col['test'])} | {np.mean(col['length_ratio']):.3f} | {p_of(study, name)} | "
                      + "".join(f"{p_of(s, name)} | " for s in also.values()) +
                      f"{np.mean(col['seconds']):.1f} | {np.mean(col['nonzero']):.0f} |")
     return "\n".join(lines) + "\n"

@@ -16,7 +16,10 @@ fixed; the optimizers then rerank these pools only. The steps run here:
 2. ``cdec -c SYSTEM/cdec-sparse.ini -w OUT/weights.w0 -k K -r`` on tune, dev and test, in
    ``--jobs`` processes on contiguous shards, concatenated in order with the sentence ids
    renumbered 0-based per set: ``OUT/pools/{tune,dev,test}.kbest``, next to copies of the
-   references (``OUT/pools/{tune,dev,test}.en``);
+   references (``OUT/pools/{tune,dev,test}.en``). Sparse decoding takes hours, so a call
+   with the weights of the last one (``OUT/pools/w0.decoded``) keeps the sets that call
+   finished and continues a killed shard of ``<seg id>`` lines after its finished
+   sentences;
 3. ``OUT/pools/provenance.json``: every command, its wall time, k, the dense features (the
    names of SYSTEM/weights.start, ``dense_feature_names``), and per pool the number
    of sentences, hypotheses and distinct (sparse) features.
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import shlex
 import shutil
 import subprocess
@@ -40,6 +44,9 @@ import time
 from pathlib import Path
 
 from mtplug.decoders.cdec import expected_ids
+
+#: an input line cdec numbers itself (per-sentence grammars), as mtplug's expected_ids reads it
+_SEG = re.compile(r'^\s*<seg\b[^>]*?\bid\s*=\s*["\']?(\d+)')
 
 MTPLUG = [sys.executable, "-m", "mtplug"]
 SETS = ("tune", "dev", "test")
@@ -57,10 +64,42 @@ def run(cmd: list[str], log: Path) -> float:
     return time.perf_counter() - t0
 
 
-def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[list[str], float]:
+def finished_prefix(part_out: Path, ids: list[int]) -> int:
+    """How many of a shard's sentences (their cdec ids ``ids``, in input order) a killed
+    decoder finished in ``part_out``: cdec writes each sentence's k-best before the next
+    one's, so the finished ones are a prefix, all but the last sentence present (its list
+    may be cut short). The file is truncated to that prefix; 0 when it does not start as
+    the shard does (another input, or nothing written)."""
+    if not part_out.exists():
+        return 0
+    data = part_out.read_bytes()
+    starts, seen = [], []        # byte offset where each sentence's lines begin, its id
+    offset = 0
+    for line in data.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        sid = int(line.split(b" ||| ", 1)[0])
+        if not seen or seen[-1] != sid:
+            starts.append(offset)
+            seen.append(sid)
+        offset += len(line)
+    n = max(len(seen) - 1, 0)
+    if seen[:n] != ids[:n]:
+        n = 0
+    with open(part_out, "r+b") as fh:
+        fh.truncate(starts[n] if n < len(starts) else 0)
+    return n
+
+
+def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path,
+          resume: bool = True) -> tuple[list[str], float]:
     """Unique k-best of ``src`` (``jobs`` processes on contiguous shards) into ``out``, the
     sentence ids renumbered to the 0-based input line (plain lines or ``<seg id="N" ...>``
-    lines with per-sentence grammars); the shard commands and wall time."""
+    lines with per-sentence grammars); the shard commands and wall time. ``out`` appears
+    only when every shard has finished. A shard of ``<seg id>`` lines whose decoder was
+    killed is continued after the sentences it finished (:func:`finished_prefix`) when
+    ``resume`` (the caller knows it decodes with the same weights); plain lines, which cdec
+    numbers from 0 in each process, start again."""
     t0 = time.perf_counter()
     lines = src.read_text(encoding="utf-8").splitlines(keepends=True)
     jobs = max(1, min(jobs, len(lines)))
@@ -68,17 +107,23 @@ def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[
     procs, cmds = [], []
     with contextlib.ExitStack() as files:
         for j in range(jobs):
+            shard, part_out = lines[cut[j]:cut[j + 1]], Path(f"{out}.part{j}")
+            explicit = resume and all(_SEG.match(x) for x in shard)
+            done = finished_prefix(part_out, expected_ids(shard)) if explicit else 0
             part = out.with_name(f"{out.name}.part{j}.in")
-            part.write_text("".join(lines[cut[j]:cut[j + 1]]), encoding="utf-8")
-            cmds.append(shlex.join(cdec) + f" < {part} > {out}.part{j}")
+            part.write_text("".join(shard[done:]), encoding="utf-8")
+            cmds.append(shlex.join(cdec) + f" < {part} >> {part_out}"
+                        + (f"  # continued after {done} finished sentences" if done else ""))
             with open(log, "ab") as fh:
                 fh.write(("$ " + cmds[-1] + "\n").encode())
-            stdin, stdout = files.enter_context(open(part, "rb")), files.enter_context(open(f"{out}.part{j}", "wb"))
+            stdin = files.enter_context(open(part, "rb"))
+            stdout = files.enter_context(open(part_out, "ab" if done else "wb"))
             procs.append(subprocess.Popen(cdec, stdin=stdin, stdout=stdout, stderr=files.enter_context(open(log, "ab"))))
         failed = [p.wait() for p in procs]
     if any(failed):
         raise RuntimeError(f"cdec failed on {src} (see {log})")
-    with open(out, "w", encoding="utf-8") as fh:
+    partial = out.with_name(out.name + ".tmp")
+    with open(partial, "w", encoding="utf-8") as fh:
         for j in range(jobs):
             part_out = Path(f"{out}.part{j}")
             # cdec counts each process's lines from 0, or from a <seg id="N"> line's N
@@ -86,8 +131,10 @@ def kbest(cdec: list[str], src: Path, out: Path, jobs: int, log: Path) -> tuple[
             for line in part_out.read_text(encoding="utf-8").splitlines(keepends=True):
                 sid, rest = line.split(" ||| ", 1)
                 fh.write(f"{position[int(sid)]} ||| {rest}")
-            part_out.unlink()
-            out.with_name(f"{out.name}.part{j}.in").unlink()
+    partial.replace(out)
+    for j in range(jobs):
+        Path(f"{out}.part{j}").unlink()
+        out.with_name(f"{out.name}.part{j}.in").unlink()
     return cmds, time.perf_counter() - t0
 
 
@@ -157,18 +204,28 @@ def main() -> None:
 
     # 2. the pools
     decoder = nice + [cdec, "-c", str(system / "cdec-sparse.ini"), "-w", str(w0), "-k", str(a.k), "-r"]
+    # a set decoded by an earlier call with these weights is kept (provenance.json is
+    # written after every set); a set whose decoder was killed is continued (kbest)
+    provenance = pools / "provenance.json"
+    earlier = json.loads(provenance.read_text()) if provenance.exists() else {}
+    same = (pools / "w0.decoded").exists() and (pools / "w0.decoded").read_bytes() == w0.read_bytes()
+    shutil.copyfile(w0, pools / "w0.decoded")     # the weights the pools' decoders run with
     record["pools"] = {}
     for name in SETS:
         src, ref = system / f"{name}.de", system / f"{name}.en"
         shutil.copyfile(ref, pools / f"{name}.en")
-        cmds, seconds = kbest(decoder, src, pools / f"{name}.kbest", a.jobs, log)
+        if same and name in earlier.get("pools", {}) and (pools / f"{name}.kbest").exists():
+            record["pools"][name] = earlier["pools"][name]
+            continue
+        cmds, seconds = kbest(decoder, src, pools / f"{name}.kbest", a.jobs, log, resume=same)
         n = len(src.read_text(encoding="utf-8").splitlines())
         stats = pool_stats(pools / f"{name}.kbest", n, record["dense_feature_names"])
         record["pools"][name] = {"kbest": str(pools / f"{name}.kbest"), "ref": str(pools / f"{name}.en"),
                                  "commands": cmds, "seconds": round(seconds, 1),
                                  "seconds_per_sentence": round(seconds / n, 3), **stats}
         print(json.dumps({name: {k: v for k, v in record["pools"][name].items() if k != "commands"}}), flush=True)
-    (pools / "provenance.json").write_text(json.dumps(record, indent=1) + "\n")
+        provenance.write_text(json.dumps(record, indent=1) + "\n")
+    provenance.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

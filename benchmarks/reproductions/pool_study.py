@@ -8,11 +8,17 @@ every start point with every seed and reranks the test pool.
 Start points, Gimpel & Smith's initializer protocol: point 0 is START; points
 1..``--start-points`` draw each weight w from N(w, (w/2)^2) (``mtplug compare``'s
 ``start_distribution: normal``, start seed 0; a weight of 0 stays 0), the same points for
-every method. A method whose result does not depend on the seed runs once per start point;
-no run stands for another. Each method is compared with the baseline by ``mtplug
-evaluate`` on paired independent runs: every (point, seed) run when both depend on the
-seed, else one run per start point (a seeded method's run of point p with seed
-seeds[p mod len(seeds)]).
+every method. No run stands for another, so a method's runs depend on what changes its
+result (:func:`start_share`, the methods' seeded flag): a seeded method runs from every
+point with every seed; a method the seed does not change runs once per point; a method
+that forgets its start (APRO, PRO without the pull toward the start, once its Ψ
+interpolation has left less than 2^-20 of the start) would give one run from every
+point, so a seeded one draws seed s + 1000·p from point p (every run independent) and
+a deterministic one runs once, from START. Each method is compared with the baseline by
+``mtplug evaluate`` on paired independent runs, at the coarser of the two structures:
+every (point, seed) run when both vary with the seed on every point, else one run per
+start point (a seeded method's run of point p with seed seeds[p mod len(seeds)]), else
+the one run of each (point 0, the first seed).
 
 Outputs: ``RESULTS/runs.jsonl`` (every run: tune and test BLEU on 0-100, the test output's
 length ratio (hypothesis / reference words), seconds, the test 1-best file), ``RESULTS/SYSTEM/evaluate-METHOD.txt`` and ``.json`` (``mtplug evaluate``
@@ -56,12 +62,33 @@ def start_points(start: dict[str, float], n: int) -> list[dict[str, float]]:
     return points
 
 
+#: a seeded start-free method's run from start point p with seed s draws s + SEED_STRIDE·p
+SEED_STRIDE = 1000
+#: the start's share of a run's last weights below which the run is taken to have forgotten it
+#: (its weights agree with any other start's to about 6 digits)
+START_FREE_SHARE = 2.0 ** -20
+#: how a method's independent runs are laid out, finest first: every (point, seed), one per
+#: start point, one in all
+LEVELS = ("seed", "point", "none")
+
+
+def start_share(optimizer: str, options: dict) -> float:
+    """The share of the start point in a run's last weights: 1 for a method that keeps its
+    start (a pull toward it, a search from it); for APRO and PRO without the pull toward
+    the start (c_start = ∞), whose objective does not involve the start, the share the
+    interpolation w_t = Ψ·w_new + (1 − Ψ)·w_{t−1} leaves after ``steps`` iterations:
+    (1 − Ψ)^steps (0 with Ψ = 1)."""
+    no_pull = optimizer == "apro" or (optimizer == "pro" and math.isinf(options.get("c_start", 0.0)))
+    if not no_pull:
+        return 1.0
+    return (1.0 - options.get("psi", 1.0)) ** int(options.get("steps", 1))
+
+
 def first_step(optimizer: str, options: dict, steps: int) -> int:
     """The first of iterations 1..steps whose start can change the last one's weights.
-    With Ψ = 1 and no pull toward the start (APRO; PRO with c_start = ∞) an iteration's
-    weights do not depend on its start, so only the last one need run."""
-    free = options.get("psi", 1.0) == 1.0 and (optimizer == "apro" or math.isinf(options.get("c_start", 0.0)))
-    return steps if free else 1
+    With Ψ = 1 and no pull toward the start an iteration's weights do not depend on its
+    start, so only the last one need run."""
+    return steps if start_share(optimizer, {**options, "steps": 1}) == 0.0 else 1
 
 
 def iterate(optimizer: str, corpus, start, seed: int, options: dict, threads: int):
@@ -117,11 +144,32 @@ class PoolStudy:
         pools = dense_pools(Path(self.a.pools)) if system == "dense" else Path(self.a.pools)
         return stores(pools, self.out / system / "stores", self.a.tune_nbest)
 
+    def level(self, system: str, method: str) -> str:
+        """How the method's independent runs are laid out (``LEVELS``): ``seed`` (every
+        start point with every seed), ``point`` (one run per start point: the seed changes
+        nothing) or ``none`` (one run: neither the seed nor the start changes it)."""
+        optimizer, options, seeded = self.methods(system, self.a)[method]
+        if seeded:
+            return "seed"
+        return "none" if start_share(optimizer, options) < START_FREE_SHARE else "point"
+
+    def key(self, system: str, method: str, point: int, seed: int) -> tuple:
+        """The run that stands at (point, seed) for ``method``: (system, method, point, seed
+        it runs with). The seed does not change an unseeded method (its run of the first
+        seed); a method that forgets its start runs from START once if unseeded, else
+        with seed s + SEED_STRIDE·p from point p."""
+        optimizer, options, seeded = self.methods(system, self.a)[method]
+        free = start_share(optimizer, options) < START_FREE_SHARE
+        if not seeded:
+            return (system, method, 0 if free else point, self.a.seeds[0])
+        return (system, method, point, seed + SEED_STRIDE * point if free else seed)
+
     def run(self, system: str, data: dict, method: str, optimizer: str, options: dict, point: int,
             seed: int) -> dict:
-        key = (system, method, point, seed)
+        key = self.key(system, method, point, seed)
         if key in self.done:
             return self.done[key]
+        point, seed = key[2], key[3]
         tune, test = data["tune"], data["test"]
         t = time.perf_counter()
         with warnings.catch_warnings():
@@ -152,24 +200,20 @@ class PoolStudy:
         keep = getattr(self.a, "methods", None)
         return table if not keep else {n: v for n, v in table.items() if n in keep or n == self.baseline}
 
-    def seeded(self, system: str, method: str) -> bool:
-        """Whether the method's result depends on the seed (``methods``' third entry)."""
-        return self.methods(system, self.a)[method][2]
+    def replicas(self, system: str, method: str, level: str) -> list[dict]:
+        """The method's independent runs laid out at ``level`` (``LEVELS``; no finer than
+        :meth:`level`): every (point, seed), by start point, then seed; one per start
+        point (a seeded method's run of point p with seed seeds[p mod len(seeds)]); or
+        the one of point 0 and the first seed. No run stands for another."""
+        seeds = self.a.seeds
+        cells = {"seed": [(p, s) for p in range(len(self.points)) for s in seeds],
+                 "point": [(p, seeds[p % len(seeds)]) for p in range(len(self.points))],
+                 "none": [(0, seeds[0])]}[level]
+        return [self.done[self.key(system, method, p, s)] for p, s in cells]
 
-    def replicas(self, system: str, method: str, per_point: bool) -> list[dict]:
-        """The method's independent runs: by start point, then seed; with ``per_point``
-        one run per start point (a seeded method's run of point p with seed
-        seeds[p mod len(seeds)]), the replicas it is compared on against a method whose
-        result does not depend on the seed. No run stands for another."""
-        if per_point:
-            return [self.done.get((system, method, p, self.a.seeds[p % len(self.a.seeds)]))
-                    or self.done[(system, method, p, self.a.seeds[0])] for p in range(len(self.points))]
-        return [self.done[(system, method, p, seed)] for p in range(len(self.points)) for seed in self.a.seeds]
-
-    def compared(self, system: str, method: str) -> bool:
-        """Whether ``method`` is compared with the baseline one run per start point (either
-        of the two does not depend on the seed), else on every (point, seed) run."""
-        return not (self.seeded(system, method) and self.seeded(system, self.baseline))
+    def compared(self, system: str, method: str) -> str:
+        """The level ``method`` and the baseline are paired at: the coarser of their two."""
+        return max(self.level(system, method), self.level(system, self.baseline), key=LEVELS.index)
 
     def evaluate(self, system: str, names: list[str]) -> dict:
         """``mtplug evaluate`` of each method against the baseline on the replicas
@@ -180,8 +224,8 @@ class PoolStudy:
         for n in names:
             if n == self.baseline:
                 continue
-            per_point = self.compared(system, n)
-            files = {m: [r["test_hyps"] for r in self.replicas(system, m, per_point)] for m in (self.baseline, n)}
+            level = self.compared(system, n)
+            files = {m: [r["test_hyps"] for r in self.replicas(system, m, level)] for m in (self.baseline, n)}
             js = self.out / system / f"evaluate-{n}.json"
             cmd = [sys.executable, "-m", "mtplug", "evaluate", "-q", "--hyps-baseline", *files[self.baseline],
                    "--hyps-system", n, *files[n], "--ref", str(ref), "--metric", "bleu", "--seed", "0",
@@ -191,7 +235,7 @@ class PoolStudy:
                 subprocess.run(cmd, check=True, stdout=fh)
             report = json.loads(js.read_text())
             scores = {s["name"]: s["scores"]["bleu"] for s in report["systems"]}
-            out[n] = {"p": scores[n]["p"], "replicas": len(files[n]), "per_point": per_point,
+            out[n] = {"p": scores[n]["p"], "replicas": len(files[n]), "per_point": level != "seed", "level": level,
                       "baseline_mean": scores["baseline"]["mean"], "mean": scores[n]["mean"],
                       "s_sel": scores[n]["s_sel"]}
         return out
@@ -207,7 +251,7 @@ class PoolStudy:
         def method(system: str, n: str, compared: dict) -> dict:
             optimizer, options, seeded = self.methods(system, self.a)[n]
             runs = [{k: (round(r[k], 4) if isinstance(r[k], float) else r[k]) for k in keep if k in r}
-                    for r in self.replicas(system, n, not seeded)]
+                    for r in self.replicas(system, n, self.level(system, n))]
             # strict JSON: an infinite option value (c_start=inf) as the text the CLI takes
             options = {k: ("inf" if isinstance(v, float) and np.isinf(v) else v) for k, v in options.items()}
             return {"optimizer": optimizer, "options": options, "seeded": seeded, "runs": runs,
@@ -226,9 +270,9 @@ class PoolStudy:
         for system in self.a.systems:
             data = self.data(system)
             table = self.chosen(system)
-            for name, (optimizer, options, seeded) in table.items():
+            for name, (optimizer, options, _) in table.items():
                 for point in range(len(self.points)):
-                    for seed in (self.a.seeds if seeded else self.a.seeds[:1]):
+                    for seed in self.a.seeds:
                         self.run(system, data, name, optimizer, options, point, seed)
             systems[system] = (list(table), self.evaluate(system, list(table)))
         study = self.summary(systems)

@@ -12,7 +12,8 @@ the feature selection of dtrain's lplp.rb. Modules, one job each:
 ``l1``          ℓ1 regularisation (naive, clip, cumul)
 ``scorers``     dtrain's per-sentence scorers
 ``kbest``       a k-best list as arrays
-``decoder``     running the cdec program for k-best lists
+``decoder``     running the cdec program for k-best lists, a process per call
+``persistent``  one cdec process per shard for the run, weight changes in its input markup
 ``mixing``      sharding and parameter mixing (parallelize.rb, lplp.rb)
 ``trainer``     the epoch loop, select_weights
 ``weights_io``  dtrain weight files

@@ -128,7 +128,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
                 f"loss_margin={cfg.loss_margin}{' (faster perceptron)' if cfg.faster_perceptron else ''}")
     log(f"dtrain: k={cfg.k} N={cfg.N} epochs={cfg.epochs} scorer={cfg.scorer} {rule} l1_reg={cfg.l1_reg}"
         f"{'' if cfg.l1_reg == 'none' else f' ({cfg.l1_reg_strength})'} select_weights={cfg.select_weights} "
-        f"shards={cfg.shards} seed={cfg.seed}; decoder: {command} -c {cfg.decoder_config}")
+        f"shards={cfg.shards} seed={cfg.seed}; decoder: {command} -c {cfg.decoder_config} "
+        f"({'one process per shard' if cfg.decoder_process == 'persistent' else 'one process per call'})")
     if cfg.fselect != -1:
         log("warning: fselect is not implemented (dtrain does not implement it either); ignored")
     check_output(cfg.output, "dtrain weights")
@@ -154,7 +155,8 @@ def _run(args, log, counter, stack: contextlib.ExitStack) -> int:
     summary = {"command": "dtrain", "out": None if result.weights is None else cfg.output, "seed": cfg.seed,
                "select_weights": cfg.select_weights, "best_epoch": result.best_epoch,
                "score": last["avg_score"], "bleu": last["bleu"], "shards": result.shards,
-               "decoder_calls": result.decoder_calls, "seconds": result.seconds, "epochs": result.epochs}
+               "decoder_calls": result.decoder_calls, "decoder_starts": result.decoder_starts,
+               "decoder": result.decoder_stats, "seconds": result.seconds, "epochs": result.epochs}
     line = json_line(summary)
     if cfg.output == "-" and result.weights is not None:
         if not getattr(args, "quiet", False):

@@ -41,7 +41,7 @@ LOSS_MARGIN_INFINITE = 9998.0  # dtrain: loss_margin > 9998 means "always update
 
 #: argparse groups, in order
 GROUPS = ("data and weights", "sampling and pairs", "scorer", "update rule", "regularisation",
-          "output", "parallel training (mtplug; parallelize.rb)")
+          "output", "parallel training (mtplug; parallelize.rb)", "decoder process (mtplug)")
 
 #: dtrain's per-sentence scorers (score.cc) and mtplug's sentence-BLEU names for some of them
 SCORERS = ("stupid_bleu", "bleu", "fixed_stupid_bleu", "smooth_bleu", "sum_bleu", "sumexp_bleu",
@@ -59,6 +59,8 @@ UPDATES = ("pairs", "mira")
 #: update=mira's hope and fear strategies, as mtplug optimize mira --hope/--fear (mtplug.optimizers.mira)
 MIRA_HOPES = ("hope", "lu")
 MIRA_FEARS = ("fear", "mc", "pb")
+#: how the decoder runs: one process per shard and run, or one per decoder call
+DECODER_PROCESSES = ("persistent", "per_call")
 #: the keys of the pairwise update only: update=mira refuses them at a value other than the default
 PAIRWISE_KEYS = ("pair_sampling", "hi_lo", "pair_threshold", "learning_rate", "gamma", "loss_margin",
                  "scale_bleu_diff", "max_pairs", "pclr", "batch", "repeat", "check")
@@ -153,6 +155,16 @@ class DtrainConfig:
     minibatch: int = _key(1, "mtplug: sentences decoded per decoder call (the updates stay per sentence; "
                              "1 is dtrain)", 6, "int")
     seed: int = _key(0, "mtplug: seed of randomize/reshard; written to the output", 6, "int")
+    # ---- mtplug: how the decoder runs
+    decoder_process: str = _key("persistent", "mtplug: persistent: one cdec process per shard for the whole run, "
+                                              "fed a sentence at a time with the weight changes as cdec's "
+                                              "--mr_mira_compat input markup (docs/dtrain.md); per_call: a new "
+                                              "process for every decoder call, the weights in a file (loads "
+                                              "the grammar and language model every time)", 7, "str",
+                                DECODER_PROCESSES)
+    decoder_timeout: float = _key(86400.0, "mtplug: seconds the decoder may take to answer one sentence "
+                                           "(persistent: the first answer includes its start-up; per_call: "
+                                           "one call) before it is killed and the run ends", 7, "float")
 
     # ------------------------------------------------------------------ derived values
     @property
@@ -385,6 +397,8 @@ def validate(cfg: DtrainConfig, origins: Mapping[str, tuple] | None = None, ini:
         fail("gamma", "must be >= 0")
     if cfg.loss_margin < 0:
         fail("loss_margin", "must be >= 0")
+    if not (0 < cfg.decoder_timeout < math.inf):
+        fail("decoder_timeout", f"must be a finite number of seconds > 0, got {cfg.decoder_timeout}")
     if cfg.approx_bleu_d <= 0:
         fail("approx_bleu_d", "must be > 0")
     if cfg.l1_reg != "none":

@@ -44,16 +44,20 @@ class CdecCalls:
     ``"python3 -m mtplug.tuning.standin cdec"``. ``decoder_config``: the cdec.ini passed
     with ``-c``; ``k``: k-best size; ``unique``: distinct strings only (cdec ``-r``).
     ``workdir``: where the per-call weight and k-best files go (default: a new temporary
-    directory, removed by :meth:`close`). InputError when ``command`` is empty.
+    directory, removed by :meth:`close`); ``timeout``: seconds a call may take (None: no
+    limit), after which the decoder is killed and InputError raised. InputError when
+    ``command`` is empty.
     """
 
-    def __init__(self, command, decoder_config: str, k: int, unique: bool = True, workdir: str | None = None):
+    def __init__(self, command, decoder_config: str, k: int, unique: bool = True, workdir: str | None = None,
+                 timeout: float | None = None):
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise InputError("no decoder program given")
         self.decoder_config = os.fspath(decoder_config)
         self.k = int(k)
         self.unique = bool(unique)
+        self.timeout = timeout
         self._own_dir = workdir is None
         self.workdir = tempfile.mkdtemp(prefix="mtplug-dtrain-") if workdir is None else workdir
         self.calls = 0
@@ -89,7 +93,10 @@ class CdecCalls:
             cmd = self.command_line(wpath)
             data = "".join(line.rstrip("\n") + "\n" for line in inputs).encode("utf-8")
             try:
-                proc = subprocess.run(cmd, input=data, capture_output=True, check=False)
+                proc = subprocess.run(cmd, input=data, capture_output=True, check=False, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                raise InputError(f"the decoder ran longer than decoder_timeout {self.timeout:g} s and was stopped: "
+                                 f"{' '.join(map(shlex.quote, cmd))}") from None
             except OSError as err:
                 raise InputError(f"cannot run the decoder {self.argv[0]!r}: {err.strerror} "
                                  "(give the cdec program with --decoder-bin)") from None

@@ -23,6 +23,7 @@ decoding that epoch — is highest, first one on ties); ``VOID`` (none).
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 import time
@@ -43,6 +44,7 @@ from ..metrics.layer import SCALE
 from ..start_weights import check_match
 from .decoder import CdecCalls
 from .mixing import make_shards, mix
+from .persistent import PersistentCdec
 from .scorers import Scorer
 from .update import Learner, SentenceStats
 from .weights_io import read_start_weights, write_weights
@@ -147,7 +149,7 @@ class ShardTrainer:
     """dtrain on one list of sentences: its own feature/word vocabularies, learner, scorer.
 
     ``cfg``: the :class:`mtplug.dtrain.config.DtrainConfig`; ``decoder``: what gives k-best
-    lists (a :class:`mtplug.dtrain.decoder.CdecCalls`); ``inputs``/``refs``: all source
+    lists (:func:`make_decoder`); ``inputs``/``refs``: all source
     sentences and references; ``positions``: the indices of this shard's sentences, in
     visiting order (cut to ``stop_after``); ``start``: start weights by name; ``progress``:
     called with 1 per sentence; ``verbose``: a log function for per-sentence messages.
@@ -259,6 +261,23 @@ class ShardTrainer:
             self.verbose(f"sentence {i}: {kb.k} hypotheses, 1-best score {scores[best]:.4f}{extra}: {text}")
 
 
+def make_decoder(cfg, command, label: str = "shard 0") -> CdecCalls | PersistentCdec:
+    """What decodes for one shard: a :class:`PersistentCdec` (``decoder_process=persistent``:
+    one process for the shard's whole run) or :class:`CdecCalls` (``per_call``)."""
+    if cfg.decoder_process == "persistent":
+        return PersistentCdec(command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq",
+                              timeout=cfg.decoder_timeout, label=label)
+    return CdecCalls(command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq", timeout=cfg.decoder_timeout)
+
+
+def decoder_counts(decoder) -> dict[str, int]:
+    """A persistent decoder's counts (``weight_lines``, ``repaired``, ``fallbacks``:
+    :class:`PersistentCdec`); empty for a per-call one."""
+    if not isinstance(decoder, PersistentCdec):
+        return {}
+    return {"weight_lines": decoder.weight_lines, "repaired": decoder.repaired, "fallbacks": decoder.fallbacks}
+
+
 def _shard_epoch(cfg, decoder, inputs, refs, positions, start, progress, verbose):
     trainer = ShardTrainer(cfg, decoder, inputs, refs, positions, start, progress=progress, verbose=verbose)
     stats = trainer.run_epoch()
@@ -272,15 +291,16 @@ def _sentences_per_epoch(cfg, shards) -> int:
 
 def _remote_shard_epoch(job) -> tuple:
     """One shard's epoch on a dask worker: its own decoder calls in a temporary folder
-    there. job: (cfg, decoder argv, inputs, refs, positions, weights, verbose: bool).
-    Returns (weights, EpochStats, check lines, decoder calls, per-sentence lines: empty
-    unless verbose)."""
-    cfg, argv, inputs, refs, positions, weights, verbose = job
-    decoder = CdecCalls(argv, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    there (with ``decoder_process=persistent`` one process for the shard's epoch). job: (cfg,
+    decoder argv, inputs, refs, positions, weights, verbose: bool[, shard]). Returns (weights,
+    EpochStats, check lines, decoder calls, per-sentence lines: empty unless verbose,
+    decoder processes started, :func:`decoder_counts`)."""
+    cfg, argv, inputs, refs, positions, weights, verbose, *rest = job
+    decoder = make_decoder(cfg, argv, f"shard {rest[0] if rest else 0}")
     lines: list[str] = []
     try:
         out = _shard_epoch(cfg, decoder, inputs, refs, positions, weights, None, lines.append if verbose else None)
-        return (*out, decoder.calls, lines)
+        return (*out, decoder.calls, lines, getattr(decoder, "starts", decoder.calls), decoder_counts(decoder))
     finally:
         decoder.close()
 
@@ -300,6 +320,8 @@ class DtrainResult:
     decoder_calls: int
     seconds: float
     last_weights: dict = field(default_factory=dict)
+    decoder_starts: int = 0          # decoder processes started (per_call: one per call)
+    decoder_stats: dict = field(default_factory=dict)   # persistent decoders' counts, summed over shards
 
 
 class _Selector:
@@ -353,7 +375,17 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
     t_run = time.perf_counter()
     inputs, refs = load_data(cfg, stdin)
     start = read_start_weights(cfg.input_weights)
-    decoder = CdecCalls(decoder_command, cfg.decoder_config, cfg.k, unique=cfg.filter == "uniq")
+    # one decoder per shard slot, kept across epochs (a persistent one keeps its process)
+    decoders: dict[int, CdecCalls | PersistentCdec] = {}
+
+    def decoder_of(index: int):
+        if index not in decoders:
+            decoders[index] = make_decoder(cfg, decoder_command, f"shard {index}")
+        return decoders[index]
+
+    remote_calls = remote_starts = 0
+    remote_stats: dict[str, int] = {}
+    pool: ThreadPoolExecutor | None = None
     selector = _Selector(cfg.select_weights)
     summaries = []
     prev_score = 0.0
@@ -378,7 +410,7 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
         shards = make_shards(len(inputs), cfg.shards, rng)
         single = None
         if cfg.shards == 1:
-            single = ShardTrainer(cfg, decoder, inputs, refs, shards[0], start, progress=tick, verbose=verbose)
+            single = ShardTrainer(cfg, decoder_of(0), inputs, refs, shards[0], start, progress=tick, verbose=verbose)
         for t in range(cfg.epochs):
             t_epoch = time.perf_counter()
             if single is not None:
@@ -390,10 +422,14 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
                     single.visit(make_shards(len(inputs), 1, rng)[0])
             else:
                 if engine is not None:
+                    argv = shlex.split(decoder_command) if isinstance(decoder_command, str) else list(decoder_command)
                     remote = engine.map(_remote_shard_epoch,
-                                        [(cfg, decoder.argv, inputs, refs, s, weights, verbose is not None)
-                                         for s in shards])
-                    decoder.calls += sum(r[3] for r in remote)
+                                        [(cfg, argv, inputs, refs, s, weights, verbose is not None, i)
+                                         for i, s in enumerate(shards)])
+                    remote_calls += sum(r[3] for r in remote)
+                    remote_starts += sum(r[5] for r in remote)
+                    for r in remote:
+                        remote_stats = {k: remote_stats.get(k, 0) + v for k, v in r[6].items()}
                     if verbose is not None:
                         for r in remote:
                             for line in r[4]:
@@ -401,11 +437,16 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
                     results = [r[:3] for r in remote]
                     tick(_sentences_per_epoch(cfg, shards))
                 elif workers > 1:
-                    jobs = [(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
-                    with ThreadPoolExecutor(max_workers=workers) as pool:
-                        results = list(pool.map(lambda job: _shard_epoch(*job), jobs))
+                    jobs = [(cfg, decoder_of(i), inputs, refs, s, weights, tick, verbose)
+                            for i, s in enumerate(shards)]
+                    if pool is None:
+                        # one pool for the run: a persistent decoder dies with the thread that
+                        # started it (PR_SET_PDEATHSIG), so its threads must outlive the decoders
+                        pool = ThreadPoolExecutor(max_workers=workers)
+                    results = list(pool.map(lambda job: _shard_epoch(*job), jobs))
                 else:
-                    results = [_shard_epoch(cfg, decoder, inputs, refs, s, weights, tick, verbose) for s in shards]
+                    results = [_shard_epoch(cfg, decoder_of(i), inputs, refs, s, weights, tick, verbose)
+                               for i, s in enumerate(shards)]
                 stats = EpochStats()
                 for _, shard_stats, lines in results:  # shard order, whatever finished first
                     stats.merge(shard_stats)
@@ -426,11 +467,19 @@ def run_dtrain(cfg, decoder_command, *, log: Log | None = None, verbose: Log | N
                 path = os.path.join(keep_dir or ".", f"weights.{t}.gz")
                 write_weights(path, weights.items(), sep=" ")
         chosen = None if cfg.noup else selector.result(weights, cfg.epochs)
-        return DtrainResult(chosen, summaries, selector.best_epoch or 1, cfg.seed, len(shards), decoder.calls,
-                            time.perf_counter() - t_run, weights)
+        calls = remote_calls + sum(d.calls for d in decoders.values())
+        starts = remote_starts + sum(getattr(d, "starts", d.calls) for d in decoders.values())
+        counts = dict(remote_stats)
+        for d in decoders.values():
+            counts = {k: counts.get(k, 0) + v for k, v in decoder_counts(d).items()}
+        return DtrainResult(chosen, summaries, selector.best_epoch or 1, cfg.seed, len(shards), calls,
+                            time.perf_counter() - t_run, weights, decoder_starts=starts, decoder_stats=counts)
     finally:
         close_progress()
-        decoder.close()
+        for d in decoders.values():
+            d.close()
+        if pool is not None:
+            pool.shutdown()
 
 
 def _log_epoch(log: Log, cfg, s: dict, prev: float, weights: dict) -> None:

@@ -86,16 +86,17 @@ def _sentence_batches(sent_offsets: np.ndarray):
         s0 = s1
 
 
-def write_features(path: str, corpus, binary: bool = False) -> None:
+def write_features(path: str, corpus, binary: bool = False, drop_sparse: bool = False) -> None:
     """Write ``corpus``'s features as a Moses features.dat (atomically).
 
     With ``binary``, blocks are Moses's binary variant (extractor ``--binary``): dense
     values as native-endian float32, ``n_dense`` per hypothesis. That form has no
-    sparse features, so a store with any raises ValueError instead of dropping them.
+    sparse features, so a store with any raises ValueError instead of dropping them,
+    unless ``drop_sparse`` (what Moses's extractor does, silently).
     """
     names = corpus.feature_names
     dense_names = " ".join(names[: corpus.n_dense])
-    if binary:
+    if binary and not drop_sparse:
         nnz = int(corpus.sparse_indptr[-1])
         if nnz:
             raise ValueError(
@@ -169,7 +170,20 @@ def _write_scorer_scores(path: str, corpus, binary: bool) -> None:
     extractor writes every scorer's lines through ScoreStats)."""
     sctype = sctype_of(corpus.metric)
     if binary:
-        raise ValueError(f"--binary scores files hold BLEU statistics only in mtplug; write {sctype} as text")
+        # Moses's binary blocks: the text header with BIN tags, the float32 values Moses stores
+        from ..metrics.moses_scores_format import HEADER_NAMES, n_stats, stored_values
+
+        with atomic_output(path, "wb") as out:
+            for s in range(corpus.n_sentences):
+                lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
+                if hi == lo:
+                    continue
+                values = np.array([stored_values(r, sctype) for r in corpus.stats[lo:hi].tolist()], dtype=np.float32)
+                out.write(f"{_SCORE_BIN_BEGIN} {s} {hi - lo} {n_stats(sctype)} {HEADER_NAMES.get(sctype, sctype)}\n"
+                          .encode())
+                out.write(values.tobytes())
+                out.write(_SCORE_BIN_END.encode() + b"\n")
+        return
     with atomic_output(path, "wb") as out:
         for s in range(corpus.n_sentences):
             lo, hi = int(corpus.sent_offsets[s]), int(corpus.sent_offsets[s + 1])
@@ -850,7 +864,8 @@ class Extracted(NamedTuple):
 
 def extract_files(nbests: Sequence[str], references, bleu, ffile: str | None, scfile: str | None,
                   prev_ffiles: Sequence[str] = (), prev_scfiles: Sequence[str] = (), *, binary: bool = False,
-                  progress=None, metric="bleu", threads: int | None = None) -> Extracted:
+                  progress=None, metric="bleu", threads: int | None = None, moses_binary: bool = False,
+                  integer_average: bool = False) -> Extracted:
     """Write the features.dat (``ffile``) and scores.dat (``scfile``; either may be None) that
     Moses's ``extractor`` writes for these n-best lists, references and earlier files, as
     :func:`extractor_store` then :func:`write_features` / :func:`write_scores` would.
@@ -859,16 +874,25 @@ def extract_files(nbests: Sequence[str], references, bleu, ffile: str | None, sc
     sentences at a time (Moses's duplicate removal works within a sentence, and an n-best
     list is sorted by sentence), so memory stays at a few chunks of the file whatever its
     size. Otherwise through the store. ``threads``: OpenMP threads of the statistics and
-    the text (default all cores; the files do not depend on it).
+    the text (default all cores; the files do not depend on it). ``moses_binary``: with
+    ``binary``, drop sparse features as Moses does (else ValueError); ``integer_average``:
+    an averaged reference length (reflen:average) is written as Moses's
+    ``Reference::CalcAverage`` computes it, ``int(float(sum) / n_refs)``, not as the
+    fraction.
     """
     from ..corpus import NbestCorpus
 
     base = NbestCorpus.from_nbest([], references, bleu, metric=metric, finish=False)
-    if len(nbests) != 1 or prev_ffiles or prev_scfiles or binary or not base.metric.is_bleu:
+    truncate = integer_average and base.metric.is_bleu and base.ref_len_divisor != 1
+    if len(nbests) != 1 or prev_ffiles or prev_scfiles or binary or not base.metric.is_bleu or truncate:
         store = extractor_store(nbests, references, bleu, prev_ffiles, prev_scfiles, progress=progress,
                                 metric=metric)
+        if truncate:
+            ref = store.stats[:, REF_LEN_COLUMN].astype(np.float32) / np.float32(store.ref_len_divisor)
+            store.stats[:, REF_LEN_COLUMN] = np.trunc(ref).astype(store.stats.dtype)
+            store.ref_len_divisor = 1
         if ffile:
-            write_features(ffile, store, binary=binary)
+            write_features(ffile, store, binary=binary, drop_sparse=moses_binary)
         if scfile:
             write_scores(scfile, store, binary=binary)
         return Extracted(store.n_hypotheses, store.n_sentences, store.n_dense, store.n_features - store.n_dense,

@@ -72,9 +72,44 @@ def _f_beta(t: np.ndarray, bb: np.float32) -> np.ndarray:
     return f.astype(F32)
 
 
-def _gains(stats: np.ndarray, bg: np.ndarray, bb: np.float32) -> np.ndarray:
-    """float32 [n]: calculateSentenceLevelBackgroundScore of each row against ``bg``."""
+def _libm():
+    """glibc's logf and expf (Moses's BleuScorer calls them; NumPy's float32 log may differ
+    in the last bit)."""
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.CDLL(ctypes.util.find_library("m"))
+    for name in ("logf", "expf"):
+        getattr(lib, name).restype = ctypes.c_float
+        getattr(lib, name).argtypes = [ctypes.c_float]
+    return lib.logf, lib.expf
+
+
+def _bleu(t: np.ndarray) -> np.ndarray:
+    """float32 [n]: ``BleuScorer::calculateScore`` of each float32 row of ``t`` [n, 9], one
+    float operation at a time (pyx/_kbmira_m2.pyx ``_bleu``)."""
+    logf, expf = _libm()
+    out = np.zeros(len(t), dtype=F32)
+    for r, row in enumerate(t.astype(F32)):
+        if (row[0:8:2] == 0).any():
+            continue
+        logbleu = F32(0)
+        for i in range(4):
+            logbleu = F32(logbleu + F32(F32(logf(row[2 * i])) - F32(logf(row[2 * i + 1]))))
+        logbleu = F32(logbleu * F32(0.25))
+        brevity = F32(F32(1) - F32(row[8] / row[1]))
+        if brevity < 0:
+            logbleu = F32(logbleu + brevity)
+        out[r] = F32(expf(logbleu))
+    return out
+
+
+def _gains(stats: np.ndarray, bg: np.ndarray, bb: np.float32, kind: str = "m2") -> np.ndarray:
+    """float32 [n]: calculateSentenceLevelBackgroundScore of each row against ``bg``: the
+    score of (row + bg) times its reference length (M2: column 3; BLEU: column 8)."""
     t = (stats + bg).astype(F32)
+    if kind == "bleu":
+        return (_bleu(t) * t[:, 8]).astype(F32)
     return (_f_beta(t, bb) * t[:, 3]).astype(F32)
 
 
@@ -158,12 +193,12 @@ class _Reference:
                     present[r - lo, col[int(sp_ids[k])]] = True
             self.blocks.append((ids, block, present, stats[lo:hi]))
 
-    def train(self, order, beta, c, decay, model_bg, safe_hope, bg, wv: _Weights) -> float:
+    def train(self, order, beta, c, decay, model_bg, safe_hope, bg, wv: _Weights, kind: str = "m2") -> float:
         bb, n_dense, total_loss = F32(beta * beta), self.n_dense, F32(0)
         for s in order:
             ids, block, present, st = self.blocks[s]
             sc = _scores(block, wv.w[ids])
-            g = _gains(st, bg, bb)
+            g = _gains(st, bg, bb, kind)
             hs = F32(1)
             fear = int(np.argmax((sc - g).astype(F32)))
             for safe_loop in range(2):
@@ -193,10 +228,12 @@ class _Reference:
             bg[:] = ((bg * F32(decay)).astype(F32) + st[back]).astype(F32)
         return float(total_loss)
 
-    def evaluate(self, w, beta) -> float:
+    def evaluate(self, w, beta, kind: str = "m2") -> float:
         total = np.zeros(self.stats.shape[1], dtype=F32)
         for ids, block, _, st in self.blocks:
             total = (total + st[int(np.argmax(_scores(block, w[ids])))]).astype(F32)
+        if kind == "bleu":
+            return float(_bleu(total[None, :])[0])
         return float(_f_beta(total[None, :], F32(F32(beta) * F32(beta)))[0])
 
 
@@ -209,29 +246,50 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
     Moses prints it), ``info["bleu_per_pass"]``, ``steps_per_pass``, ``loss_per_pass``
     per pass (the start is evaluated too, as Moses's "Initial BLEU", for its shuffle).
     ``reference``: run the slow Python version instead of the kernel (for the tests)."""
+    rows = (corpus.dense, corpus.sparse_indptr, corpus.sparse_ids, corpus.sparse_values, corpus.stats,
+            corpus.sent_offsets)
+    return moses_kbmira(rows, corpus.n_dense, start, seed, kind="m2", beta=corpus.metric.parts[0].param,
+                        passes=passes, c=c, decay=decay, model_bg=model_bg, safe_hope=safe_hope, order=order,
+                        progress=progress, reference=reference)
+
+
+def moses_kbmira(rows, n_dense: int, start: np.ndarray, seed: int, *, kind: str, beta: float = 0.0,
+                 passes: int = 60, c: float = 0.01, decay: float = 0.999, model_bg: bool = False,
+                 safe_hope: bool = False, order: str = "shuffle", progress=None, reference: bool = False,
+                 initial: bool = True, each_sentence=None, on_improved=None) -> Result:
+    """Moses's kbmira (module docstring) with ``kind`` "m2" (F_beta, ``beta``) or "bleu" on
+    ``rows`` = (dense [n, D], sparse indptr [n + 1], sparse ids (>= D, ascending per row),
+    sparse values, statistics [n, k], sentence offsets [S + 1]) from ``start`` (float64
+    [F], F above every id). The result as :func:`kbmira_m2`'s. ``on_improved(w)``: called
+    with each pass's average (float64 [F]) that beats every earlier pass (Moses writes
+    the weights then).
+    ``initial``: evaluate the start (Moses's "Initial BLEU"; its shuffle counts);
+    ``each_sentence(w)``: called with the current (not averaged) float32 weights after each
+    sentence of a pass (Moses's --streaming-out); ``reference``: the slow Python version."""
     from .._ext import _kbmira_m2
 
     t0 = time.perf_counter()
-    beta = F32(corpus.metric.parts[0].param)
-    n_features = corpus.n_features
-    offsets = np.ascontiguousarray(corpus.sent_offsets, dtype=np.int64)
+    beta = F32(beta)
+    dense_a, indptr_a, ids_a, vals_a, stats_a, offsets_a = rows
+    offsets = np.ascontiguousarray(offsets_a, dtype=np.int64)
     S = len(offsets) - 1
-    stats = np.ascontiguousarray(corpus.stats, dtype=F32)
-    dense = np.ascontiguousarray(corpus.dense, dtype=F32)
-    indptr = np.ascontiguousarray(corpus.sparse_indptr, dtype=np.int64)
-    sp_ids = np.ascontiguousarray(corpus.sparse_ids, dtype=np.int64)
-    sp_vals = np.ascontiguousarray(corpus.sparse_values, dtype=F32)
+    stats = np.ascontiguousarray(stats_a, dtype=F32)
+    dense = np.ascontiguousarray(dense_a, dtype=F32)
+    indptr = np.ascontiguousarray(indptr_a, dtype=np.int64)
+    sp_ids = np.ascontiguousarray(ids_a, dtype=np.int64)
+    sp_vals = np.ascontiguousarray(vals_a, dtype=F32)
+    n_features = len(start)
     wv = _Weights(np.asarray(start, dtype=np.float64))
     bg = np.ones(stats.shape[1], dtype=F32)
     orders = moses_shuffles(seed, S) if order == "shuffle" else None
     if reference:
-        ref = _Reference(dense, indptr, sp_ids, sp_vals, stats, offsets, corpus.n_dense)
+        ref = _Reference(dense, indptr, sp_ids, sp_vals, stats, offsets, n_dense)
 
         def train(sentences):
-            return ref.train(sentences, beta, c, decay, model_bg, safe_hope, bg, wv)
+            return ref.train(sentences, beta, c, decay, model_bg, safe_hope, bg, wv, kind)
 
         def evaluate(w):
-            return ref.evaluate(w, beta)
+            return ref.evaluate(w, beta, kind)
 
         def average():
             return wv.average()
@@ -240,13 +298,19 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
 
         def train(sentences):
             state[0] = wv.steps
-            loss = _kbmira_m2.m2_pass(dense, indptr, sp_ids, sp_vals, stats, offsets,
-                                      np.asarray(sentences, dtype=np.int64), beta, F32(c), F32(decay), model_bg,
-                                      safe_hope, bg, wv.w, wv.totals, wv.last, state)
+            sentences = np.asarray(sentences, dtype=np.int64)
+            if kind == "bleu":
+                loss = _kbmira_m2.bleu_pass(dense, indptr, sp_ids, sp_vals, stats, offsets, sentences, F32(c),
+                                            F32(decay), model_bg, safe_hope, bg, wv.w, wv.totals, wv.last, state)
+            else:
+                loss = _kbmira_m2.m2_pass(dense, indptr, sp_ids, sp_vals, stats, offsets, sentences, beta, F32(c),
+                                          F32(decay), model_bg, safe_hope, bg, wv.w, wv.totals, wv.last, state)
             wv.steps = int(state[0])
             return loss
 
         def evaluate(w):
+            if kind == "bleu":
+                return _kbmira_m2.bleu_evaluate(dense, indptr, sp_ids, sp_vals, stats, offsets, w)
             return _kbmira_m2.m2_evaluate(dense, indptr, sp_ids, sp_vals, stats, offsets, beta, w)
 
         def average():
@@ -261,17 +325,28 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
         next_order()       # Moses's Evaluate resets (and so shuffles) the enumerator too
         return evaluate(w)
 
-    evaluated(average())       # Moses's "Initial BLEU": its shuffle comes before the first pass
+    def one_pass(sentences) -> float:
+        if each_sentence is None:
+            return train(sentences)
+        total = F32(0)    # the kernel's float sum, one sentence at a time
+        for s in sentences:
+            total = F32(total + F32(train([s])))
+            each_sentence(wv.w)
+        return float(total)
+
+    initial_score = evaluated(average()) if initial else None    # its shuffle comes before the first pass
     best_f, best_w, per_pass, steps_per_pass, losses = 0.0, None, [], [], []
     for _ in range(passes):
         before = wv.steps
-        losses.append(train(next_order()))
+        losses.append(one_pass(next_order()))
         avg = average()
         f = evaluated(avg)
         per_pass.append(f)
         steps_per_pass.append(wv.steps - before)
         if f > best_f:
             best_f, best_w = f, avg.astype(np.float64)
+            if on_improved is not None:
+                on_improved(best_w)
         if progress is not None:
             progress(1)
     weights = np.asarray(start, dtype=np.float64).copy() if best_w is None else best_w
@@ -280,6 +355,6 @@ def kbmira_m2(corpus, start: np.ndarray, seed: int, *, passes: int = 60, c: floa
     info = {"passes": passes, "best_bleu": best_f, "best_pass": int(np.argmax(per_pass)) if per_pass else 0,
             "bleu_per_pass": per_pass, "steps_per_pass": steps_per_pass, "loss_per_pass": losses,
             "background": bg.astype(np.float64), "last_weights": wv.w.astype(np.float64),
-            "seconds": time.perf_counter() - t0}
+            "initial": initial_score, "seconds": time.perf_counter() - t0}
     return Result(weights=weights, score=best_f, seed=seed, info=info,
                   warnings=unchanged_warnings("kbmira", np.asarray(start, dtype=np.float64), weights))

@@ -17,7 +17,7 @@ Two front ends, spelled like the real programs::
     standin.py moses -config moses.ini [-weight-overwrite 'LM0= 0.5 ...'] [-weight-file sparse.w]
         [-n-best-list FILE N [distinct]] -input-file SRC [-inputtype N] [-threads N]
         [-show-weights] [-standin-sparse]
-    standin.py cdec -c cdec.ini [-w weights] [-k N] [-r]            (input on stdin)
+    standin.py cdec -c cdec.ini [-w weights] [-k N] [-r] [--mr_mira_compat]  (input on stdin)
 
 Moses: the 1-best to stdout, the n-best in today's Moses format with the pool's
 hypothesis text and dense feature field verbatim (``house .  |||``); ids count the
@@ -34,7 +34,9 @@ plain 1-best per line as cdec does, else the ``-k`` best per sentence as ``id ||
 f=v ... ||| score`` with cdec's names (LanguageModel, PhraseModel_0..3, WordPenalty, ...),
 zero values left out, the others as the pool writes them, score w·f (``%.6g``), ids as
 cdec numbers them (a counter from 0 per process that ``<seg id>`` sets); ``-r``
-(``--unique_k_best``): each hypothesis string once.
+(``--unique_k_best``): each hypothesis string once. ``--mr_mira_compat``: cdec's mode that
+``mtplug dtrain``'s persistent decoder uses: lines are read and answered one at a time,
+a ``<seg delta="...">`` weight change applied first (:func:`_cdec_stream`).
 
 Standard library only (``python -S path/to/standin.py`` starts fast: dtrain runs one
 process per sentence). Exit status 1 with one message on stderr on bad input.
@@ -582,6 +584,8 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
             o[keys[a]] = args.value(a)
         elif a in ("-r", "--unique_k_best"):
             o["unique"] = True
+        elif a == "--mr_mira_compat":
+            o["mira"] = True
         elif a == "-standin-by-position":
             o["by_position"] = True
         else:
@@ -596,6 +600,10 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
     if k < 0:
         raise StandinError(f"-k: bad size {o['k']!r}")
     weights = read_name_values(o["weights"]) if o["weights"] else {}
+    if o.get("mira"):
+        if k == 0:
+            raise StandinError("--mr_mira_compat needs -k N")
+        return _cdec_stream(o, k, weights, stdin, out)
     calls = []  # (output id, pool sentence) per input line
     counter = -1
     index: dict | None = None
@@ -630,6 +638,96 @@ def main_cdec(argv: list[str], stdin=None, out=None) -> int:
     return 0
 
 
+def seg_delta(line: str) -> str:
+    """The ``delta="..."`` attribute of a ``<seg>`` line (cdec --mr_mira_compat), or ''."""
+    if not line.startswith("<seg"):
+        return ""
+    close = line.find(">")
+    for attr in line[4:close].split():
+        key, _, value = attr.partition("=")
+        if key == "delta":
+            return value.strip("\"'")
+    return ""
+
+
+def apply_delta(weights: dict, delta: str) -> None:
+    """Add cdec's base64 weight records (``name NUL little-endian double``) to ``weights``."""
+    import base64
+    import struct
+
+    data = base64.b64decode(delta)
+    i = 0
+    while i < len(data):
+        j = data.index(b"\0", i)
+        if j == i:
+            break          # NUL padding
+        name = data[i:j].decode("utf-8")
+        weights[name] = weights.get(name, 0.0) + struct.unpack("<d", data[j + 1:j + 9])[0]
+        i = j + 9
+
+
+def _b64_features(names: list, values: list) -> str:
+    import base64
+    import struct
+
+    return base64.b64encode(b"".join(n.encode("utf-8") + b"\0" + struct.pack("<d", v)
+                                     for n, v in zip(names, values))).decode("ascii")
+
+
+def _cdec_stream(o: dict, k: int, weights: dict, stdin, out) -> int:
+    """cdec's ``--mr_mira_compat``, one input line at a time: a ``delta`` in the line's
+    ``<seg>`` markup is added to the weights first; the answer is a line holding k, then
+    the k best (``id ||| source length ||| hyp ||| base64 features ||| score``; blank
+    lines up to k), flushed before the next line is read; a line without text gets one
+    empty line (cdec: no parse). The features' base64 is correct here (cdec's drops half
+    a byte at times: mtplug._ext._mira_kbest)."""
+    rows: dict[int, list] = {}
+    layouts: dict = {}
+    for n, sid, text, field in pool_rows(o["pool"]):
+        try:
+            names, _, values = cdec_features(field, layouts)
+        except (StandinError, ValueError) as exc:
+            raise StandinError(f"{o['pool']}:{n}: {exc}") from None
+        rows.setdefault(sid, []).append((text.strip(), names, values))
+    index: dict | None = None
+    counter = -1
+    position = -1
+    for line in iter(stdin.readline, ""):
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        position += 1
+        counter += 1
+        delta = seg_delta(line)
+        if delta:
+            apply_delta(weights, delta)
+        text, sid = split_seg(line)
+        if sid is not None:
+            counter = sid
+        if not text.strip():
+            out.write("\n")
+            out.flush()
+            continue
+        if sid is None and index is None and (o["source"] or not o["by_position"]):
+            index = sentence_index(o)
+        pool_sid = pool_sentence(text, position, index, o["source"]) if sid is None else sid
+        hyps = []
+        for order, (hyp, names, values) in enumerate(rows.get(pool_sid, [])):
+            score = sum(map(mul, map(weights.get, names, repeat(0.0)), values))
+            hyps.append((-score, order, hyp, names, values))
+        hyps.sort()
+        best = take(hyps, k, itemgetter(2) if o["unique"] else None)
+        if not best:
+            raise StandinError(f"no pool sentence {pool_sid}")
+        words = len(text.split())
+        out.write(f"{k}\n")
+        for neg, _, hyp, names, values in best:
+            out.write(f"{counter} ||| {words} ||| {hyp} ||| {_b64_features(names, values)} ||| {-neg:.6g}\n")
+        out.write("\n" * (k - len(best)))
+        out.flush()
+    return 0
+
+
 USAGE = """\
 usage: python -m mtplug.tuning.standin {moses,cdec} [ARGS]
 
@@ -639,7 +737,7 @@ without Moses or cdec.
 
   moses -config moses.ini [-weight-overwrite 'LM0= 0.5 ...'] [-weight-file sparse.w]
         [-n-best-list FILE N [distinct]] -input-file SRC [-show-weights] [-standin-sparse]
-  cdec  -c cdec.ini [-w weights] [-k N] [-r]                     (input lines on stdin)
+  cdec  -c cdec.ini [-w weights] [-k N] [-r] [--mr_mira_compat]  (input lines on stdin)
 
 stand-in options (both front ends):
   -standin-pool FILE      the pool (default: mtplug's bundled example n-best; env STANDIN_POOL)

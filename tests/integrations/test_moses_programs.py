@@ -216,9 +216,25 @@ def test_mert_errors_name_the_problem(toy, tmp_path, capfd, write):
 
 
 # ---------------------------------------------------------------------------- kbmira
-def test_kbmira_output_parses_and_beats_moses(toy, tmp_path, capfd):
+def test_kbmira_is_moses_kbmira_on_the_toy(toy, tmp_path, capfd):
+    """Moses's numbers for this call (tests/data README: Moses 34452895, `-r 1`): its Best
+    BLEU over the 16 hypotheses per sentence its duplicate check keeps, and the weights'
+    BLEU over all hypotheses."""
     rc, _, err = call("kbmira", "--dense-init", toy / "run1.dense", "--ffile", toy / "run1.features.dat",
                       "--scfile", toy / "run1.scores.dat", "-o", "mert.out", "-r", 1, cwd=tmp_path, capfd=capfd)
+    assert rc == 0, err
+    dense, sparse = mira_weights((tmp_path / "mert.out").read_text(), 8)
+    assert not sparse
+    assert "Best BLEU = 0.385089" in err.splitlines()[-1]
+    w = np.array(dense) / np.abs(dense).sum()
+    assert toy_corpus(toy).bleu_of(w).score == pytest.approx(MOSES_KBMIRA_BLEU, abs=2e-6)
+    assert err.startswith("kbmira with c=0.01 decay=0.999 no_shuffle=0\nInitialising random seed to 1\n")
+
+
+def test_kbmira_keep_all_hypotheses_parses_and_beats_moses(toy, tmp_path, capfd):
+    rc, _, err = call("kbmira", "--keep-all-hypotheses", "--dense-init", toy / "run1.dense", "--ffile",
+                      toy / "run1.features.dat", "--scfile", toy / "run1.scores.dat", "-o", "mert.out", "-r", 1,
+                      cwd=tmp_path, capfd=capfd)
     assert rc == 0, err
     text = (tmp_path / "mert.out").read_text()
     dense, sparse = mira_weights(text, 8)
@@ -239,8 +255,16 @@ def test_kbmira_start_files_and_errors(toy, tmp_path, capfd, write):
     assert rc == 0, err
     os.unlink(tmp_path / "mert.out")
     dense = (toy / "run1.dense").read_text().splitlines()
-    cases = [([], "--dense-init"), (["--dense-init", write("short.dense", "\n".join(dense[:5]) + "\n")], "do not match"),
-             (["--dense-init", write("short.opt", "1 2\n")], "short.opt:1"),
+    # Moses runs on with 5 of 8 dense weights (the rest become sparse weights named by
+    # shifted ids: its output, kept); where it would read past its names, an error
+    short = write("short.dense", "\n".join(dense[:5]) + "\n")
+    rc, _, err = call("kbmira", "--dense-init", short, *base, "--sparse-init", write("s.w", "a_b 1\nc_d 2\nx_y 3\n"),
+                      cwd=tmp_path, capfd=capfd)
+    assert rc == 0, err
+    assert [x.split()[0] for x in (tmp_path / "mert.out").read_text().splitlines()][:5] == ["F0", "F1", "F2", "F3",
+                                                                                            "F4"]
+    os.unlink(tmp_path / "mert.out")
+    cases = [([], "--dense-init"), (["--dense-init", write("short.opt", "1 2\n")], "no feature name"),
              (["--dense-init", toy / "run1.dense", "--hgdir", "hg"], "--hgdir"),
              (["--dense-init", toy / "run1.dense", "--frobnicate"], "unrecognized")]
     for argv, expected in cases:
@@ -252,7 +276,12 @@ def test_kbmira_start_files_and_errors(toy, tmp_path, capfd, write):
     rc, _, err = call("kbmira", "--dense-init", toy / "run1.dense", "--sparse-init", sw, *base, cwd=tmp_path,
                       capfd=capfd)
     assert rc == 0, err
-    assert mira_weights((tmp_path / "mert.out").read_text(), 8)[1] == {"WT_unseen~x": 0.5}
+    # Moses's averaging: the totals start at the start weights, so an untouched weight w
+    # averages to w (N + 1) / N after N updates (N: the updates up to the best pass)
+    steps = np.cumsum([int(x) for x in re.findall(r"^(\d+)/60 updates", err, re.MULTILINE)])
+    best = int(np.argmax([float(x) for x in re.findall(r", BLEU = (\S+)$", err, re.MULTILINE)]))
+    value = mira_weights((tmp_path / "mert.out").read_text(), 8)[1]["WT_unseen~x"]
+    assert value == pytest.approx(0.5 * (steps[best] + 1) / steps[best], rel=1e-5)
 
 
 def test_kbmira_algorithm_extra_and_determinism(toy, tmp_path, capfd):

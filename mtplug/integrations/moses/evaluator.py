@@ -64,7 +64,8 @@ def build_parser() -> MosesArgumentParser:
     p.add_argument("--bootstrap", "-b", type=int, default=0, metavar="N",
                    help="bootstrap resamplings for a 95%% interval (default 0: none)")
     p.add_argument("--rseed", "-r", type=validation.seed, default=None, metavar="SEED",
-                   help="seed of the resampling (default 0: mtplug is deterministic)")
+                   help="seed of the resampling (default: the clock, as Moses's evaluator, whose samples a "
+                        "seed reproduces)")
     p.add_unsupported("--factors", "-f", why="factored hypotheses are not split by mtplug", allowed=("",))
     p.add_unsupported("--filter", "-l", why="pre-processing filters are not run by mtplug", allowed=("",))
     return p
@@ -96,9 +97,20 @@ def evaluate(args) -> int:
     refs = {_refs_key(scorer): scorer_references(scorer, refs_files) for scorer in chosen}   # M2SCORER: its M2 file
     if args.bootstrap < 0:
         raise InputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
-    seed = 0 if args.rseed is None else args.rseed
+    gen = None
     if args.bootstrap:
-        log(f"Seeding random numbers with {seed}")
+        # Moses seeds C's rand() once (the clock without --rseed) and draws on through every
+        # candidate file and scorer
+        import time
+
+        from .moses_random import GlibcRand
+
+        if args.rseed is None:
+            log("Seeding random numbers with system clock ")
+            gen = GlibcRand(int(time.time()) & 0xFFFFFFFF)
+        else:
+            log(f"Seeding random numbers with {args.rseed}")
+            gen = GlibcRand(int(args.rseed) & 0xFFFFFFFF)
     for cand in cands:
         read: dict = {}     # one reading per candidate and scorer configuration
         for (name, _), scorer in zip(scorers, chosen):
@@ -110,14 +122,7 @@ def evaluate(args) -> int:
             stats = corpus.stats[corpus.sent_offsets[:-1]].astype(np.int64)
             prefix = (f"{cand}\t" if len(cands) > 1 else "") + (f"{name}\t" if len(scorers) > 1 else "")
             if args.bootstrap:
-                rng = np.random.default_rng(seed)
-                n = len(stats)
-                scores = np.array([metric.objective(stats[rng.integers(0, n, n)].sum(axis=0))
-                                   for _ in range(args.bootstrap)], dtype=np.float32)
-                mean = float(np.float32(scores.mean(dtype=np.float64)))
-                scores.sort()
-                lo = scores[int(len(scores) * (ALPHA / 2))]
-                hi = scores[int(len(scores) * (1 - ALPHA / 2))]
+                mean, lo, hi = moses_bootstrap(gen, stats, metric, args.bootstrap)
                 print(f"{prefix}{mean:.4f}\t[{lo:.4f},{hi:.4f}]")
             else:
                 score = metric.objective(stats.sum(axis=0))
@@ -129,3 +134,36 @@ def _refs_key(scorer):
     """Scorers reading the reference files alike share one reading (M2SCORER: its M2 file;
     CHRF and BLEUDOC: their own, with their --scconfig)."""
     return (scorer.m2, scorer.sctype if scorer.ngram is not None else None, scorer.ngram)
+
+
+def moses_bootstrap(gen, stats, metric, samples: int) -> tuple[float, float, float]:
+    """Moses's evaluator bootstrap (mert/evaluator.cpp): ``samples`` resamples of the
+    sentences' statistics ``stats`` (int [n, k]), drawn as ``rand() % n`` from ``gen``
+    (GlibcRand, advanced), each scored in float (BLEU: Moses's float BLEU); returns the
+    float mean (summed in order), and the sorted scores at ``int(samples * 0.025f)`` and
+    ``int(samples * 0.975f)`` (float products, as Moses computes the indexes)."""
+    import numpy as np
+
+    from ..._ext import _moses_sbleu
+    from .moses_random import rand_mod_many
+
+    f32 = np.float32
+    n = len(stats)
+    idx = rand_mod_many(gen, samples * n, n).reshape(samples, n)
+    totals = np.stack([stats[row].sum(axis=0) for row in idx]) if n else np.zeros((samples, stats.shape[1]))
+    if _is_plain_bleu(metric):
+        scores = _moses_sbleu.corpus_bleu(np.ascontiguousarray(totals, dtype=f32))
+    else:
+        scores = np.array([metric.objective(t) for t in totals], dtype=f32)
+    mean = f32(np.cumsum(scores, dtype=f32)[-1] / f32(samples))
+    scores = np.sort(scores)
+    half = f32(f32(ALPHA) / f32(2))     # Moses: g_alpha / 2, a float
+    lo = scores[int(f32(f32(samples) * half))]
+    hi = scores[int(f32(f32(samples) * f32(f32(1) - half)))]
+    return float(mean), float(lo), float(hi)
+
+
+def _is_plain_bleu(metric) -> bool:
+    """Whether ``metric`` is Moses's BLEU scorer alone (its statistics: the 9 BLEU columns)."""
+    parts = getattr(metric, "parts", None)
+    return bool(parts) and len(parts) == 1 and parts[0].name == "bleu"

@@ -93,7 +93,7 @@ def extract(args) -> int:
     t = Timer()
     prev_f, prev_s = split_list(args.prev_ffile), split_list(args.prev_scfile)
     done = extract_files(nbests, scorer_references(scorer, refs), scorer.bleu, args.ffile, args.scfile, prev_f, prev_s,
-                         binary=args.binary, metric=scorer.metric())
+                         binary=args.binary, metric=scorer.metric(), moses_binary=True, integer_average=True)
     log(f"{PROG}: wrote {args.ffile} and {args.scfile}: {done.n_hypotheses} hypotheses of {done.n_sentences} "
         f"sentences after Moses's duplicate removal ({done.n_dense} dense, {done.n_sparse} sparse features; "
         f"{len(prev_f)} earlier file pair(s)) in {t}")

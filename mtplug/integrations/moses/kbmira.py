@@ -3,9 +3,13 @@
 Flags of Moses's ``mert/kbmira.cpp``. Writes ``F<i> <weight>`` lines for the dense
 features and ``<name> <weight>`` for sparse ones with |weight| > 1e-8 (to ``-o`` or
 stdout), and on stderr ``Initial BLEU = …``, one line per pass and ``Best BLEU = …``
-(mert-moses.pl reads that line); with another ``--sctype`` (TER, BLEU,TER, ...) the
-lines keep the word BLEU, as Moses's kbmira prints them, and give that scorer's score. Unlike Moses's, every unique hypothesis is used
-(Moses's de-duplication compares an item with itself and keeps 16 per sentence).
+(mert-moses.pl reads that line). On BLEU features/scores files it is Moses 34452895's
+kbmira byte for byte (mtplug.integrations.moses.kbmira_moses: its rows, float32
+arithmetic, random numbers and output; ``--keep-all-hypotheses`` runs mtplug's float64
+kbmira instead); with another ``--sctype`` (TER, BLEU,TER, ...) the
+lines keep the word BLEU, as Moses's kbmira prints them, and give that scorer's score;
+there, and with ``--keep-all-hypotheses``, every unique hypothesis is used (Moses's
+de-duplication compares an item with itself and keeps at most 16 per sentence).
 ``--algorithm`` runs another mtplug optimizer (mira, rampion, pro, apro, ...) over the
 same data and writes its weights the same way, sparse features included.
 """
@@ -53,7 +57,8 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g.add_argument("--scfile", "-S", action="append", metavar="FILE", help="scores files (repeated)")
     g.add_argument("--ffile", "-F", action="append", metavar="FILE", help="features files (repeated)")
     g.add_argument("--random-seed", "-r", type=validation.seed, default=None, metavar="SEED",
-                   help="random seed (default 0: mtplug is deterministic; Moses uses the clock)")
+                   help="random seed (default: the clock, as Moses's kbmira, whose shuffles a seed reproduces; 0 "
+                        "with --keep-all-hypotheses, --algorithm or a non-BLEU --sctype)")
     g.add_argument("--output-file", "-o", default=None, metavar="FILE", help="weights file (default stdout)")
     # None = not given: the optimizer's default holds (kbmira's are Moses's: 0.01, 0.999, 60)
     g.add_argument("--cparam", "-C", type=float, default=None, metavar="C",
@@ -69,6 +74,13 @@ def build_parser(algorithm: str = "kbmira") -> MosesArgumentParser:
     g.add_argument("--streaming", action="store_true",
                    help="Moses: stream the files (implies --no-shuffle); mtplug holds them compactly in "
                         "memory and keeps the file order")
+    g.add_argument("--streaming-out", action="store_true",
+                   help="write the current weights to stdout after every sentence (Moses's i:w lines)")
+    g.add_argument("--keep-all-hypotheses", action="store_true",
+                   help="mtplug's kbmira (float64, every unique hypothesis) instead of Moses's, whose duplicate "
+                        "check keeps at most 16 rows per sentence (docs/mert-moses.md)")
+    g.add_argument("--verbose", action="store_true",
+                   help="accepted (Moses dumps every update; mtplug does not)")
     g.add_argument("--model-bg", action="store_true", default=None,
                    help="BLEU background from the model 1-best, not the hope")
     g.add_argument("--safe-hope", action="store_true", default=None,
@@ -144,6 +156,10 @@ def train(args, algorithm: str) -> int:
 
     if args.output_file:
         check_output(args.output_file, "--output-file")    # before any work (a full disk comes later)
+    if _moses_exact(args, algorithm):
+        from .kbmira_moses import run
+
+        return run(args)
     seed = 0 if args.random_seed is None else args.random_seed
     log(f"Initialising random seed to {seed}" + (" (mtplug's default; give -r to choose)"
                                                  if args.random_seed is None else ""))
@@ -190,6 +206,33 @@ def train(args, algorithm: str) -> int:
     log(f"{PROG}: {algorithm} finished in {t} (seed {seed})")
     log(f"Best BLEU = {format_g6(result.score)}")
     return 0
+
+
+def _moses_exact(args, algorithm: str) -> bool:
+    """Whether Moses's own kbmira is what to run (mtplug.integrations.moses.kbmira_moses):
+    kbmira on BLEU features/scores files (--keep-all-hypotheses runs mtplug's float64
+    kbmira instead, which keeps every unique hypothesis)."""
+    if algorithm != "kbmira" or args.hgdir or args.type == "hypergraph" or not args.ffile:
+        return False
+    if args.keep_all_hypotheses or not args.scfile:
+        return False
+    if args.sctype not in (None, "BLEU") or (args.scconfig and any("weights" in c for c in args.scconfig)):
+        return False
+    return _scores_sctype(split_list(args.scfile)[0]) == "BLEU"
+
+
+def _scores_sctype(path: str) -> str | None:
+    """The scorer a scores file's first header names (its last field), None if unreadable."""
+    import gzip
+
+    try:
+        with open(path, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"
+        with (gzip.open(path, "rb") if gz else open(path, "rb")) as fh:
+            fields = fh.readline().split()
+    except OSError:
+        return None
+    return fields[-1].decode("utf-8", "replace") if len(fields) >= 5 and fields[0].startswith(b"SCORES_") else None
 
 
 def _hypergraph_start(args):

@@ -61,3 +61,15 @@ def moses_start_points(seed: int, n: int, start: np.ndarray, mins: np.ndarray, m
             point[i] = f32(lo[i] + f32(f32(width[i] * f32(gen.next())) / f32(RAND_MAX)))
         points.append(point)
     return points
+
+
+def rand_mod_many(gen: GlibcRand, count: int, modulus: int) -> np.ndarray:
+    """int64 [count]: ``rand() % modulus`` for the next ``count`` numbers of ``gen`` (which
+    moves past them), as Moses's ``util::rand_excl(modulus)`` draws them; compiled
+    (pyx/_glibc_rand.pyx) for the programs that draw millions."""
+    from ..._ext import _glibc_rand
+
+    state = np.array(gen._r, dtype=np.uint32)
+    out = _glibc_rand.rand_mod(state, int(count), int(modulus))
+    gen._r = [int(x) for x in state]
+    return out

@@ -68,6 +68,27 @@ def score(args) -> int:
             raise InputError(str(err).replace(tmp, "<stdin>")) from None
     finally:
         os.unlink(tmp)
-    values = sentence_bleu(corpus.stats[corpus.sent_offsets[:-1]], args.variant, corpus.ref_len_divisor)
+    stats = corpus.stats[corpus.sent_offsets[:-1]]
+    if args.variant == "moses-sentence-bleu":
+        # Moses's own number: float32 arithmetic, printed as C++ prints a float
+        values = moses_sentence_bleu(stats, corpus.ref_len_divisor)
+        sys.stdout.write("".join("%g\n" % v for v in values.tolist()))
+        return 0
+    values = sentence_bleu(stats, args.variant, corpus.ref_len_divisor)
     sys.stdout.write("".join(format_g6(v) + "\n" for v in values.tolist()))
     return 0
+
+
+def moses_sentence_bleu(stats, ref_len_divisor: int = 1):
+    """float32 [n]: Moses's smoothedSentenceBleu (pyx/_moses_sbleu.pyx) of BLEU statistics
+    [n, 9] (int); an averaged reference length (``ref_len_divisor`` > 1, the stored sum
+    over that many references) is truncated to an integer as Moses's
+    ``Reference::CalcAverage`` does: ``int(float(sum) / n)``."""
+    import numpy as np
+
+    from ..._ext import _moses_sbleu
+
+    f = np.ascontiguousarray(stats, dtype=np.float32)
+    if ref_len_divisor != 1:
+        f[:, 8] = np.trunc(f[:, 8] / np.float32(ref_len_divisor))
+    return _moses_sbleu.smoothed_sentence_bleu(f)
