@@ -1,8 +1,7 @@
 # Stub for the compiled module built from pyx/_moses_pro.pyx.
 import numpy as np
 
-class GlibcRandom:
-    """glibc's srand(seed)/rand() stream (seed mod 2**32)."""
+class GlibcRandom:  # glibc's srand(seed)/rand() stream (seed mod 2**32)
     def __init__(self, seed: int) -> None: ...
     def next(self) -> int: ...  # the next rand() value, in [0, 2**31 - 1]
     def draws(self, n: int) -> np.ndarray: ...  # int64 [n]: the next n rand() values
