@@ -386,7 +386,7 @@ def read_blocks(path: str, scores: bool, space=None) -> dict:
     rows, a duplicate flag) and, for scores, ``sctype``. Moses's pro reads files so."""
     f = _scan(path, scores, space)
     if scores:
-        out = f.scanner.finish()
+        out: dict = dict(f.scanner.finish())
         out["sctype"] = f.sctype
         return out
     return _features_of(f, space)
