@@ -1,8 +1,6 @@
 """benchmarks/moses_differential.py against the real Moses programs (MTPLUG_MOSES_DIR; skips
-without it): a few random cases per program, compared byte for byte. kbmira, extractor,
-evaluator and sentence-bleu must match on every case; mert and pro are being made
-Moses-exact in another branch (issue 50), so their cases only have to run (the count of
-mismatches is reported, as the harness does)."""
+without it): a few random cases per program, compared byte for byte; every program must
+match on every case."""
 
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import moses_differential  # noqa: E402
 
-EXACT = ("kbmira", "extractor", "evaluator", "sentence-bleu")
+EXACT = ("kbmira", "extractor", "evaluator", "sentence-bleu", "mert", "pro")
 
 
 @pytest.mark.parametrize("program", moses_differential.PROGRAMS)
