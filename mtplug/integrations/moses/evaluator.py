@@ -165,5 +165,5 @@ def moses_bootstrap(gen, stats, metric, samples: int) -> tuple[float, float, flo
 
 def _is_plain_bleu(metric) -> bool:
     """Whether ``metric`` is Moses's BLEU scorer alone (its statistics: the 9 BLEU columns)."""
-    parts = getattr(metric, "parts", None)
-    return bool(parts) and len(parts) == 1 and parts[0].name == "bleu"
+    parts = getattr(metric, "parts", None) or []
+    return len(parts) == 1 and parts[0].name == "bleu"

@@ -151,7 +151,9 @@ def read_moses_nbest(ffiles: Sequence[str], sfiles: Sequence[str], encoded: Sequ
     table: dict = {}
     for name in encoded:
         table.setdefault(name, len(table))
-    files, sctype, n_dense = [], None, None
+    files: list[tuple] = []
+    sctype: str | None = None
+    n_dense = None
     for ff, sf in zip(ffiles, sfiles):
         space = FeatureSpace()
         feats = read_features(ff, space)
@@ -170,7 +172,8 @@ def read_moses_nbest(ffiles: Sequence[str], sfiles: Sequence[str], encoded: Sequ
             raise InputError(f"has {len(b) - 1} sentence blocks, the first features file {n_blocks} (Moses pairs "
                              "the files block by block)", ff)
     # SparseVector's numbering: each name at its first (block, file, row in block, place in line)
-    keys, cand = [], []
+    keys: list[np.ndarray] = []
+    cand: list[str] = []
     for f, (feats, _, local, b) in enumerate(files):
         ip, lid = feats["sparse_indptr"], feats["sparse_ids"].astype(np.int64)
         if len(lid) == 0:
@@ -225,6 +228,8 @@ def read_moses_nbest(ffiles: Sequence[str], sfiles: Sequence[str], encoded: Sequ
     np.cumsum(counts, out=new_ip[1:])
     sel = _ranges(indptr[kept_rows], counts, new_ip)
     new_off = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])[offsets]
+    if sctype is None:
+        raise InputError("no features file to read")
     return MosesRows(dense=np.ascontiguousarray(dense[kept_rows]), indptr=new_ip,
                      ids=np.ascontiguousarray(gid_all[sel] + n_dense), vals=np.ascontiguousarray(val_all[sel]),
                      stats=np.ascontiguousarray(stats[kept_rows]), offsets=new_off, names=names, sctype=sctype,
