@@ -389,12 +389,19 @@ def check(moses_dir: Path, case: dict, in_process: bool) -> tuple[bool, dict, di
 
 
 # ------------------------------------------------------------------ shrinking
+#: flags that seed Moses's random numbers (kbmira, mert and pro: -r; evaluator: --rseed)
+SEED_FLAGS = ("-r", "--rseed")
+
+
 def _smaller(case: dict):
     """Candidate cases one step smaller than ``case``: a flag, a sentence, a file, a
-    hypothesis, a sparse feature or a reference fewer."""
+    hypothesis, a sparse feature or a reference fewer. A seed flag stays: without it
+    Moses seeds from the clock, and its output is no longer one to compare with."""
     import copy
 
     for i in range(len(case["flags"])):
+        if case["flags"][i][0] in SEED_FLAGS:
+            continue
         c = copy.deepcopy(case)
         del c["flags"][i]
         yield c

@@ -1,8 +1,6 @@
 """The goldens of tests/golden/moses-differential (README there: the Moses commit and the
 command that made them): each case's inputs, arguments and what the real Moses program
-wrote, replayed against mtplug's program in this process, without Moses. Cases under
-``known-mismatches/`` are mismatches the harness found and shrank for programs still
-being fixed (mert, pro: issue 50); they are expected to fail until then."""
+wrote, replayed against mtplug's program in this process, without Moses."""
 
 from __future__ import annotations
 
@@ -18,7 +16,6 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import moses_differential  # noqa: E402
 
 CASES = sorted(p for p in GOLDEN.glob("*/") if (p / "case.json").exists())
-KNOWN = sorted(p for p in (GOLDEN / "known-mismatches").glob("*/") if (p / "case.json").exists())
 
 
 def test_goldens_cover_every_program():
@@ -28,12 +25,5 @@ def test_goldens_cover_every_program():
 
 @pytest.mark.parametrize("golden", CASES, ids=[p.name for p in CASES])
 def test_mtplug_writes_what_moses_wrote(golden, tmp_path):
-    expected, got = moses_differential.replay(golden, tmp_path)
-    assert got == expected
-
-
-@pytest.mark.parametrize("golden", KNOWN, ids=[p.name for p in KNOWN])
-@pytest.mark.xfail(reason="mert/pro are being made Moses-exact in another branch (issue 50)", strict=False)
-def test_known_mismatches(golden, tmp_path):
     expected, got = moses_differential.replay(golden, tmp_path)
     assert got == expected
