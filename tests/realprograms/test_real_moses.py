@@ -194,6 +194,44 @@ def test_mert_moses_pl_with_moses_mertdir_runs_the_same_script(moses_dir, moses_
             assert max(values) > values[0] + 0.05, (name, values)
 
 
+def iteration_weights(workdir: Path) -> list[str]:
+    """The weights mert-moses.pl decoded with at each iteration, in order: the [weight]
+    section of every run{N}.moses.ini, then of the final moses.ini."""
+    def weights(ini: Path) -> str:
+        text = ini.read_text()
+        return text[text.index("[weight]"):]
+
+    runs = sorted((p for p in workdir.glob("run*.moses.ini") if re.fullmatch(r"run\d+\.moses\.ini", p.name)),
+                  key=lambda p: int(re.match(r"run(\d+)", p.name).group(1)))
+    return [weights(p) for p in runs] + [weights(workdir / "moses.ini")]
+
+
+@pytest.mark.parametrize("mode", ["mert", "batch-mira", "pairwise-ranked"])
+def test_mert_moses_pl_gives_moses_weights_at_every_iteration(moses_dir, moses_toy, mertdir, tmp_path, mode):
+    """Issue 50: with --predictable-seeds, mert-moses.pl through mtplug's mertdir decodes
+    with the weights it decodes with through Moses's own programs, iteration by iteration,
+    and ends with the same moses.ini weights (the programs write Moses's bytes). PRO's
+    classifier is MegaM, which no Moses build holds (mert-moses.pl downloads it): both sides
+    run mtplug's megam_i686.opt, so pairwise-ranked compares Moses's extractor and pro
+    with mtplug's under one classifier."""
+    moses_side = tmp_path / "moses-mertdir"
+    moses_side.mkdir()
+    for program in (moses_dir / "bin").iterdir():
+        (moses_side / program.name).symlink_to(program)
+    megam = moses_side / "megam_i686.opt"
+    if not megam.exists():
+        megam.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m mtplug.integrations.moses megam_i686.opt "$@"\n')
+        megam.chmod(0o755)
+    found = {}
+    for name, directory in (("moses", moses_side), ("mtplug", mertdir)):
+        wd = tmp_path / name
+        p = mert_moses(moses_dir, moses_toy, directory, wd, *MODES[mode])
+        assert p.returncode == 0, p.stderr[-3000:]
+        found[name] = iteration_weights(wd)
+    assert len(found["moses"]) >= 2
+    assert found["mtplug"] == found["moses"]
+
+
 @pytest.mark.parametrize("optimizer, extra", [("mert", ["--restarts", "5"]), ("kbmira", []), ("apro", [])])
 def test_mtplug_tune_with_the_real_decoder(moses_dir, moses_toy, tmp_path, optimizer, extra):
     """mtplug tune --decoder moses with the real decoder: tunes, and --jobs does not change the result."""
