@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -65,3 +67,17 @@ def synthetic_store(S: int, k: int, n_dense: int = 15, seed: int = 2):
     stats[:, 8] = rng.integers(10, 40, n)
     return NbestCorpus.from_arrays(np.repeat(np.arange(S), k), rng.normal(size=(n, n_dense)),
                                    [f"F{j}" for j in range(n_dense)], stats)
+
+
+def read_results(path: Path) -> dict:
+    """A benchmark's results file (JSON), {} while it does not exist."""
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def write_results(path: Path, results: dict) -> None:
+    """``results`` to ``path`` (sorted keys), whole or not at all: a killed run leaves the
+    last complete file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)

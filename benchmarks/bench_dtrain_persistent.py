@@ -39,17 +39,17 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "dtrain-persistent.json"
+sys.path.insert(0, str(HERE))
+
+from _common import read_results, write_results  # noqa: E402
 
 
 def load() -> dict:
-    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    return read_results(RESULTS)
 
 
 def save(results: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    tmp.replace(RESULTS)
+    write_results(RESULTS, results)
 
 
 def read_weights(path: Path) -> dict[str, float]:

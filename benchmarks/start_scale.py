@@ -47,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from _common import read_results, write_results  # noqa: E402
+
 RESULTS = HERE / "results" / "start-scale.json"
 LEARNERS = ("mira", "kbmira", "rampion")
 SCALES = ("given", "unit", "best")
@@ -55,14 +57,11 @@ SCALE_NAMES = {"given": "given (before issue 36)", "unit": "unit (issue 36)", "b
 
 
 def load() -> dict:
-    return json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    return read_results(RESULTS)
 
 
 def save(results: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    tmp = RESULTS.with_suffix(".tmp")
-    tmp.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    tmp.replace(RESULTS)
+    write_results(RESULTS, results)
 
 
 # ---------------------------------------------------------------------------------------- synthetic

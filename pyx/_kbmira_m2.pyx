@@ -84,6 +84,21 @@ cdef inline float _score(const float[:, ::1] dense, Py_ssize_t D, const int64_t[
     return acc
 
 
+cdef inline int64_t _model_best(const float[:, ::1] dense, Py_ssize_t D, const int64_t[::1] indptr,
+                                const int64_t[::1] ids, const float[::1] vals, const float* w, int64_t lo,
+                                int64_t hi) noexcept nogil:
+    """The first row of lo..hi-1 (hi > lo) with the highest float model score (Evaluate's
+    model-best: a later row must score strictly higher)."""
+    cdef int64_t best = lo, h
+    cdef float top = _score(dense, D, indptr, ids, vals, w, lo), v
+    for h in range(lo + 1, hi):
+        v = _score(dense, D, indptr, ids, vals, w, h)
+        if v > top:
+            top = v
+            best = h
+    return best
+
+
 cdef inline void _touch(float* w, float* totals, int64_t* last, int64_t steps, int64_t i, float delta) noexcept nogil:
     """MiraWeightVector::update(index, delta): the lazy total, then the weight."""
     cdef float t = <float>(steps - last[i])
@@ -269,20 +284,13 @@ def m2_evaluate(const float[:, ::1] dense, const int64_t[::1] indptr, const int6
     """HopeFearDecoder::Evaluate: the corpus F_beta (float, as a Python float) of each
     sentence's first highest-scoring row under ``w``, statistics summed in float."""
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, D = dense.shape[1], s
-    cdef int64_t h, best
-    cdef float top, v
+    cdef int64_t best
     cdef float t0 = 0.0, t1 = 0.0, t2 = 0.0
     with nogil:
         for s in range(S):
             if sent_offsets[s + 1] <= sent_offsets[s]:
                 continue
-            best = sent_offsets[s]
-            top = _score(dense, D, indptr, ids, vals, &w[0], best)
-            for h in range(best + 1, sent_offsets[s + 1]):
-                v = _score(dense, D, indptr, ids, vals, &w[0], h)
-                if v > top:
-                    top = v
-                    best = h
+            best = _model_best(dense, D, indptr, ids, vals, &w[0], sent_offsets[s], sent_offsets[s + 1])
             t0 = t0 + stats[best, 0]
             t1 = t1 + stats[best, 1]
             t2 = t2 + stats[best, 2]
@@ -296,8 +304,7 @@ def bleu_evaluate(const float[:, ::1] dense, const int64_t[::1] indptr, const in
     float) of each sentence's first highest-scoring row under ``w``, statistics [n, 9]
     summed in float."""
     cdef Py_ssize_t S = sent_offsets.shape[0] - 1, D = dense.shape[1], s
-    cdef int64_t h, best
-    cdef float top, v
+    cdef int64_t best
     cdef float t[9]
     cdef int j
     for j in range(9):
@@ -306,13 +313,7 @@ def bleu_evaluate(const float[:, ::1] dense, const int64_t[::1] indptr, const in
         for s in range(S):
             if sent_offsets[s + 1] <= sent_offsets[s]:
                 continue
-            best = sent_offsets[s]
-            top = _score(dense, D, indptr, ids, vals, &w[0], best)
-            for h in range(best + 1, sent_offsets[s + 1]):
-                v = _score(dense, D, indptr, ids, vals, &w[0], h)
-                if v > top:
-                    top = v
-                    best = h
+            best = _model_best(dense, D, indptr, ids, vals, &w[0], sent_offsets[s], sent_offsets[s + 1])
             for j in range(9):
                 t[j] = t[j] + stats[best, j]
     return _bleu(t)
