@@ -214,7 +214,8 @@ def test_pool_decoding_continues_a_killed_shard(tmp_path):
     kbest([sys.executable, str(fake)], src, out, 2, tmp_path / "log")
     assert out.read_bytes() == whole.read_bytes()
     decoded = [line for line in (tmp_path / "log").read_text().splitlines() if line.startswith("DECODED")]
-    assert decoded == [f"DECODED {i}" for i in (1, 2, 3, 4, 5)]
+    # the two shards' decoders run at once: their lines interleave in the log
+    assert sorted(decoded) == [f"DECODED {i}" for i in (1, 2, 3, 4, 5)]
     assert "continued after 1 finished sentences" in (tmp_path / "log").read_text()
     # output of another input is not continued
     other = tmp_path / "other"

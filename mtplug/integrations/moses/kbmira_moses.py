@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from ...fileio import atomic_output
+from ...formats.sparse_weights import read_sparse_weights
 from .moses_nbest import read_dense_init, read_moses_nbest, read_sparse_init
 
 F32 = np.float32
@@ -101,6 +103,9 @@ def run(args) -> int:
     if args.sparse_init:
         if len(init) == 0:
             raise InputError("sparse initialization requires dense initialization")
+        # Moses stops reading at the first pair it cannot parse; a malformed file is bad
+        # input here (one line naming file and line), and a well-formed one reads alike
+        read_sparse_weights(args.sparse_init)
         sparse_init = read_sparse_init(args.sparse_init)
         encoded += [name for name, _ in sparse_init]
         _err(f"Found {len(sparse_init)} initial sparse features\n")
@@ -130,7 +135,9 @@ def run(args) -> int:
     def improved(w):
         text = _weights_text(w.astype(F32), n_init, rows.names)
         if args.output_file:
-            with open(args.output_file, "w") as fh:    # Moses rewrites the file in place
+            # Moses rewrites the file after every improving pass; here each version
+            # replaces the last whole, so a full disk leaves what stood there
+            with atomic_output(args.output_file) as fh:
                 fh.write(text)
         else:
             out_stream.write(text)
