@@ -7,7 +7,7 @@ hypotheses with 10^6 sparse features, from a store on disk.
 
 (1) runs ``pro -r 1 --ffile F --scfile S -o pro.data`` (Moses's sampling of 5,000
 pairs per sentence, without its classifier) and ``mtplug optimize apro --ffile F
---scfile S --init init.opt --c C`` (reading the files included; C as in (2)), each under /usr/bin/time,
+--scfile S --init init.opt`` (reading the files included), each under /usr/bin/time,
 anchor then mtplug, best of ``--repeat``; then mtplug's run again on one thread under
 cProfile timing CPU seconds (a busy machine stretches wall seconds), which says where
 the time goes and must give the same weights (a thread count changes no bit). F and S are DATA/moses.features.dat and moses.scores.dat (Moses's
@@ -15,8 +15,8 @@ extractor wrote them); ``--sentences N`` uses their first N sentences (a subset 
 under --work).
 
 (2) makes seeded sparse stores under WORK/moonshot (:func:`make_sparse_store`; reused
-when there) and, for each size, runs APRO (C = 0.01, APRO's default until 2026-11-29 and the C of the
-recorded figures, unless ``--c``; the default is now 1;
+when there) and, for each size, runs APRO (C = 0.01, APRO's default and the C of the recorded figures,
+unless ``--c``;
 tolerance 1e-6) from w = 0 in a fresh process that memory-maps the store
 (:meth:`mtplug.distributed.pool.PartitionedPool.from_store` on a LocalEngine, 2 kernel
 threads): seconds from start-up to the tuned weights, peak memory, Newton iterations,
@@ -46,7 +46,7 @@ SEED = 1
 TARGET_SECONDS, TARGET_MB = 60.0, 8192.0
 MOONSHOT_SIZES = (100_000, 1_000_000, 3_000_000, 10_000_000)
 MOONSHOT_THREADS = 2
-#: the C of the recorded figures of both rows (APRO's default until 2026-11-29; now 1)
+#: APRO's default C
 MOONSHOT_C = 0.01
 #: the moonshot's shape: hypotheses per sentence, sparse features, firing per hypothesis
 NBEST = 1000
@@ -191,12 +191,12 @@ def _timed(cmd: list[str]) -> tuple[float, float, float]:
     return seconds, mb, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure_full_run(ctx: SpeedContext, repeat: int = 3, c: float = MOONSHOT_C) -> SpeedRow:
-    """Row (1): Moses's pro sampling against mtplug's APRO with C = ``c``, best of ``repeat`` each."""
+def measure_full_run(ctx: SpeedContext, repeat: int = 3) -> SpeedRow:
+    """Row (1): Moses's pro sampling against mtplug's APRO, best of ``repeat`` each."""
     ff, sf, init = mert_files(ctx)
     out = os.path.join(ctx.work, "apro.weights")
     ours_cmd = [sys.executable, "-m", "mtplug", "optimize", "apro", "--ffile", ff, "--scfile", sf, "--weights", init,
-                "-o", out, "--seed", str(SEED), "--c", repr(c), "-q"]
+                "-o", out, "--seed", str(SEED), "-q"]
     anchor_cmd = None
     if ctx.moses_bin:
         anchor_cmd = [os.path.join(ctx.moses_bin, "pro"), "-r", str(SEED), "--ffile", ff, "--scfile", sf,
@@ -212,7 +212,7 @@ def measure_full_run(ctx: SpeedContext, repeat: int = 3, c: float = MOONSHOT_C) 
     # the last line: mtplug's own JSON summary comes first
     prof = json.loads(subprocess.run(
         [sys.executable, os.path.abspath(__file__), "--profile", "--", "optimize", "apro", "--ffile", ff,
-         "--scfile", sf, "--weights", init, "-o", one, "--seed", str(SEED), "--c", repr(c), "--threads", "1", "-q"],
+         "--scfile", sf, "--weights", init, "-o", one, "--seed", str(SEED), "--threads", "1", "-q"],
         check=True, capture_output=True, text=True).stdout.splitlines()[-1])
     with open(one, "rb") as fh:
         same = fh.read() == weights
@@ -355,7 +355,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each program in row 1 (best taken)")
     ap.add_argument("--moonshot", nargs="*", type=float, default=[float(n) for n in MOONSHOT_SIZES],
                     help="store sizes in hypotheses (none: skip the moonshot)")
-    ap.add_argument("--c", type=float, default=MOONSHOT_C, help="APRO's C in both rows (default 0.01, that of the recorded figures)")
+    ap.add_argument("--c", type=float, default=MOONSHOT_C, help="APRO's C in the moonshot (default 0.01, that of the recorded figures)")
     ap.add_argument("--png", help="also plot the moonshot curve here (e.g. benchmarks/out/apro_moonshot.png)")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     ap.add_argument("--profile", action="store_true", help=argparse.SUPPRESS)
@@ -372,7 +372,7 @@ def main(argv=None) -> int:
     ctx = SpeedContext(data=args.data, work=args.work, moses_bin=args.moses_bin, cdec_dir=args.cdec_dir,
                        sentences=args.sentences)
     os.makedirs(ctx.work, exist_ok=True)
-    rows = [measure_full_run(ctx, args.repeat, args.c)]
+    rows = [measure_full_run(ctx, args.repeat)]
     moon = measure_moonshot(ctx, [int(n) for n in args.moonshot], args.c) if args.moonshot else []
     print_rows(rows + moon)
     if moon:

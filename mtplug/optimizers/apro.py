@@ -479,10 +479,9 @@ class Apro(Optimizer):
     help = ("all-pairs ranking optimization (Dreyer & Dong 2015): squared-hinge loss over every "
             "preference pair, O(k log k) per sentence, truncated Newton")
     options: ClassVar[dict[str, dict]] = {
-        "c": dict(type=float, default=1.0, metavar="C",
+        "c": dict(type=float, default=0.01, metavar="C",
                   help="weight C of the loss against 1/2 |w|^2; the loss is divided by the number of "
-                       "hypotheses (default 1: 0.01, the default before, ended lower on the tuning store "
-                       "on real cdec pools, dense and sparse: docs/reproductions/galley-2013.md#defaults)"),
+                       "hypotheses (default 0.01)"),
         "psi": dict(type=float, default=1.0, metavar="PSI",
                     help="interpolation: return psi * w' + (1 - psi) * start (default 1: the minimizer)"),
         "sentence_metric": dict(choices=tuple(SENTENCE_BLEU_VARIANTS), default="bleu+1",
@@ -493,7 +492,7 @@ class Apro(Optimizer):
         "max_iterations": dict(type=int, default=1000, help="Newton iterations at most (default 1000)"),
     }
 
-    def __init__(self, c=1.0, psi=1.0, sentence_metric="bleu+1", tolerance=1e-6, max_iterations=1000):
+    def __init__(self, c=0.01, psi=1.0, sentence_metric="bleu+1", tolerance=1e-6, max_iterations=1000):
         if not (math.isfinite(c) and c > 0):
             raise ValueError(f"c must be positive and finite, got {c!r}")
         if not (0.0 <= psi <= 1.0):

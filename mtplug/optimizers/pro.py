@@ -13,15 +13,12 @@ One PRO step on the accumulated n-best lists:
 3. train a linear classifier without bias on the difference vectors, each pair taken as
    both (f_better - f_worse, +1) and (f_worse - f_better, -1)
    (:mod:`mtplug.optimizers.classifiers`; logistic regression by default), under the
-   ℓ2 penalty ‖w‖²/(2C) and, with a finite ``c_start``, a pull toward the start,
-   ‖w - w_t‖²/(2·c_start) (cdec's ``mr_pro_reduce -C -y``, which pro.pl uses; the
-   default c_start = ∞ has none, as mert-moses.pl): one Gaussian prior of precision
-   1/C + 1/c_start centred on w_t / (1 + c_start/C). With the pull only, w_t is the start
-   shrunk to a mean |w·x| of 1 over the sampled differences x when it ranks them with
-   larger margins (a 1-best ranking ignores the scale of the weights; a pull does not);
-   without it w_t is the start as given;
-4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and that w_t
-   (the default Ψ = 1 returns w').
+   ℓ2 penalty ‖w‖²/(2C) and a pull toward the start, ‖w - w_t‖²/(2·c_start) (cdec's
+   ``mr_pro_reduce -C -y``; c_start = ∞ turns it off): one Gaussian prior of precision
+   1/C + 1/c_start centred on w_t / (1 + c_start/C). Here w_t is the start, shrunk to a
+   mean |w·x| of 1 over the sampled differences x when it ranks them with larger margins
+   (a 1-best ranking ignores the scale of the weights; a pull does not);
+4. interpolate: w_{t+1} = Ψ·w' + (1 - Ψ)·w_t with the classifier's w' and that w_t.
 
 Weights are returned as interpolated (not normalised).
 """
@@ -190,12 +187,10 @@ class Pro(Optimizer):
     difference (at least ``beta``; pairs whose lengths differ too much are drawn again,
     ``length_z``), trains a linear classifier without bias (``classifier``: logistic
     regression, perceptron or linear SVM) on the feature differences under an ℓ2 prior
-    (``c``) and, with a finite ``c_start``, a pull toward the start (for it a start that
-    ranks the sampled pairs with a mean margin above 1 is first shrunk to 1; the default
-    ``c_start=inf`` has no pull), and returns ``psi``·(classifier weights) + (1 − ``psi``)·
-    (the start as given; with a pull, that shrunk start): the defaults (Ψ = 1, no pull)
-    return the classifier's weights, as mert-moses.pl (cdec's pro.pl adds a pull); Hopkins & May's
-    PRO is ``psi=0.1, length_z=0``. Not normalised. Sampling is
+    (``c``) and a pull toward the start (``c_start``; for it a start that ranks the sampled
+    pairs with a mean margin above 1 is first shrunk to 1), and returns ``psi``·(classifier
+    weights) + (1 − ``psi``)·(that start; without a pull, the start as given: Hopkins &
+    May's PRO is ``psi=0.1, c_start=inf, length_z=0``), not normalised. Sampling is
     compiled and seeded per (seed, sentence): the pairs do not depend on the number of
     threads. With no pair at all, the start weights come back with a warning.
     A bad or inapplicable option value (e.g. ``epochs`` with the logistic classifier)
@@ -212,20 +207,20 @@ class Pro(Optimizer):
         "beta": dict(type=float, default=0.05, metavar="B",
                      help="β: candidate pairs whose metric difference is below this are dropped (default 0.05)"),
         "psi": dict(type=float, default=1.0, metavar="P",
-                    help="Ψ: result = Ψ·(classifier weights) + (1 − Ψ)·start (default 1: the classifier's "
-                         "weights, as cdec's pro.pl and mert-moses.pl; Hopkins & May interpolate with 0.1)"),
+                    help="Ψ: result = Ψ·(classifier weights) + (1 − Ψ)·start (default 1, with c_start "
+                         "holding the step back; Hopkins & May interpolate with 0.1 instead)"),
         "classifier": dict(choices=CLASSIFIERS, default="logistic",
                            help="binary classifier on the pair differences, no bias (default logistic)"),
         "c": dict(type=float, default=None, metavar="C",
                   help="inverse ℓ2 strength: logistic and svm minimise Σ loss over both orientations of "
                        "every pair + ‖w‖²/(2C) (default 1, megam's prior; not with the perceptron)"),
         "c_start": dict(type=float, default=None, metavar="C",
-                        help="inverse strength of an ℓ2 pull toward the start weights: a finite value adds "
-                             "‖w − start‖²/(2·c_start) to the classifier's objective, with the start shrunk to "
-                             "a mean margin of 1 on the sampled pairs when larger (default inf: no pull, as "
-                             "mert-moses.pl; 0.001, the default before, ended lower on the tuning store on real "
-                             "cdec pools, dense and sparse: docs/reproductions/galley-2013.md#defaults; cdec's "
-                             "pro.pl is c 0.001, c_start 0.0001, psi 1; not with the perceptron)"),
+                        help="inverse strength of an ℓ2 pull toward the start weights (shrunk to a mean "
+                             "margin of 1 on the sampled pairs when larger): adds "
+                             "‖w − start‖²/(2·c_start) to the classifier's objective; inf: none (default "
+                             "0.001; evidence on the synthetic set and real cdec pools with dense and sparse "
+                             "features: docs/reproductions/galley-2013.md; cdec's pro.pl is c 0.001, "
+                             "c_start 0.0001, psi 1; not with the perceptron)"),
         "length_z": dict(type=float, default=None, metavar="Z",
                          help="redraw candidate pairs whose hypothesis lengths differ by more than Z standard "
                               "deviations of the sentence's length differences (at least 2 words), as cdec's "
@@ -250,7 +245,7 @@ class Pro(Optimizer):
                              ("epochs", epochs, classifier != "logistic", "classifier perceptron or svm"),
                              ("max_iterations", max_iterations, classifier == "logistic", "classifier logistic")))
         c = 1.0 if c is None else c
-        c_start = np.inf if c_start is None else c_start
+        c_start = 0.001 if c_start is None else c_start
         epochs = 20 if epochs is None else epochs
         max_iterations = 500 if max_iterations is None else max_iterations
         if int(gamma) < 1 or int(xi) < 1:
@@ -283,11 +278,9 @@ class Pro(Optimizer):
 
     def start_at_pair_scale(self, start: np.ndarray, X) -> np.ndarray:
         """:func:`start_at_unit_margin` measured on what the classifier sees: the mean
-        |margin| of the start on the sampled pair differences ``X``. Used only with a pull
-        toward the start (finite ``c_start``; none by default), whose strength depends on
-        the start's scale: shrunk, a one-shot run with ``c_start=0.001`` from uniform weights
-        on Hopkins & May's synthetic set reaches cosine 0.997 to the gold weights at D = 100
-        (0.746 unshrunk, the pull holding it at its start)."""
+        |margin| of the start on the sampled pair differences ``X``. Shrunk, a one-shot run
+        from uniform weights on Hopkins & May's synthetic set reaches cosine 0.997 to the
+        gold weights at D = 100 (0.746 unshrunk, the pull holding it at its start)."""
         margin = float(np.mean(np.abs(X.matvec(start)))) if X.n_rows else 0.0
         return start_at_unit_margin(start, margin)
 
@@ -330,9 +323,8 @@ class Pro(Optimizer):
         fit = None
         if sample.n_pairs:
             X = pair_differences(corpus, sample.better, sample.worse)
-            # a pull toward the start (finite c_start) needs the start at the pairs' scale;
-            # without one (the default) the start is interpolated as given, as Hopkins & May
-            # interpolate (Ψ < 1), and with the default Ψ = 1 not used at all
+            # the pull toward the start needs the start at the pairs' scale; without it the
+            # start is interpolated as given, as Hopkins & May interpolate (Ψ < 1)
             pulls = not (np.isinf(self.c_start) or self.classifier == "perceptron")
             scaled = self.start_at_pair_scale(start, X) if pulls else start
             C, center = self.prior(scaled)
