@@ -291,14 +291,23 @@ class PersistentCdec:
                             f"--mr_mira_compat (does the decoder take that flag? decoder_process=per_call runs "
                             f"one process per call instead): {cmd}")
 
-    def _lines(self, count: int, deadline: float) -> list[bytes]:
-        """The next ``count`` lines of the decoder's output (without their newlines),
-        waiting at most until ``deadline`` (time.monotonic)."""
+    def _take(self, count: int, deadline: float) -> bytes:
+        """The next ``count`` lines of the decoder's output as one bytes object, without the
+        last newline (no object per line: a block goes whole to mira_block_text), waiting
+        at most until ``deadline`` (time.monotonic)."""
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
         poller = select.poll()
         poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        while self._buf.count(b"\n") < count:
+        end, seen = -1, 0             # the last newline found, and how many so far
+        while True:
+            while seen < count:
+                found = self._buf.find(b"\n", end + 1)
+                if found < 0:
+                    break
+                end, seen = found, seen + 1
+            if seen == count:
+                break
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._fault("timeout")
@@ -312,13 +321,8 @@ class PersistentCdec:
             if not chunk:
                 raise self._fault("exited")
             self._buf += chunk
-        out = []
-        pos = 0
-        for _ in range(count):
-            end = self._buf.index(b"\n", pos)
-            out.append(bytes(self._buf[pos:end]))
-            pos = end + 1
-        del self._buf[:pos]
+        out = bytes(self._buf[:end])
+        del self._buf[:end + 1]
         return out
 
     def _answer(self, line: str) -> bytes | None:
@@ -330,11 +334,11 @@ class PersistentCdec:
             self._proc.stdin.flush()
         except (BrokenPipeError, ConnectionResetError):
             raise self._fault("exited") from None
-        head = self._lines(1, deadline)[0].strip()
+        head = self._take(1, deadline).strip()
         if not head:
             block = None                  # cdec writes one empty line when it finds no parse
         elif head == str(self.k).encode():
-            block = b"\n".join(self._lines(self.k, deadline))
+            block = self._take(self.k, deadline)
         else:
             raise self._fault(f"{bytes(head[:60])!r}")
         self.answers += 1

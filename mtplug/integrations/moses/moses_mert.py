@@ -243,8 +243,7 @@ def moses_mert(ffiles, scfiles, init_files, pdim: int, *, seed: int, ntry: int, 
     # dim == full_dim: Moses takes the init values and the features in file order (Point,
     # OptimizeAll), whatever the order -o names them in
     proj: np.ndarray = np.arange(full_dim) if dim == full_dim else opt_idx
-    fixed_idx = np.array([i for i in range(full_dim) if i not in set(opt_idx.tolist())] if dim < full_dim else [],
-                         dtype=np.int32)
+    fixed_idx = np.setdiff1d(np.arange(full_dim, dtype=np.int32), opt_idx).astype(np.int32)
     fixed_w = starts[0, fixed_idx].astype(np.float32)
     pos = None
     if positive:
